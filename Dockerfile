@@ -1,0 +1,34 @@
+# syntax=docker/dockerfile:1
+# Stage 1: the locked npm packages, reduced to the files SciDraft serves (static/vendor/).
+FROM node:20-bookworm-slim AS assets
+WORKDIR /build
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund --loglevel=error
+COPY scripts/vendor-assets.sh scripts/
+RUN sh scripts/vendor-assets.sh
+
+# Stage 2: the application, its locked Python dependencies and the collected static files.
+FROM python:3.11-slim AS app
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    STATIC_ROOT=/app/staticfiles \
+    MEDIA_ROOT=/data/media
+WORKDIR /app
+RUN useradd --system --create-home --uid 10001 scidraft \
+ && mkdir -p /data/media && chown scidraft /data/media
+COPY pyproject.toml requirements.lock README.md manage.py ./
+COPY scidraft scidraft
+COPY notes notes
+COPY bibliography bibliography
+COPY templates templates
+COPY static static
+COPY demo demo
+COPY --from=assets /build/static/vendor static/vendor
+RUN pip install -c requirements.lock .
+# collectstatic only reads files; the key and database below exist for this step alone.
+RUN SECRET_KEY=collectstatic-build-step-only ALLOWED_HOSTS=build DATABASE_URL=sqlite:////tmp/build.sqlite3 \
+    python manage.py collectstatic --noinput
+USER scidraft
+EXPOSE 8000
+CMD ["sh", "-c", "python manage.py migrate --noinput && exec gunicorn scidraft.wsgi --bind 0.0.0.0:8000 --worker-class gthread --workers ${WEB_CONCURRENCY:-2} --threads ${GUNICORN_THREADS:-4} --access-logfile -"]

@@ -1,0 +1,56 @@
+# SciDraft: every target installs what it needs, so each works on a fresh clone.
+#   make run    set up everything and serve the demo site on SQLite at http://127.0.0.1:8000
+#   make test   set up everything and run the test suite (SQLite unless DATABASE_URL is set)
+
+PYTHON ?= python3.11
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(VENV)/bin/pip
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+
+VENDOR := static/vendor
+
+.PHONY: run test setup venv node vendor migrate demo lint clean superuser
+
+run: setup migrate demo
+	DEBUG=$${DEBUG:-1} $(PY) manage.py runserver $(HOST):$(PORT)
+
+test: setup
+	DEBUG=$${DEBUG:-1} $(PY) -m pytest $(PYTEST_ARGS)
+
+setup: venv vendor
+
+# The venv is rebuilt when pyproject.toml or the lock changes.
+venv: $(VENV)/.installed
+$(VENV)/.installed: pyproject.toml requirements.lock
+	test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -c requirements.lock -e '.[dev]'
+	touch $@
+
+node: node_modules/.package-lock.json
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+
+# Files the site serves and the server-side renderer loads, copied from the locked npm
+# packages: nothing is fetched from a CDN at run time.
+vendor: $(VENDOR)/.copied
+$(VENDOR)/.copied: node_modules/.package-lock.json scripts/vendor-assets.sh
+	sh scripts/vendor-assets.sh
+
+migrate: venv
+	DEBUG=$${DEBUG:-1} $(PY) manage.py migrate --noinput
+
+demo: venv
+	DEBUG=$${DEBUG:-1} $(PY) manage.py seed_demo
+
+superuser: venv
+	DEBUG=$${DEBUG:-1} $(PY) manage.py createsuperuser
+
+lint: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+clean:
+	rm -rf $(VENV) node_modules $(VENDOR) staticfiles .pytest_cache

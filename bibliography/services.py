@@ -1,0 +1,91 @@
+"""Writes to bibliographies: one function per action."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from .models import BibEntry, BibFile
+from .parsing import ParseProblem, parse_bibtex
+
+
+@dataclass
+class BibImportResult:
+    bibfile: BibFile
+    outcome: str  # "created", "updated" or "unchanged"
+    entries_kept: int
+    problems: list[ParseProblem]
+
+
+def bib_text_check(raw: bytes | str) -> str:
+    """Decode an upload as UTF-8 within the size limit, or say clearly why not."""
+    limit = settings.SCIDRAFT_BIB_MAX_BYTES
+    size = len(raw.encode("utf-8")) if isinstance(raw, str) else len(raw)
+    if size > limit:
+        raise ValidationError(
+            f"The file is {size / 1_048_576:.1f} MB; the limit is {limit / 1_048_576:.1f} MB."
+        )
+    if isinstance(raw, bytes):
+        try:
+            raw = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as error:
+            line = raw[: error.start].count(b"\n") + 1
+            raise ValidationError(
+                f"The file is not UTF-8 text (byte {error.start}, line {line}). "
+                "Save it as UTF-8 and upload it again."
+            ) from None
+    if "\x00" in raw:
+        raise ValidationError("The file contains binary data (NUL bytes); it is not a .bib file.")
+    return raw
+
+
+@transaction.atomic
+def bibfile_import(*, name: str, raw: bytes | str, owner=None) -> BibImportResult:
+    """Create or update the file `name` from BibTeX text, updating entries in place by key.
+
+    Unchanged text changes nothing, so importing the same file twice is a no-op.
+    """
+    text = bib_text_check(raw)
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    bibfile = BibFile.objects.select_for_update().filter(name=name).first()
+    if bibfile is not None and bibfile.sha256 == digest:
+        return BibImportResult(bibfile, "unchanged", bibfile.entry_count, [])
+
+    parsed = parse_bibtex(text)
+    outcome = "updated" if bibfile is not None else "created"
+    if bibfile is None:
+        bibfile = BibFile(name=name, owner=owner)
+    bibfile.raw = text
+    bibfile.sha256 = digest
+    bibfile.parse_report = [problem.as_dict() for problem in parsed.problems]
+    bibfile.entry_count = len(parsed.entries)
+    bibfile.full_clean()
+    bibfile.save()
+
+    existing = {entry.key: entry for entry in bibfile.entries.all()}
+    to_create, to_update = [], []
+    for position, item in enumerate(parsed.entries):
+        values = {
+            "entry_type": item.entry_type,
+            "fields": item.fields,
+            "persons": item.persons,
+            "source": item.source,
+            "position": position,
+        }
+        entry = existing.pop(item.key, None)
+        if entry is None:
+            to_create.append(BibEntry(bibfile=bibfile, key=item.key, **values))
+        elif any(getattr(entry, attr) != value for attr, value in values.items()):
+            for attr, value in values.items():
+                setattr(entry, attr, value)
+            to_update.append(entry)
+    BibEntry.objects.filter(pk__in=[entry.pk for entry in existing.values()]).delete()
+    BibEntry.objects.bulk_create(to_create, batch_size=500)
+    BibEntry.objects.bulk_update(
+        to_update, ["entry_type", "fields", "persons", "source", "position"], batch_size=500
+    )
+    return BibImportResult(bibfile, outcome, len(parsed.entries), parsed.problems)

@@ -1,0 +1,422 @@
+"""Notes, standalone pages, authors, tags, theorem-like environment kinds and revisions.
+
+Field names follow the theme's front matter (theme-spec §1) so that a Hugo site imports and
+exports without loss; keys the model has no column for (entry-set fields such as `mathTitle`,
+and any unknown key) are kept verbatim in `params`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import RegexValidator
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+from django.utils.text import slugify
+
+from scidraft.site.models import validate_share_buttons
+
+
+def validate_string_list(value) -> None:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ValidationError("Write a list of words or phrases.")
+
+
+def validate_share_buttons_or_none(value) -> None:
+    if value is not None:
+        validate_share_buttons(value)
+
+
+class Author(models.Model):
+    """A person who writes notes. `handle` is the theme's `author` identity (`@handle`)."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="author",
+    )
+    name = models.CharField(max_length=200)
+    handle = models.SlugField(max_length=100, unique=True, allow_unicode=True)
+    institute = models.CharField(max_length=200, blank=True)
+    orcid = models.CharField(
+        max_length=19,
+        blank=True,
+        validators=[
+            RegexValidator(r"^\d{4}-\d{4}-\d{4}-\d{3}[\dX]$", "An ORCID iD: 0000-0002-1825-0097.")
+        ],
+    )
+    email = models.EmailField(blank=True)
+    bio = models.TextField(blank=True)
+    is_active = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Tag(models.Model):
+    name = models.CharField(max_length=100, unique=True)
+    slug = models.SlugField(max_length=120, unique=True, allow_unicode=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def save(self, *args, **kwargs):
+        if not self.slug:
+            # Hugo's urlize: lower case, spaces to hyphens; the theme's tag URLs use it.
+            self.slug = slugify(self.name, allow_unicode=True) or "tag"
+        super().save(*args, **kwargs)
+
+
+class Environment(models.Model):
+    """A theorem-like environment kind (`:::lemma` blocks and `**Lemma.**` lead-ins)."""
+
+    class Style(models.TextChoices):
+        THEOREM = "theorem", "Theorem (italic body)"
+        DEFINITION = "definition", "Definition (upright body)"
+        REMARK = "remark", "Remark (upright, light heading)"
+        PROOF = "proof", "Proof (ends with ∎)"
+
+    key = models.SlugField(max_length=50, unique=True, help_text="Used in `:::key` blocks.")
+    label = models.CharField(max_length=100, help_text="Heading word, e.g. Lemma.")
+    plural = models.CharField(max_length=100, help_text="e.g. Lemmas.")
+    counter = models.SlugField(
+        max_length=50,
+        blank=True,
+        help_text="Kinds with the same counter share one numbering; blank: the kind's own.",
+    )
+    numbered = models.BooleanField(default=True)
+    style = models.CharField(max_length=20, choices=Style.choices, default=Style.THEOREM)
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position", "key"]
+
+    def __str__(self) -> str:
+        return self.label
+
+    @property
+    def counter_name(self) -> str:
+        return self.counter or self.key
+
+
+class RenderedContent(models.Model):
+    """Output of scidraft.markup.render, stored at save time (ARCHITECTURE "Caching" 1)."""
+
+    rendered_html = models.TextField(blank=True, editable=False)
+    rendered_card_html = models.TextField(blank=True, editable=False)
+    rendered_toc = models.TextField(blank=True, editable=False)
+    rendered_text = models.TextField(blank=True, editable=False)
+    word_count = models.PositiveIntegerField(default=0, editable=False)
+    render_flags = models.JSONField(default=dict, blank=True, editable=False)
+    render_labels = models.JSONField(default=dict, blank=True, editable=False)
+    render_citations = models.JSONField(default=list, blank=True, editable=False)
+    render_warnings = models.JSONField(default=list, blank=True, editable=False)
+    render_version = models.CharField(max_length=40, blank=True, editable=False)
+    source_hash = models.CharField(max_length=64, blank=True, editable=False)
+
+    class Meta:
+        abstract = True
+
+
+class Status(models.TextChoices):
+    DRAFT = "draft", "Draft"
+    REVIEW = "review", "Submitted for review"
+    PUBLISHED = "published", "Published"
+
+
+class NoteQuerySet(models.QuerySet):
+    def published(self, now: dt.datetime | None = None):
+        """What readers see: published, due, and not empty (theme-spec §1.1)."""
+        now = now or timezone.now()
+        return self.filter(status=Status.PUBLISHED, date__lte=now).exclude(body__regex=r"^\s*$")
+
+    def scheduled(self, now: dt.datetime | None = None):
+        return self.filter(status=Status.PUBLISHED, date__gt=now or timezone.now())
+
+    def promotions(self):
+        return self.filter(promotion=True)
+
+    def regular(self):
+        return self.filter(promotion=False)
+
+    def in_feed_order(self):
+        # Hugo's default page order: weight ascending (0 = unset, last), then newest first.
+        return self.annotate(
+            _weighted=models.Case(
+                models.When(weight=0, then=1), default=0, output_field=models.IntegerField()
+            )
+        ).order_by("_weighted", "weight", "-date", "slug")
+
+    def editable_by(self, user):
+        if not user.is_authenticated or not user.is_active:
+            return self.none()
+        if user.is_superuser or user.has_perm("notes.edit_any_note"):
+            return self.all()
+        return self.filter(Q(created_by=user) | Q(authors__user=user)).distinct()
+
+
+class Note(RenderedContent):
+    """A note: the one content type of the theme, of any length (theme-spec §1)."""
+
+    slug = models.SlugField(max_length=200, unique=True, allow_unicode=True)
+    title = models.CharField(max_length=300, blank=True)
+    body = models.TextField(blank=True, help_text="Markdown with LaTeX math and shortcodes.")
+    date = models.DateTimeField(
+        default=timezone.now, help_text="Sort key; a future date schedules the note."
+    )
+    date_offset_minutes = models.SmallIntegerField(
+        null=True,
+        blank=True,
+        help_text="UTC offset the date was written in (+09:00 → 540); dates print in it. "
+        "Blank: the site time zone.",
+    )
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.DRAFT)
+
+    authors = models.ManyToManyField(Author, through="NoteAuthor", related_name="notes", blank=True)
+    institute = models.CharField(
+        max_length=200, blank=True, help_text="Overrides the site's institute."
+    )
+    tags = models.ManyToManyField(Tag, related_name="notes", blank=True)
+
+    show_title = models.BooleanField(
+        null=True,
+        blank=True,
+        help_text="Feed card title: unset follows the theme rule (shown with preview markers).",
+    )
+    promotion = models.BooleanField(
+        default=False, help_text="Taken out of the feed flow into the promotion pool."
+    )
+    weight = models.IntegerField(default=0, help_text="Pins feed order; 0 means unset.")
+    summary = models.TextField(blank=True)
+    description = models.TextField(blank=True)
+    math = models.BooleanField(null=True, blank=True, help_text="Front-matter `math` (kept).")
+    keywords = models.JSONField(default=list, blank=True, validators=[validate_string_list])
+    canonical_url = models.URLField(blank=True)
+    share_buttons = models.JSONField(
+        null=True,
+        blank=True,
+        validators=[validate_share_buttons_or_none],
+        help_text="Restricts the share row for this note; blank: the site's.",
+    )
+    disable_share = models.BooleanField(default=False)
+    search_hidden = models.BooleanField(default=False)
+    hidden_in_rss = models.BooleanField(default=False)
+    robots_noindex = models.BooleanField(default=False)
+    params = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Other front-matter keys, kept verbatim: entry-set fields (mathTitle, …) "
+        "and unknown keys.",
+    )
+    bibliographies = models.ManyToManyField(
+        "bibliography.BibFile",
+        through="NoteBibliography",
+        related_name="notes",
+        blank=True,
+        help_text="Default bibliographies for references lists without bib=.",
+    )
+
+    version = models.PositiveIntegerField(default=1, help_text="Optimistic-lock counter.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="created_notes",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = NoteQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-date", "slug"]
+        permissions = [
+            ("publish_note", "Can publish own notes"),
+            ("edit_any_note", "Can edit any note"),
+            ("review_note", "Can approve notes submitted for review"),
+        ]
+        indexes = [models.Index(fields=["status", "date"])]
+
+    def __str__(self) -> str:
+        return self.title or self.slug
+
+    def clean(self):
+        limit = settings.SCIDRAFT_NOTE_MAX_CHARS
+        if len(self.body) > limit:
+            raise ValidationError(
+                {"body": f"The note is {len(self.body):,} characters; the limit is {limit:,}."}
+            )
+
+    @property
+    def is_published(self) -> bool:
+        return (
+            self.status == Status.PUBLISHED
+            and self.date <= timezone.now()
+            and bool(self.body.strip())
+        )
+
+    @property
+    def is_scheduled(self) -> bool:
+        return self.status == Status.PUBLISHED and self.date > timezone.now()
+
+    @property
+    def local_date(self) -> dt.datetime:
+        """The date in the offset it was written in (theme-spec §1.1: times print in it)."""
+        if self.date_offset_minutes is None:
+            return timezone.localtime(self.date)
+        return self.date.astimezone(dt.timezone(dt.timedelta(minutes=self.date_offset_minutes)))
+
+
+class NoteAuthor(models.Model):
+    """Ordered authorship: the first author is the card's @handle."""
+
+    note = models.ForeignKey(Note, on_delete=models.CASCADE, related_name="authorships")
+    author = models.ForeignKey(Author, on_delete=models.CASCADE, related_name="authorships")
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position"]
+        constraints = [models.UniqueConstraint(fields=["note", "author"], name="noteauthor_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.author} on {self.note}"
+
+
+class NoteBibliography(models.Model):
+    """Default bibliographies of a note, searched in order."""
+
+    note = models.ForeignKey(Note, on_delete=models.CASCADE, related_name="bibliography_links")
+    bibfile = models.ForeignKey(
+        "bibliography.BibFile", on_delete=models.CASCADE, related_name="note_links"
+    )
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position"]
+        constraints = [
+            models.UniqueConstraint(fields=["note", "bibfile"], name="notebibliography_unique")
+        ]
+        verbose_name = "default bibliography"
+        verbose_name_plural = "default bibliographies"
+
+    def __str__(self) -> str:
+        return f"{self.bibfile} for {self.note}"
+
+
+class NoteRevision(models.Model):
+    """One saved state of a note: every save, autosave, publish, restore and import."""
+
+    class Kind(models.TextChoices):
+        AUTOSAVE = "autosave", "Autosave"
+        SAVE = "save", "Save"
+        PUBLISH = "publish", "Publish"
+        UNPUBLISH = "unpublish", "Unpublish"
+        RESTORE = "restore", "Restore"
+        CONFLICT = "conflict", "Refused save (conflict)"
+        IMPORT = "import", "Import"
+
+    note = models.ForeignKey(Note, on_delete=models.CASCADE, related_name="revisions")
+    number = models.PositiveIntegerField(help_text="1, 2, … per note.")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    title = models.CharField(max_length=300, blank=True)
+    body = models.TextField(blank=True)
+    metadata = models.JSONField(
+        default=dict, blank=True, help_text="The note's other fields as front matter."
+    )
+    base_version = models.PositiveIntegerField(
+        help_text="The note version the editor started from."
+    )
+    message = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="note_revisions",
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["note", "-number"]
+        constraints = [
+            models.UniqueConstraint(fields=["note", "number"], name="noterevision_unique_number")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.note} #{self.number} ({self.get_kind_display()})"
+
+
+class PageQuerySet(models.QuerySet):
+    def published(self):
+        return self.filter(status=Status.PUBLISHED)
+
+
+class Page(RenderedContent):
+    """A standalone page at the site root: about, A–Z pages, search, archives (theme-spec §3.3).
+
+    The PaperMod toggles are nullable: blank follows the site setting of the same name.
+    """
+
+    class Layout(models.TextChoices):
+        PAGE = "", "Page"
+        SEARCH = "search", "Search"
+        ARCHIVES = "archives", "Archives"
+
+    slug = models.SlugField(max_length=200, unique=True, allow_unicode=True)
+    title = models.CharField(max_length=300)
+    body = models.TextField(blank=True)
+    description = models.TextField(blank=True)
+    summary = models.TextField(blank=True)
+    date = models.DateTimeField(null=True, blank=True)
+    date_offset_minutes = models.SmallIntegerField(null=True, blank=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PUBLISHED)
+    layout = models.CharField(max_length=20, choices=Layout.choices, default="", blank=True)
+    placeholder = models.CharField(max_length=200, blank=True, help_text="Search input hint.")
+    authors = models.ManyToManyField(Author, related_name="pages", blank=True)
+    weight = models.IntegerField(default=0)
+    keywords = models.JSONField(default=list, blank=True, validators=[validate_string_list])
+    canonical_url = models.URLField(blank=True)
+    search_hidden = models.BooleanField(default=False)
+    hidden_in_rss = models.BooleanField(default=False)
+    robots_noindex = models.BooleanField(default=False)
+    disable_share = models.BooleanField(default=False)
+
+    show_toc = models.BooleanField(null=True, blank=True)
+    show_reading_time = models.BooleanField(null=True, blank=True)
+    show_word_count = models.BooleanField(null=True, blank=True)
+    show_breadcrumbs = models.BooleanField(null=True, blank=True)
+    show_post_nav_links = models.BooleanField(null=True, blank=True)
+    show_code_copy_buttons = models.BooleanField(null=True, blank=True)
+    show_related_posts = models.BooleanField(null=True, blank=True)
+    hide_meta = models.BooleanField(default=False)
+    hide_author = models.BooleanField(default=False)
+    hide_description = models.BooleanField(default=False)
+    hide_summary = models.BooleanField(default=False)
+    hide_footer = models.BooleanField(default=False)
+    comments = models.BooleanField(default=False)
+    disable_anchored_headings = models.BooleanField(default=False)
+    params = models.JSONField(default=dict, blank=True)
+
+    version = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = PageQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["weight", "title"]
+
+    def __str__(self) -> str:
+        return self.title

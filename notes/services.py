@@ -1,0 +1,291 @@
+"""Writes to notes, pages, authors and tags: one function per action.
+
+Views, commands and the admin call these; none of them writes a Note on its own.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils.text import slugify
+
+from bibliography.services import bibfile_import
+from scidraft.hugo import HugoSite, NoteSource, PageSource, Problem
+from scidraft.site.services import site_configure
+
+from .models import Author, Note, NoteAuthor, NoteRevision, Page, Status, Tag
+
+
+def author_for_identity(identity: str) -> Author:
+    """The Author for a front-matter `author` value: a handle (`coauthor`) or a name.
+
+    An existing author keeps the name an admin gave it.
+    """
+    identity = identity.strip()
+    handle = slugify(identity, allow_unicode=True) or "author"
+    author, _ = Author.objects.get_or_create(handle=handle, defaults={"name": identity})
+    return author
+
+
+def tag_get_or_create(name: str) -> Tag:
+    name = " ".join(name.split())
+    tag = Tag.objects.filter(name=name).first()
+    if tag is not None:
+        return tag
+    base = slugify(name, allow_unicode=True) or "tag"
+    slug, suffix = base, 2
+    # "C" and "C++" urlize alike; the second one gets a suffix rather than an error.
+    while Tag.objects.filter(slug=slug).exists():
+        slug, suffix = f"{base}-{suffix}", suffix + 1
+    return Tag.objects.create(name=name, slug=slug)
+
+
+def note_metadata(note: Note) -> dict:
+    """The note's fields other than title and body, as a revision records them."""
+    return {
+        "slug": note.slug,
+        "date": note.date.isoformat() if note.date else None,
+        "date_offset_minutes": note.date_offset_minutes,
+        "status": note.status,
+        "authors": [link.author.handle for link in note.authorships.select_related("author")],
+        "institute": note.institute,
+        "tags": sorted(note.tags.values_list("name", flat=True)),
+        "show_title": note.show_title,
+        "promotion": note.promotion,
+        "weight": note.weight,
+        "summary": note.summary,
+        "description": note.description,
+        "math": note.math,
+        "keywords": note.keywords,
+        "canonical_url": note.canonical_url,
+        "share_buttons": note.share_buttons,
+        "disable_share": note.disable_share,
+        "search_hidden": note.search_hidden,
+        "hidden_in_rss": note.hidden_in_rss,
+        "robots_noindex": note.robots_noindex,
+        "params": note.params,
+    }
+
+
+def revision_record(
+    *, note: Note, kind: str, user=None, base_version: int | None = None, message: str = ""
+) -> NoteRevision:
+    # Numbers are per note; the row lock on the note (callers hold it) keeps them unique.
+    last = note.revisions.aggregate(last=Max("number"))["last"] or 0
+    return NoteRevision.objects.create(
+        note=note,
+        number=last + 1,
+        kind=kind,
+        title=note.title,
+        body=note.body,
+        metadata=note_metadata(note),
+        base_version=note.version if base_version is None else base_version,
+        message=message,
+        created_by=user if user is not None and user.is_authenticated else None,
+    )
+
+
+def _assign(instance, values: dict) -> bool:
+    changed = False
+    for name, value in values.items():
+        if getattr(instance, name) != value:
+            setattr(instance, name, value)
+            changed = True
+    return changed
+
+
+@transaction.atomic
+def note_import(*, source: NoteSource, user=None) -> tuple[Note, str]:
+    """Create or update the note `source.slug` from front matter and body.
+
+    Returns the note and "created", "updated" or "unchanged"; every change is a revision.
+    """
+    note = Note.objects.select_for_update().filter(slug=source.slug).first()
+    created = note is None
+    if created:
+        note = Note(slug=source.slug, created_by=user)
+    values = {
+        "title": source.title,
+        "body": source.body,
+        "status": Status.DRAFT if source.draft else Status.PUBLISHED,
+        "institute": source.institute,
+        "show_title": source.show_title,
+        "promotion": source.promotion,
+        "weight": source.weight,
+        "summary": source.summary,
+        "description": source.description,
+        "math": source.math,
+        "keywords": source.keywords,
+        "canonical_url": source.canonical_url,
+        "share_buttons": source.share_buttons,
+        "disable_share": source.disable_share,
+        "search_hidden": source.search_hidden,
+        "hidden_in_rss": source.hidden_in_rss,
+        "robots_noindex": source.robots_noindex,
+        "params": source.params,
+        "date_offset_minutes": source.date_offset_minutes,
+    }
+    if source.date is not None:
+        values["date"] = source.date
+    changed = _assign(note, values)
+    if changed or created:
+        if not created:
+            note.version += 1
+        note.full_clean()
+        note.save()
+
+    authors = [author_for_identity(identity) for identity in source.authors]
+    current_authors = [link.author_id for link in note.authorships.all()]
+    if current_authors != [author.pk for author in authors]:
+        note.authorships.all().delete()
+        NoteAuthor.objects.bulk_create(
+            NoteAuthor(note=note, author=author, position=position)
+            for position, author in enumerate(dict.fromkeys(authors))
+        )
+        changed = True
+
+    tags = [tag_get_or_create(name) for name in dict.fromkeys(source.tags)]
+    if set(note.tags.values_list("pk", flat=True)) != {tag.pk for tag in tags}:
+        note.tags.set(tags)
+        changed = True
+
+    if created or changed:
+        revision_record(note=note, kind=NoteRevision.Kind.IMPORT, user=user)
+        return note, "created" if created else "updated"
+    return note, "unchanged"
+
+
+_PAGE_FLAG_DEFAULTS = {
+    "show_toc": None,
+    "show_reading_time": None,
+    "show_word_count": None,
+    "show_breadcrumbs": None,
+    "show_post_nav_links": None,
+    "show_code_copy_buttons": None,
+    "show_related_posts": None,
+    "hide_meta": False,
+    "hide_author": False,
+    "hide_description": False,
+    "hide_summary": False,
+    "hide_footer": False,
+    "comments": False,
+    "disable_anchored_headings": False,
+    "search_hidden": False,
+    "hidden_in_rss": False,
+    "robots_noindex": False,
+    "disable_share": False,
+}
+
+
+@transaction.atomic
+def page_import(*, source: PageSource) -> tuple[Page, str]:
+    page = Page.objects.select_for_update().filter(slug=source.slug).first()
+    created = page is None
+    if created:
+        page = Page(slug=source.slug)
+    layout = source.layout.lower() if source.layout.lower() in {"search", "archives"} else ""
+    params = dict(source.params)
+    if source.layout and not layout:
+        params["layout"] = source.layout  # a layout SciDraft has no template for: kept
+    values = {
+        "title": source.title or source.slug.replace("-", " ").title(),
+        "body": source.body,
+        "description": source.description,
+        "summary": source.summary,
+        "status": Status.DRAFT if source.draft else Status.PUBLISHED,
+        "layout": layout,
+        "placeholder": source.placeholder,
+        "weight": source.weight,
+        "keywords": source.keywords,
+        "canonical_url": source.canonical_url,
+        "date": source.date,
+        "date_offset_minutes": source.date_offset_minutes,
+        "params": params,
+        **{name: source.flags.get(name, default) for name, default in _PAGE_FLAG_DEFAULTS.items()},
+    }
+    changed = _assign(page, values)
+    if changed or created:
+        if not created:
+            page.version += 1
+        page.full_clean()
+        page.save()
+    authors = [author_for_identity(identity) for identity in source.authors]
+    if set(page.authors.values_list("pk", flat=True)) != {author.pk for author in authors}:
+        page.authors.set(authors)
+        changed = True
+    if created:
+        return page, "created"
+    return page, "updated" if changed else "unchanged"
+
+
+@dataclass
+class LoadReport:
+    """What loading a Hugo site did, per kind of object."""
+
+    counts: dict[str, Counter] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+    def count(self, kind: str, outcome: str) -> None:
+        self.counts.setdefault(kind, Counter())[outcome] += 1
+
+    @property
+    def changed(self) -> bool:
+        return any(counter["created"] or counter["updated"] for counter in self.counts.values())
+
+    def lines(self) -> list[str]:
+        rows = []
+        for kind, counter in self.counts.items():
+            parts = ", ".join(
+                f"{counter[outcome]} {outcome}"
+                for outcome in ("created", "updated", "unchanged")
+                if counter[outcome]
+            )
+            rows.append(f"{kind}: {parts}")
+        rows.extend(f"problem: {problem}" for problem in self.problems)
+        return rows
+
+
+def hugo_site_load(*, site: HugoSite, user=None) -> LoadReport:
+    """Write a Hugo site's config, bibliographies, notes and pages; idempotent.
+
+    A file that cannot be read is reported and skipped; the rest loads.
+    """
+    report = LoadReport(problems=list(site.problems))
+    for part, outcome in site_configure(config=site.config).items():
+        report.count(part, outcome)
+    for bib in site.bib_files:
+        try:
+            result = bibfile_import(name=bib.name, raw=bib.text, owner=user)
+        except Exception as error:  # one bad file is reported; the rest of the site loads
+            report.problems.append(Problem(bib.path, str(error)))
+            continue
+        report.count("bibliography files", result.outcome)
+        for problem in result.problems:
+            report.problems.append(Problem(bib.path, problem.reason, problem.line))
+    for source in site.notes:
+        try:
+            _, outcome = note_import(source=source, user=user)
+        except Exception as error:  # reported per file, as above
+            report.problems.append(Problem(source.path, _describe(error)))
+            continue
+        report.count("notes", outcome)
+    for source in site.pages:
+        if source.headless:
+            continue  # resource bundles (images for promotions) have no page of their own
+        try:
+            _, outcome = page_import(source=source)
+        except Exception as error:  # reported per file, as above
+            report.problems.append(Problem(source.path, _describe(error)))
+            continue
+        report.count("pages", outcome)
+    return report
+
+
+def _describe(error: Exception) -> str:
+    messages = getattr(error, "message_dict", None)
+    if messages:
+        return "; ".join(f"{name}: {' '.join(texts)}" for name, texts in messages.items())
+    return str(error)

@@ -1,0 +1,269 @@
+"""SciDraft settings: one module, driven by environment variables.
+
+Every variable is documented in README.md ("Configuration"); tests/test_settings.py checks that the
+README names each one. The embedded default (no variables set, DEBUG=1) runs on a SQLite file and
+the local-memory cache. With DEBUG off the module refuses to start without a real SECRET_KEY, so a
+production deployment cannot silently run with a development key.
+
+Reference: https://docs.djangoproject.com/en/5.2/ref/settings/
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ImproperlyConfigured(f"{name} must be a boolean (1/0, true/false, yes/no), got {raw!r}.")
+
+
+def env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be an integer, got {raw!r}.") from None
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+# --- Core -------------------------------------------------------------------------------------
+
+# https://docs.djangoproject.com/en/5.2/ref/settings/#debug
+DEBUG = env_bool("DEBUG", False)
+
+# A development key is only acceptable while DEBUG is on; production must bring its own.
+# https://docs.djangoproject.com/en/5.2/ref/settings/#secret-key
+_DEV_SECRET_KEY = "django-insecure-scidraft-development-key-never-use-in-production-0123456789"  # noqa: S105 - only with DEBUG on
+SECRET_KEY = os.environ.get("SECRET_KEY", "")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "SECRET_KEY is not set. Set the SECRET_KEY environment variable to a long random "
+            'string (e.g. `python -c "import secrets; print(secrets.token_urlsafe(50))"`), '
+            "or set DEBUG=1 for local development."
+        )
+    SECRET_KEY = _DEV_SECRET_KEY
+
+# https://docs.djangoproject.com/en/5.2/ref/settings/#allowed-hosts
+ALLOWED_HOSTS = env_list(
+    "ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"] if DEBUG else []
+)
+if not DEBUG and not ALLOWED_HOSTS:
+    raise ImproperlyConfigured(
+        "ALLOWED_HOSTS is empty. Set ALLOWED_HOSTS to the site's host names, comma-separated "
+        "(e.g. ALLOWED_HOSTS=notes.example.org)."
+    )
+
+# https://docs.djangoproject.com/en/5.2/ref/settings/#csrf-trusted-origins
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    # Before staticfiles so that runserver serves static files the way production does.
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "markdownx",
+    "scidraft.site",
+    "notes",
+    "bibliography",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "scidraft.urls"
+WSGI_APPLICATION = "scidraft.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database ---------------------------------------------------------------------------------
+
+# https://github.com/jazzband/dj-database-url#url-schema
+DATABASE_URL = os.environ.get("DATABASE_URL", f"sqlite:///{BASE_DIR / 'scidraft.sqlite3'}")
+DATABASES = {
+    "default": dj_database_url.parse(
+        DATABASE_URL,
+        conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60),
+        conn_health_checks=True,
+    )
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Several gunicorn threads write through one SQLite file: wait for the lock instead of
+    # failing at once, and let readers proceed while a writer commits (WAL).
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
+    )
+    # Persistent connections do not help SQLite and keep files open across tests.
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Cache ------------------------------------------------------------------------------------
+
+# https://docs.djangoproject.com/en/5.2/topics/cache/#redis
+REDIS_URL = os.environ.get("REDIS_URL", "")
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": os.environ.get("CACHE_KEY_PREFIX", "scidraft"),
+            "TIMEOUT": env_int("CACHE_TIMEOUT", 60 * 60 * 24),
+        }
+    }
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "LOCATION": "scidraft",
+            "TIMEOUT": env_int("CACHE_TIMEOUT", 60 * 60 * 24),
+            "OPTIONS": {"MAX_ENTRIES": 20_000},
+        }
+    }
+
+# --- Auth -------------------------------------------------------------------------------------
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "/admin/login/"
+
+# --- Internationalisation ---------------------------------------------------------------------
+
+LANGUAGE_CODE = "en-us"
+# Django 6 behaviour now: a URL typed without a scheme means https.
+FORMS_URLFIELD_ASSUME_HTTPS = True
+# Notes carry their own UTC offset (as Hugo front matter does); TIME_ZONE is the default for
+# notes written without one.
+TIME_ZONE = os.environ.get("TIME_ZONE", "UTC")
+USE_I18N = True
+USE_TZ = True
+
+# --- Static and media files -------------------------------------------------------------------
+
+STATIC_URL = "/static/"
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
+# static/vendor/ is filled from node_modules by `make vendor`; nothing is fetched from a CDN.
+STATICFILES_DIRS = [BASE_DIR / "static"]
+MEDIA_URL = "/media/"
+MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", BASE_DIR / "media"))
+
+# https://whitenoise.readthedocs.io/en/stable/django.html#add-compression-and-caching-support
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
+if DEBUG:
+    # runserver serves files straight from the finders; no collectstatic manifest needed.
+    STORAGES["staticfiles"] = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}
+
+# Uploads larger than this are refused by Django before any view sees them.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 12 * 1024 * 1024)
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+
+# --- Security ---------------------------------------------------------------------------------
+# Secure by default once DEBUG is off; each switch can be relaxed by its variable (for example
+# SECURE_SSL_REDIRECT=0 on a loopback benchmark). https://docs.djangoproject.com/en/5.2/howto/deployment/checklist/
+
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
+if env_bool("SECURE_PROXY_SSL_HEADER", False):
+    # Opt-in: only behind a proxy that strips and sets X-Forwarded-Proto itself.
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31_536_000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+# Joining the browsers' HSTS preload list is hard to undo and binds every subdomain, so it is
+# the operator's explicit choice (SECURE_HSTS_PRELOAD=1), not a default; until then the deploy
+# check's reminder about it is silenced rather than left as noise.
+SILENCED_SYSTEM_CHECKS = [] if SECURE_HSTS_PRELOAD else ["security.W021"]
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
+SESSION_COOKIE_HTTPONLY = True
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "strict-origin-when-cross-origin"
+X_FRAME_OPTIONS = "DENY"
+
+# --- Logging ----------------------------------------------------------------------------------
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+    },
+    "handlers": {"stdout": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["stdout"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+    },
+}
+
+# --- django-markdownx -------------------------------------------------------------------------
+# The stock markdownx URLs are anonymous and render unsanitised HTML, so they are never mounted
+# (ARCHITECTURE.md, "Editor"). The widget posts to SciDraft's own preview endpoint instead, which
+# checks login and permissions and renders through scidraft.markup.
+MARKDOWNX_URLS_PATH = "/write/preview/"
+MARKDOWNX_UPLOAD_URLS_PATH = "/write/upload/"
+MARKDOWNX_SERVER_CALL_LATENCY = 400
+
+# --- SciDraft ---------------------------------------------------------------------------------
+
+# Largest .bib file accepted by upload or import, in bytes.
+SCIDRAFT_BIB_MAX_BYTES = env_int("SCIDRAFT_BIB_MAX_BYTES", 10 * 1024 * 1024)
+# Largest note body accepted, in characters.
+SCIDRAFT_NOTE_MAX_CHARS = env_int("SCIDRAFT_NOTE_MAX_CHARS", 2 * 1024 * 1024)
+# Folder with the demo site loaded by `manage.py seed_demo`.
+SCIDRAFT_DEMO_DIR = Path(os.environ.get("SCIDRAFT_DEMO_DIR", BASE_DIR / "demo"))

@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class SiteConfig(AppConfig):
+    name = "scidraft.site"
+    label = "site"
+    verbose_name = "Site"

@@ -1,0 +1,192 @@
+"""Site-wide settings: identity defaults, menus, feed options, entry sets.
+
+These mirror the `[params]` and `[menu.main]` of a SciDraft Hugo site's hugo.toml
+(theme-spec §1.3, §3.1, §3.6, §3.7), so an imported site keeps its configuration.
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.core.validators import RegexValidator
+from django.db import models
+
+SHARE_BUTTONS = ["x", "linkedin", "reddit", "facebook", "whatsapp", "telegram", "ycombinator"]
+
+CITATION_STYLES = [
+    ("vancouver", "Vancouver (numbered, as the theme)"),
+    ("plain", "BibTeX plain"),
+    ("unsrt", "BibTeX unsrt"),
+    ("alpha", "BibTeX alpha"),
+    ("author-year", "Author–year"),
+]
+
+
+def default_share_buttons() -> list[str]:
+    return list(SHARE_BUTTONS)
+
+
+def validate_share_buttons(value) -> None:
+    if not isinstance(value, list) or any(item not in SHARE_BUTTONS for item in value):
+        raise ValidationError(
+            "Share buttons must be a list drawn from: %(names)s.",
+            params={"names": ", ".join(SHARE_BUTTONS)},
+        )
+
+
+position_range_validator = RegexValidator(
+    r"^\s*\d+\s*(-\s*\d+\s*)?$", "Write a position such as 4 or a range such as 3-5."
+)
+
+
+class SiteSettingsQuerySet(models.QuerySet):
+    def current(self) -> SiteSettings:
+        settings, _ = self.get_or_create(pk=1)
+        return settings
+
+
+class SiteSettings(models.Model):
+    """The one row of site configuration (pk=1)."""
+
+    class Theme(models.TextChoices):
+        AUTO = "auto", "Follow the reader's system"
+        LIGHT = "light", "Light"
+        DARK = "dark", "Dark"
+
+    title = models.CharField(max_length=200, default="SciDraft")
+    description = models.TextField(blank=True)
+    base_url = models.URLField(
+        blank=True,
+        help_text="Public address of the site, used in feeds and the sitemap "
+        "(e.g. https://notes.example.org/). Blank: taken from the request.",
+    )
+    language_code = models.CharField(max_length=20, default="en-us")
+    copyright = models.CharField(max_length=300, blank=True)
+    footer_text = models.TextField(blank=True)
+
+    # Identity defaults (theme-spec §1.1: note → site → theme default).
+    institute = models.CharField(max_length=200, default="Your Institute")
+    author = models.CharField(
+        max_length=100, default="yourname", help_text="Default author handle shown as @handle."
+    )
+
+    math = models.BooleanField(default=True)
+    recommendation_count = models.PositiveSmallIntegerField(default=3)
+
+    # Feed (theme-spec §3.1).
+    notes_per_page = models.PositiveSmallIntegerField(default=8)
+    promotions_per_page = models.PositiveSmallIntegerField(default=0)
+    promotion_positions = models.CharField(
+        max_length=20, default="3-5", validators=[position_range_validator]
+    )
+    promotion_link = models.URLField(blank=True)
+    pager_size = models.PositiveSmallIntegerField(
+        default=8, help_text="Entries per page on tag lists (Hugo pagination.pagerSize)."
+    )
+
+    # Per-page defaults of the PaperMod toggles (theme-spec §1.1).
+    show_share_buttons = models.BooleanField(default=True)
+    share_buttons = models.JSONField(
+        default=default_share_buttons, validators=[validate_share_buttons]
+    )
+    show_reading_time = models.BooleanField(default=True)
+    show_toc = models.BooleanField(default=True)
+    show_breadcrumbs = models.BooleanField(default=True)
+    show_post_nav_links = models.BooleanField(default=True)
+    show_code_copy_buttons = models.BooleanField(default=True)
+    show_related_posts = models.BooleanField(default=True)
+
+    # Feeds.
+    show_full_text_in_rss = models.BooleanField(default=False)
+    rss_limit = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Most items per RSS feed; blank for all."
+    )
+
+    default_theme = models.CharField(max_length=10, choices=Theme.choices, default=Theme.AUTO)
+    citation_style = models.CharField(max_length=20, choices=CITATION_STYLES, default="vancouver")
+    require_review = models.BooleanField(
+        default=False, help_text="An Author's publish becomes a request an Editor approves."
+    )
+    custom_css = models.TextField(blank=True, help_text="Loaded last on every page.")
+
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = SiteSettingsQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = "site settings"
+        verbose_name_plural = "site settings"
+
+    def __str__(self) -> str:
+        return self.title
+
+    def save(self, *args, **kwargs):
+        self.pk = 1
+        super().save(*args, **kwargs)
+
+    def promotion_position_bounds(self) -> tuple[int, int]:
+        first, _, last = self.promotion_positions.replace(" ", "").partition("-")
+        return int(first), int(last or first)
+
+
+class MenuItemQuerySet(models.QuerySet):
+    def main(self):
+        return self.filter(menu="main")
+
+    def top_level(self):
+        return self.filter(parent__isnull=True)
+
+
+class MenuItem(models.Model):
+    """An entry of a site menu; a parent without a URL renders as a label (theme-spec §3.7)."""
+
+    menu = models.CharField(max_length=50, default="main")
+    identifier = models.SlugField(max_length=100, unique=True)
+    name = models.CharField(max_length=200)
+    url = models.CharField(max_length=500, blank=True)
+    weight = models.IntegerField(default=0)
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="children"
+    )
+    note = models.CharField(
+        max_length=200, blank=True, help_text="Hint shown under a child entry (params.note)."
+    )
+
+    objects = MenuItemQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["menu", "weight", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self):
+        if self.parent_id is not None:
+            if self.parent_id == self.pk:
+                raise ValidationError({"parent": "An entry cannot be its own parent."})
+            if self.parent.parent_id is not None:
+                raise ValidationError({"parent": "Menus have one level of children."})
+            if self.parent.menu != self.menu:
+                raise ValidationError({"parent": "The parent must be in the same menu."})
+
+
+class EntrySet(models.Model):
+    """A series of notes indexed by A–Z and category pages (theme-spec §1.3, §3.6).
+
+    A note joins the set when its front matter carries the set's title field.
+    """
+
+    key = models.SlugField(max_length=50, unique=True)
+    title_field = models.CharField(max_length=100, default="entryTitle")
+    category_field = models.CharField(max_length=100, default="entryCategory")
+    aliases_field = models.CharField(max_length=100, default="entryAliases")
+    summary_field = models.CharField(max_length=100, default="entrySummary")
+    tag = models.CharField(
+        max_length=200, blank=True, help_text="Only notes with this tag belong to the set."
+    )
+    count_label = models.CharField(max_length=100, default="Entries")
+
+    class Meta:
+        ordering = ["key"]
+
+    def __str__(self) -> str:
+        return self.key

@@ -1,0 +1,10 @@
+from django.contrib import admin
+from django.urls import include, path
+
+admin.site.site_header = "SciDraft administration"
+admin.site.site_title = "SciDraft"
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("", include("notes.urls")),
+]

@@ -1,0 +1,20 @@
+#!/bin/sh
+# Copy the files SciDraft serves, and the scripts its server-side renderer loads, from the
+# locked npm packages into static/vendor/. Run after `npm ci`; nothing comes from a CDN.
+set -eu
+cd "$(dirname "$0")/.."
+out=static/vendor
+rm -rf "$out"
+mkdir -p "$out/katex" "$out/pseudocode" "$out/mermaid"
+cp node_modules/katex/dist/katex.min.js node_modules/katex/dist/katex.min.css \
+   node_modules/katex/LICENSE "$out/katex/"
+cp -r node_modules/katex/dist/fonts "$out/katex/fonts"
+cp node_modules/pseudocode/build/pseudocode.min.js node_modules/pseudocode/build/pseudocode.min.css \
+   node_modules/pseudocode/LICENSE "$out/pseudocode/"
+cp node_modules/mermaid/dist/mermaid.min.js node_modules/mermaid/LICENSE "$out/mermaid/"
+# Versions, so the renderer can key its caches on them.
+node -e '
+const v = (p) => require("./node_modules/" + p + "/package.json").version;
+process.stdout.write(JSON.stringify({katex: v("katex"), pseudocode: v("pseudocode"), mermaid: v("mermaid")}, null, 2) + "\n");
+' > "$out/versions.json"
+touch "$out/.copied"

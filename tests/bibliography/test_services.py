@@ -1,0 +1,90 @@
+"""Importing bibliography files into the database."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from bibliography.models import BibEntry, BibFile
+from bibliography.services import bibfile_import
+
+ONE = "@article{a, title={First}, year=2001}\n@book{b, title={Second}, year=2002}\n"
+
+
+@pytest.mark.django_db
+def test_import_creates_the_file_and_its_entries():
+    """A new file stores its raw text, entries in file order, and an empty report."""
+    result = bibfile_import(name="bib/refs.bib", raw=ONE)
+    assert result.outcome == "created"
+    bibfile = BibFile.objects.get(name="bib/refs.bib")
+    assert bibfile.raw == ONE and bibfile.entry_count == 2 and bibfile.parse_report == []
+    assert list(bibfile.entries.values_list("key", "position")) == [("a", 0), ("b", 1)]
+
+
+@pytest.mark.django_db
+def test_importing_the_same_text_again_changes_nothing():
+    """Same text, same rows: the second import is "unchanged"."""
+    bibfile_import(name="bib/refs.bib", raw=ONE)
+    before = list(BibEntry.objects.values_list("pk", "key"))
+    assert bibfile_import(name="bib/refs.bib", raw=ONE).outcome == "unchanged"
+    assert list(BibEntry.objects.values_list("pk", "key")) == before
+
+
+@pytest.mark.django_db
+def test_reimport_updates_entries_in_place_by_key():
+    """A changed file keeps the rows of surviving keys (same primary key), updates their
+    fields, adds new keys and removes dropped ones."""
+    bibfile_import(name="bib/refs.bib", raw=ONE)
+    kept_pk = BibEntry.objects.get(key="a").pk
+    result = bibfile_import(
+        name="bib/refs.bib", raw="@article{a, title={First, revised}}\n@misc{c, note={n}}\n"
+    )
+    assert result.outcome == "updated"
+    entry = BibEntry.objects.get(key="a")
+    assert entry.pk == kept_pk and entry.fields["title"] == "First, revised"
+    assert set(BibEntry.objects.values_list("key", flat=True)) == {"a", "c"}
+
+
+@pytest.mark.django_db
+def test_parse_report_is_stored_with_the_file():
+    """Blocks that fail are stored in parse_report with line, key and reason."""
+    result = bibfile_import(name="bib/x.bib", raw="@article{a, title={x}\n@book{b, title={y}}\n")
+    assert result.bibfile.entry_count == 1
+    assert result.bibfile.parse_report == [
+        {
+            "line": 1,
+            "key": "a",
+            "reason": "unbalanced braces: the entry is never closed before the next @",
+        }
+    ]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (b"@article{a, title={caf\xe9}}", "not UTF-8"),
+        ("@article{a, title={x\x00}}", "binary data"),
+    ],
+)
+def test_undecodable_or_binary_input_is_refused_clearly(raw, message):
+    """Bytes that are not UTF-8 text are refused with a message saying so; nothing is stored."""
+    with pytest.raises(ValidationError, match=message):
+        bibfile_import(name="bib/x.bib", raw=raw)
+    assert not BibFile.objects.exists()
+
+
+@pytest.mark.django_db
+def test_files_over_the_size_limit_are_refused(settings):
+    """The configurable limit (SCIDRAFT_BIB_MAX_BYTES) is enforced before parsing."""
+    settings.SCIDRAFT_BIB_MAX_BYTES = 1000
+    with pytest.raises(ValidationError, match="the limit is"):
+        bibfile_import(name="bib/big.bib", raw="%" * 1001)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", ["refs.txt", "/etc/refs.bib", "bib/../x.bib", "bib//x.bib"])
+def test_names_must_be_relative_bib_paths(name):
+    """Names are paths like bib/refs.bib: no absolute paths, `..` or other extensions."""
+    with pytest.raises(ValidationError):
+        bibfile_import(name=name, raw=ONE)

@@ -1,0 +1,46 @@
+"""Shared fixtures. Tests run on SQLite by default and on PostgreSQL when DATABASE_URL says so."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+EXAMPLE_SITE = SHARED / "reference" / "scidraft-exampleSite"
+
+
+@pytest.fixture(autouse=True)
+def _plain_static_storage(settings):
+    # The manifest storage needs `collectstatic` first; tests exercise views, not hashing.
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+
+
+@pytest.fixture
+def example_site() -> Path:
+    if not EXAMPLE_SITE.is_dir():
+        pytest.skip("../shared/reference/scidraft-exampleSite is not beside the checkout")
+    return EXAMPLE_SITE
+
+
+@pytest.fixture
+def demo_loaded(db):
+    """The demo content, loaded through the seed_demo command."""
+    call_command("seed_demo", stdout=open("/dev/null", "w"))  # noqa: SIM115
+
+
+def pytest_report_header(config):
+    from django.conf import settings
+
+    database = settings.DATABASES["default"]
+    cache = settings.CACHES["default"]
+    return [
+        f"database: {database['ENGINE']} ({database['NAME']})",
+        f"cache: {cache['BACKEND']}",
+        f"shared reference site: {'present' if EXAMPLE_SITE.is_dir() else 'absent (skipped)'}",
+    ]

@@ -1,0 +1,134 @@
+"""Read rules of notes (querysets) and model-level validation."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from django.contrib.auth.models import Group, User
+from django.core.exceptions import ValidationError
+from django.utils import timezone
+
+from notes.models import Author, Note, NoteAuthor, Status, Tag
+from scidraft.site.models import MenuItem, SiteSettings
+
+NOW = timezone.now()
+
+
+def make_note(slug, **fields):
+    fields.setdefault("body", "Some text.")
+    fields.setdefault("status", Status.PUBLISHED)
+    fields.setdefault("date", NOW - dt.timedelta(days=1))
+    return Note.objects.create(slug=slug, **fields)
+
+
+@pytest.mark.django_db
+def test_published_excludes_drafts_future_notes_and_empty_bodies():
+    """Readers see published, due notes with content (an empty note is "not yet published")."""
+    make_note("live")
+    make_note("draft", status=Status.DRAFT)
+    make_note("review", status=Status.REVIEW)
+    make_note("scheduled", date=NOW + dt.timedelta(days=1))
+    make_note("empty", body="  \n\t")
+    assert list(Note.objects.published().values_list("slug", flat=True)) == ["live"]
+    assert list(Note.objects.scheduled().values_list("slug", flat=True)) == ["scheduled"]
+
+
+@pytest.mark.django_db
+def test_a_scheduled_note_becomes_published_at_its_date():
+    """The same row is scheduled before its date and published after, with no write."""
+    make_note("later", date=NOW + dt.timedelta(hours=1))
+    assert not Note.objects.published(now=NOW).exists()
+    assert Note.objects.published(now=NOW + dt.timedelta(hours=2)).exists()
+
+
+@pytest.mark.django_db
+def test_feed_order_is_weight_first_then_newest():
+    """Hugo's default order: weighted notes first (ascending), then by date, newest first."""
+    make_note("old", date=NOW - dt.timedelta(days=3))
+    make_note("new", date=NOW - dt.timedelta(days=1))
+    make_note("pinned", date=NOW - dt.timedelta(days=9), weight=1)
+    order = list(Note.objects.published().in_feed_order().values_list("slug", flat=True))
+    assert order == ["pinned", "new", "old"]
+
+
+@pytest.mark.django_db
+def test_local_date_prints_in_the_offset_it_was_written_in():
+    """A note written at 07:20+09:00 shows 07:20 whatever the server's time zone."""
+    moment = dt.datetime(2026, 9, 22, 7, 20, tzinfo=dt.timezone(dt.timedelta(hours=9)))
+    note = make_note("tokyo", date=moment, date_offset_minutes=540)
+    note.refresh_from_db()
+    assert note.local_date.strftime("%b %d, %Y · %H:%M %z") == "Sep 22, 2026 · 07:20 +0900"
+
+
+@pytest.mark.django_db
+def test_editable_by_follows_the_roles():
+    """Authors edit their own and co-authored notes; Editors and superusers edit any;
+    anonymous users and inactive accounts edit none."""
+    from django.contrib.auth.models import AnonymousUser
+
+    owner = User.objects.create_user("owner")
+    coauthor = User.objects.create_user("coauthor")
+    stranger = User.objects.create_user("stranger")
+    editor = User.objects.create_user("editor")
+    editor.groups.add(Group.objects.get(name="Editor"))
+    mine = make_note("mine", created_by=owner)
+    shared = make_note("shared", created_by=stranger)
+    NoteAuthor.objects.create(
+        note=shared, author=Author.objects.create(name="Co", handle="co", user=coauthor)
+    )
+
+    def editable(user):
+        return set(Note.objects.editable_by(user).values_list("slug", flat=True))
+
+    assert editable(owner) == {"mine"}
+    assert editable(coauthor) == {"shared"}
+    assert editable(editor) == {"mine", "shared"}
+    assert editable(AnonymousUser()) == set()
+    owner.is_active = False
+    assert editable(owner) == set()
+    assert mine.pk
+
+
+@pytest.mark.django_db
+def test_note_body_over_the_limit_is_refused(settings):
+    """SCIDRAFT_NOTE_MAX_CHARS bounds a body with a clear message."""
+    settings.SCIDRAFT_NOTE_MAX_CHARS = 10
+    note = Note(slug="long", body="x" * 11)
+    with pytest.raises(ValidationError, match="the limit is 10"):
+        note.full_clean()
+
+
+@pytest.mark.django_db
+def test_share_buttons_must_be_known_names():
+    """Only the theme's seven share buttons may be listed."""
+    note = Note(slug="s", body="x", share_buttons=["x", "myspace"])
+    with pytest.raises(ValidationError):
+        note.full_clean()
+
+
+@pytest.mark.django_db
+def test_tag_slug_is_urlized_from_the_name():
+    """Tags get Hugo-style URLs: "Linear Algebra" → linear-algebra."""
+    assert Tag.objects.create(name="Linear Algebra").slug == "linear-algebra"
+
+
+@pytest.mark.django_db
+def test_site_settings_is_a_single_row():
+    """Saving another settings object overwrites row 1 instead of adding a row."""
+    first = SiteSettings.objects.current()
+    SiteSettings(title="Other").save()
+    assert SiteSettings.objects.count() == 1
+    first.refresh_from_db()
+    assert first.title == "Other"
+    assert first.promotion_position_bounds() == (3, 5)
+
+
+@pytest.mark.django_db
+def test_menus_have_one_level_of_children():
+    """A child of a child is refused, as the theme's menu renders one level."""
+    top = MenuItem.objects.create(identifier="ref", name="Reference")
+    child = MenuItem.objects.create(identifier="a", name="A", url="/a/", parent=top)
+    grandchild = MenuItem(identifier="b", name="B", url="/b/", parent=child)
+    with pytest.raises(ValidationError):
+        grandchild.full_clean()
