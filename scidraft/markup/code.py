@@ -1,0 +1,149 @@
+"""Fenced and inline code: Pygments highlighting, Mermaid, pseudo-algorithms."""
+
+from __future__ import annotations
+
+import html
+import re
+
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import get_lexer_by_name
+from pygments.util import ClassNotFound
+
+from . import jsengine
+from .protect import _INLINE_CODE, find_fences
+from .rendered import RenderWarning
+from .stash import Stash
+
+# Catppuccin Macchiato, the theme's Chroma palette (theme-spec §2.7).
+PYGMENTS_STYLE = "catppuccin-macchiato"
+_FORMATTER = HtmlFormatter(nowrap=True)
+
+
+def highlight_css() -> str:
+    return HtmlFormatter(style=PYGMENTS_STYLE).get_style_defs(".highlight")
+
+
+def _language(info: str) -> str:
+    # "python {linenos=true}" or "{.python}": the first word names the language.
+    word = info.strip().split()[0] if info.strip() else ""
+    return word.strip("{}.").lower()
+
+
+def code_block(code: str, language: str) -> str:
+    label = html.escape(language)
+    try:
+        lexer = get_lexer_by_name(language, stripnl=False, ensurenl=False) if language else None
+    except ClassNotFound:
+        lexer = None
+    body = highlight(code, lexer, _FORMATTER) if lexer else html.escape(code)
+    if not language:
+        return f'<div class="highlight"><pre class="chroma"><code>{body.rstrip()}</code></pre></div>'
+    return (
+        f'<div class="highlight" data-lang="{label}"><span class="code-lang">{label}</span>'
+        f'<pre class="chroma"><code class="language-{label}" data-lang="{label}">'
+        f"{body.rstrip()}</code></pre></div>"
+    )
+
+
+def mermaid_block(code: str) -> str:
+    # Escaped source: Mermaid reads textContent in the browser (securityLevel "strict").
+    return f'<pre class="mermaid">{html.escape(code)}</pre>'
+
+
+_ALGORITHM_OPTION = re.compile(r"(\\begin\{algorithm(?:ic)?\})\s*\[[^\]]*\]")
+
+
+def clean_pseudocode(source: str) -> tuple[str, list[str]]:
+    """The theme's clean-up before pseudocode.js (theme-spec §2.6); returns labels found."""
+    labels = re.findall(r"\\label\{([^{}]*)\}", source)
+    source = _ALGORITHM_OPTION.sub(r"\1", source)
+    source = re.sub(r"\\footnotesize\b|\\label\{[^{}]*\}", "", source)
+    source = re.sub(r"\\hspace\{([^{}]*)\}", r"$\\hspace{\1}$", source)
+    source = source.replace("\\(", "$").replace("\\)", "$")
+    return source, labels
+
+
+def algorithm_anchor(label: str) -> str:
+    return re.sub(r"[^\w-]+", "-", label).strip("-") or "algorithm"
+
+
+def algorithm_block(
+    code: str, *, number: int, line: int, warnings: list[RenderWarning]
+) -> tuple[str, list[str], bool]:
+    """pseudocode.js HTML numbered `number`; on a parse error, the source and a warning."""
+    source, labels = clean_pseudocode(code)
+    anchor = f' id="{algorithm_anchor(labels[0])}"' if labels else ""
+    try:
+        rendered = jsengine.render_pseudocode(source, caption_count=number - 1)
+        ok = True
+    except jsengine.JSError as error:
+        warnings.append(RenderWarning(line, "algorithm-error", f"pseudo-algorithm: {error.message}"))
+        rendered = (
+            f'<pre class="algorithm-src algorithm-error" title="{html.escape(error.message)}">'
+            f"{html.escape(code)}</pre>"
+        )
+        ok = False
+    return f'<div class="pseudo-algorithm"{anchor}>{rendered}</div>', labels, ok
+
+
+def protect_code(
+    text: str, stash: Stash, warnings: list[RenderWarning], counters: dict
+) -> str:
+    """Fences and inline code spans into the stash; returns the text with placeholders."""
+    out, cursor = [], 0
+    for start, end, fence in find_fences(text):
+        out.append(text[cursor:start])
+        language = _language(fence.info)
+        if not fence.closed:
+            warnings.append(
+                RenderWarning(
+                    fence.line,
+                    "code-unclosed",
+                    "code fence is never closed: the rest of the note is shown as code",
+                )
+            )
+        data: dict = {"language": language}
+        if language == "mermaid":
+            rendered, kind = mermaid_block(fence.code), "mermaid"
+        elif language in {"pseudo-algorithm", "pseudocode", "algorithm"}:
+            counters["algorithm"] = counters.get("algorithm", 0) + 1
+            number = counters["algorithm"]
+            rendered, labels, _ = algorithm_block(
+                fence.code, number=number, line=fence.line, warnings=warnings
+            )
+            kind = "algorithm"
+            data = {"labels": labels, "number": number}
+        else:
+            rendered, kind = code_block(fence.code, language), "code"
+        out.append(
+            stash.add(
+                rendered,
+                text=fence.code,
+                block=True,
+                kind=kind,
+                line=fence.line,
+                original=fence.original,
+                indent=fence.indent,
+                data=data,
+            )
+        )
+        cursor = end
+    out.append(text[cursor:])
+    text = "".join(out)
+
+    def inline(match: re.Match) -> str:
+        content = match.group(2)
+        if "\n\n" in content:
+            return match.group(0)
+        if content.startswith(" ") and content.endswith(" ") and content.strip():
+            content = content[1:-1]
+        content = content.replace("\n", " ")
+        return stash.add(
+            f"<code>{html.escape(content)}</code>",
+            text=content,
+            kind="inline-code",
+            original=match.group(0),
+        )
+
+    return _INLINE_CODE.sub(inline, text)

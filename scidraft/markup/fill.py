@@ -1,0 +1,124 @@
+"""Stage 6, fill: trusted server output replaces the placeholders in the sanitised HTML.
+
+Citations and cross-references are resolved first (their numbers depend on the whole note),
+then every placeholder is replaced. A block (code, diagram, algorithm, list, environment) that
+Markdown wrapped in a paragraph is taken out of it, so the result is valid HTML.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+from . import citations
+from .context import RenderContext
+from .rendered import CitationList, RenderWarning
+from .stash import CLOSE, OPEN, TOKEN, Item, Stash
+
+_TAG = re.compile(r"<[^<>]*>")
+_PARAGRAPH = re.compile(r"<p>(.*?)</p>", re.S)
+
+
+def _resolve_refs(
+    items: list[Item],
+    labels: dict[str, dict],
+    context: RenderContext,
+    warnings: list[RenderWarning],
+) -> None:
+    for item in items:
+        data = item.data or {}
+        parts = []
+        for key in data["keys"]:
+            local = labels.get(key)
+            if local is not None:
+                if data["command"] == "eqref":
+                    text = f"({local['number']})" if local["number"] else local["text"]
+                elif local["kind"] == "equation":
+                    text = local["number"]  # \ref{eq:x} gives the bare number, as in LaTeX
+                else:
+                    text = local["text"]  # "Lemma 2", "Algorithm 1"
+                css = "eqref" if data["command"] == "eqref" else "ref"
+                parts.append(
+                    f'<a class="{css}" href="#{html.escape(local["anchor"])}">{html.escape(text)}</a>'
+                )
+                continue
+            target = None
+            if ":" in key:
+                slug, label = key.split(":", 1)
+                target = context.resolve_reference(slug, label)
+            if target is not None:
+                parts.append(
+                    f'<a class="ref ref-external" href="{html.escape(target.url)}">'
+                    f"{html.escape(target.text)}</a>"
+                )
+                continue
+            warnings.append(RenderWarning(
+                item.line, "ref-unresolved", f"\\{data['command']}{{{key}}} points at no label"
+            ))
+            parts.append(
+                f'<span class="ref-missing" title="unresolved reference: {html.escape(key)}">'
+                "??</span>"
+            )
+        item.html = ", ".join(parts)
+
+
+def _hoist_blocks(markup: str, stash: Stash) -> str:
+    """Take block placeholders out of the paragraphs Markdown put them in."""
+
+    def is_block(match: re.Match) -> bool:
+        return stash.item(int(match.group(1))).block
+
+    def paragraph(match: re.Match) -> str:
+        content = match.group(1)
+        tokens = [token for token in TOKEN.finditer(content) if is_block(token)]
+        if not tokens:
+            return match.group(0)
+        pieces, cursor = [], 0
+        for token in tokens:
+            before = content[cursor : token.start()]
+            if before.strip():
+                pieces.append(f"<p>{before.strip()}</p>")
+            pieces.append(token.group(0))
+            cursor = token.end()
+        after = content[cursor:]
+        if after.strip():
+            pieces.append(f"<p>{after.strip()}</p>")
+        return "\n".join(pieces)
+
+    return _PARAGRAPH.sub(paragraph, markup)
+
+
+def substitute(markup: str, stash: Stash) -> str:
+    """Replace placeholders: plain text inside tags (attributes), HTML elsewhere."""
+
+    def in_tag(tag: re.Match) -> str:
+        return TOKEN.sub(
+            lambda match: html.escape(stash.item(int(match.group(1))).text, quote=True),
+            tag.group(0),
+        )
+
+    markup = _TAG.sub(lambda tag: in_tag(tag) if OPEN in tag.group(0) else tag.group(0), markup)
+    for _ in range(8):  # item HTML may itself hold placeholders (an environment's title)
+        if OPEN not in markup:
+            break
+        markup = TOKEN.sub(lambda match: stash.item(int(match.group(1))).html or "", markup)
+    return markup.replace(OPEN, "").replace(CLOSE, "")
+
+
+def fill(
+    markup: str,
+    stash: Stash,
+    context: RenderContext,
+    warnings: list[RenderWarning],
+    labels: dict[str, dict],
+    *,
+    card: bool = False,
+    card_bib: str = "",
+) -> tuple[str, list[CitationList]]:
+    ordered = [stash.item(int(match.group(1))) for match in TOKEN.finditer(markup)]
+    lists, trailing = citations.resolve(
+        ordered, context, warnings, card=card, card_bib=card_bib
+    )
+    _resolve_refs([item for item in ordered if item.kind == "ref"], labels, context, warnings)
+    markup = _hoist_blocks(markup, stash)
+    return substitute(markup, stash) + trailing, lists

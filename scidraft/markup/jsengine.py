@@ -1,0 +1,175 @@
+"""KaTeX and pseudocode.js, run on the server in an embedded V8 (mini-racer).
+
+One V8 context per thread, created on first use: after gunicorn forks, each worker thread makes
+its own, and a context is never shared between threads. Contexts are closed at exit so the
+process never waits on a V8 thread. Formula results are cached by (TeX, display mode, KaTeX
+version) in a process-wide LRU.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import json
+import os
+import threading
+from pathlib import Path
+
+from py_mini_racer import JSEvalException, JSOOMException, JSTimeoutException, MiniRacer
+
+ASSETS = Path(__file__).resolve().parents[2] / "static" / "vendor"
+# Bounds on one call: a \def bomb or a huge algorithm stops here instead of holding a thread.
+CALL_TIMEOUT_SECONDS = 5.0
+MEMORY_LIMIT_BYTES = 256 * 1024 * 1024
+
+KATEX_OPTIONS = {
+    "output": "htmlAndMathml",
+    "throwOnError": True,
+    "trust": False,
+    "strict": "ignore",
+    "maxSize": 40,
+    "maxExpand": 1000,
+    # The theme's authors write \amp for & (theme-spec §2.1); \lt and \gt are built in.
+    "macros": {"\\amp": "&"},
+}
+
+_PRELUDE = """
+var SCIDRAFT_KATEX_OPTIONS = %s;
+function scidraftTex(tex, display) {
+  var options = Object.assign({}, SCIDRAFT_KATEX_OPTIONS, {displayMode: display,
+                              macros: Object.assign({}, SCIDRAFT_KATEX_OPTIONS.macros)});
+  return katex.renderToString(tex, options);
+}
+function scidraftPseudocode(source, captionCount) {
+  return pseudocode.renderToString(source, {lineNumber: true, captionCount: captionCount,
+                                             noEnd: false});
+}
+"""
+
+
+class AssetsMissing(RuntimeError):
+    pass
+
+
+class JSError(Exception):
+    """KaTeX or pseudocode.js refused the input; `message` is the library's one-line reason."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+def versions() -> dict[str, str]:
+    path = ASSETS / "versions.json"
+    if not path.is_file():
+        raise AssetsMissing(f"{path} is missing: run `make vendor` (npm ci + copy).")
+    return json.loads(path.read_text())
+
+
+@functools.cache
+def katex_version() -> str:
+    return versions()["katex"]
+
+
+_local = threading.local()
+_contexts: list[MiniRacer] = []
+_contexts_lock = threading.Lock()
+
+
+def _load() -> MiniRacer:
+    for name in ("katex/katex.min.js", "pseudocode/pseudocode.min.js"):
+        if not (ASSETS / name).is_file():
+            raise AssetsMissing(f"{ASSETS / name} is missing: run `make vendor`.")
+    context = MiniRacer()
+    context.eval((ASSETS / "katex" / "katex.min.js").read_text(encoding="utf-8"))
+    context.eval((ASSETS / "pseudocode" / "pseudocode.min.js").read_text(encoding="utf-8"))
+    context.eval(_PRELUDE % json.dumps(KATEX_OPTIONS))
+    return context
+
+
+def _context() -> MiniRacer:
+    pid = os.getpid()
+    context = getattr(_local, "context", None)
+    if context is None or getattr(_local, "pid", None) != pid:
+        # A context inherited across fork() belongs to the parent's V8 threads: make a new one.
+        context = _load()
+        _local.context, _local.pid = context, pid
+        with _contexts_lock:
+            _contexts.append(context)
+    return context
+
+
+def _first_line(error: Exception) -> str:
+    text = str(error).strip()
+    # mini-racer prefixes "<anonymous>:1: " and appends the library's source line.
+    line = text.splitlines()[0] if text else type(error).__name__
+    for prefix in ("<anonymous>:1: ", "Error: ", "Error: ", "ParseError: "):
+        if line.startswith(prefix):
+            line = line[len(prefix) :]
+    return line
+
+
+def _call(function: str, *args):
+    try:
+        return _context().call(
+            function, *args, timeout_sec=CALL_TIMEOUT_SECONDS, max_memory=MEMORY_LIMIT_BYTES
+        )
+    except JSTimeoutException:
+        _discard_context()
+        raise JSError(f"took longer than {CALL_TIMEOUT_SECONDS:g} s and was stopped") from None
+    except JSOOMException:
+        _discard_context()
+        raise JSError("used too much memory and was stopped") from None
+    except JSEvalException as error:
+        raise JSError(_first_line(error)) from None
+
+
+def _discard_context() -> None:
+    # After a timeout or out-of-memory the context may be wedged; the next call makes another.
+    context = getattr(_local, "context", None)
+    _local.context = None
+    if context is not None:
+        with _contexts_lock:
+            if context in _contexts:
+                _contexts.remove(context)
+        context.close()
+
+
+@functools.lru_cache(maxsize=20_000)
+def _tex_cached(tex: str, display: bool, version: str) -> tuple[bool, str]:
+    try:
+        return True, _call("scidraftTex", tex, display)
+    except JSError as error:
+        return False, error.message
+
+
+def render_tex(tex: str, *, display: bool) -> str:
+    """KaTeX HTML+MathML for `tex`; raises JSError with KaTeX's message on bad input."""
+    ok, result = _tex_cached(tex, display, katex_version())
+    if not ok:
+        raise JSError(result)
+    return result
+
+
+def tex_cache_info():
+    return _tex_cached.cache_info()
+
+
+def tex_cache_clear() -> None:
+    _tex_cached.cache_clear()
+
+
+def render_pseudocode(source: str, *, caption_count: int) -> str:
+    """pseudocode.js HTML; `caption_count` algorithms precede this one on the page."""
+    return _call("scidraftPseudocode", source, caption_count)
+
+
+@atexit.register
+def _close_all() -> None:
+    with _contexts_lock:
+        for context in _contexts:
+            try:
+                context.close()
+            except Exception:  # noqa: BLE001,S110 - exiting anyway
+                pass
+        _contexts.clear()

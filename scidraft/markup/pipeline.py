@@ -1,0 +1,124 @@
+"""render(source, context) -> Rendered: the stages in order.
+
+1 protect code · 2 shortcodes · 3 protect math · 4 commands (\\cite, \\ref, \\textbf…)
+5 environments · 6 Markdown · 7 sanitise · 8 fill
+
+Code is protected before shortcodes (ARCHITECTURE lists shortcodes first) so that a shortcode
+or a \\cite written inside a code example stays literal, as it does in the theme.
+"""
+
+from __future__ import annotations
+
+import html as html_lib
+import re
+from dataclasses import dataclass
+
+from . import code, commands, convert, environments, fill, sanitise, shortcodes
+from .context import RenderContext
+from .protect import MathState, protect_math
+from .rendered import CitationList, Rendered, RenderWarning
+from .stash import TOKEN, Stash
+
+# Bump when the output for the same source changes: stored renders are refreshed.
+ENGINE_VERSION = "1"
+
+_TAGS = re.compile(r"<[^>]+>")
+_SPACE = re.compile(r"\s+")
+_WORD = re.compile(r"\w[\w'’-]*", re.UNICODE)
+
+
+@dataclass
+class _Body:
+    html: str
+    toc: str
+    text: str
+    stash: Stash
+    labels: dict[str, dict]
+    environments: list[dict]
+    citations: list[CitationList]
+
+
+def _plain_text(markup: str, stash: Stash) -> str:
+    markup = TOKEN.sub(lambda match: f" {stash.item(int(match.group(1))).text} ", markup)
+    text = html_lib.unescape(_TAGS.sub(" ", markup))
+    return _SPACE.sub(" ", text).strip()
+
+
+def _render_body(
+    source: str,
+    context: RenderContext,
+    warnings: list[RenderWarning],
+    *,
+    card: bool = False,
+    card_bib: str = "",
+) -> _Body:
+    stash = Stash()
+    counters: dict[str, int] = {}
+    text = code.protect_code(source, stash, warnings, counters)
+    text = shortcodes.process(text, stash, context, warnings, shortcodes.ShortcodeState())
+    math_state = MathState()
+    text = protect_math(text, stash, math_state, warnings)
+    text = commands.protect_references(text, stash)
+    text = commands.text_styles(text, stash)
+    env_state = environments.EnvironmentState()
+    text = environments.process(text, stash, context, warnings, env_state)
+
+    markup, toc = convert.to_html(text, stash)
+    markup = sanitise.external_links(sanitise.clean_author_html(markup))
+    toc = sanitise.clean_author_html(toc)
+    plain = _plain_text(markup, stash)
+
+    labels = dict(env_state.labels)
+    for label, value in math_state.labels.items():
+        labels.setdefault(label, value)
+    for item in stash.of_kind("algorithm"):
+        for label in (item.data or {}).get("labels", []):
+            number = str(item.data["number"])
+            labels.setdefault(label, {
+                "kind": "algorithm", "number": number, "text": f"Algorithm {number}",
+                "anchor": code.algorithm_anchor(label),
+            })
+
+    markup, lists = fill.fill(markup, stash, context, warnings, labels, card=card,
+                              card_bib=card_bib)
+    # The TOC repeats headings: their math and code, not their citation markers.
+    for item in stash.items:
+        if item.kind in {"cite", "ref"}:
+            item.html = html_lib.escape(item.text)
+    toc = fill.substitute(toc, stash)
+    return _Body(markup, toc, plain, stash, labels, env_state.found, lists)
+
+
+def render(source: str, context: RenderContext | None = None) -> Rendered:
+    """Render a note body (Markdown, math, shortcodes) to sanitised HTML, with its warnings."""
+    context = context or RenderContext()
+    source = source.replace("\r\n", "\n").replace("\r", "\n")
+    warnings: list[RenderWarning] = []
+    body = _render_body(source, context, warnings)
+    kinds = {item.kind for item in body.stash.items}
+    result = Rendered(
+        html=body.html,
+        toc=body.toc,
+        text=body.text,
+        word_count=len(_WORD.findall(body.text)),
+        has_math="math" in kinds,
+        has_mermaid="mermaid" in kinds,
+        has_algorithm="algorithm" in kinds,
+        has_code="code" in kinds,
+        has_citations=bool(kinds & {"cite", "references"}),
+        citations=body.citations,
+        labels=body.labels,
+        environments=body.environments,
+        warnings=sorted(warnings, key=lambda warning: (warning.line, warning.code)),
+    )
+    regions = shortcodes.preview_regions(source)
+    if regions:
+        # The card renders its regions on their own (its warnings repeat the page's: dropped).
+        card = _render_body(
+            "\n\n".join(regions), context, [], card=True,
+            card_bib=shortcodes.first_references_bib(source),
+        )
+        result.card_html, result.has_preview = card.html, True
+    else:
+        result.card_html = result.html
+    return result

@@ -1,0 +1,376 @@
+"""Stage 2, protect: code and math are put in the stash before Markdown can corrupt them.
+
+Code goes first (fences, inline spans), so that shortcodes, math and `\\cite` written inside
+code examples stay literal. Math follows in all four delimiters and the amsmath display
+environments; Markdown never sees `\\\\`, `\\|`, `_`, `*`, `&` or `<` inside a formula.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass, field
+
+from . import jsengine
+from .rendered import RenderWarning
+from .stash import LineIndex, Stash
+
+# --- Code --------------------------------------------------------------------------------------
+
+_FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n]*?)[ \t]*$")
+_INLINE_CODE = re.compile(r"(?<![\\`])(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
+
+
+@dataclass
+class Fence:
+    indent: str
+    info: str
+    code: str
+    line: int  # of the opening fence
+    original: str  # the whole fence, as written
+    closed: bool
+
+
+@dataclass
+class CodeState:
+    fences: list[Fence] = field(default_factory=list)
+
+
+def find_fences(text: str) -> list[tuple[int, int, Fence]]:
+    """Fenced code blocks as (start offset, end offset, fence), CommonMark-style."""
+    found = []
+    lines = text.splitlines(keepends=True)
+    offset, index = 0, 0
+    offsets = []
+    for line in lines:
+        offsets.append(offset)
+        offset += len(line)
+    offsets.append(offset)
+    while index < len(lines):
+        match = _FENCE_OPEN.match(lines[index].rstrip("\n"))
+        if not match or (match.group("fence")[0] == "`" and "`" in match.group("info")):
+            index += 1
+            continue
+        indent, fence = match.group("indent"), match.group("fence")
+        close = re.compile(rf"^[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$")
+        end = index + 1
+        while end < len(lines) and not close.match(lines[end].rstrip("\n")):
+            end += 1
+        closed = end < len(lines)
+        body_lines = lines[index + 1 : end]
+        # Content lines lose the opening fence's indentation (a fence inside a list item).
+        code = "".join(
+            line[len(indent) :] if line.startswith(indent) else line.lstrip(" \t")
+            for line in body_lines
+        )
+        stop = end + 1 if closed else end
+        start_offset, end_offset = offsets[index], offsets[stop]
+        original = text[start_offset:end_offset]
+        if original.endswith("\n"):
+            end_offset -= 1
+            original = original[:-1]
+        found.append(
+            (
+                start_offset,
+                end_offset,
+                Fence(indent, match.group("info"), code.rstrip("\n"), index + 1, original, closed),
+            )
+        )
+        index = stop
+    return found
+
+
+def mask_code(text: str) -> str:
+    """`text` with code blanked out, same length and line breaks: for scans that need offsets."""
+
+    def blank(chunk: str) -> str:
+        return re.sub(r"[^\n]", " ", chunk)
+
+    chars = list(text)
+    for start, end, _ in find_fences(text):
+        chars[start:end] = blank(text[start:end])
+    masked = "".join(chars)
+    return _INLINE_CODE.sub(lambda match: blank(match.group(0)), masked)
+
+
+# --- Math --------------------------------------------------------------------------------------
+
+# amsmath environments, and what KaTeX renders each as. Numbering follows the theme's MathJax
+# (no automatic numbers); a \label gives its row a number, via \tag.
+_MATH_ENVIRONMENTS = {
+    "equation": "equation*",
+    "equation*": "equation*",
+    "align": "align*",
+    "align*": "align*",
+    "gather": "gather*",
+    "gather*": "gather*",
+    "alignat": "alignat*",
+    "alignat*": "alignat*",
+    "flalign": "align*",
+    "flalign*": "align*",
+    "multline": "gather*",  # KaTeX has no multline; gather* keeps every line
+    "multline*": "gather*",
+    "eqnarray": "array",
+    "eqnarray*": "array",
+}
+_ROWED = {"align*", "gather*", "alignat*"}
+_BEGIN = re.compile(r"\\begin\{(" + "|".join(re.escape(k) for k in _MATH_ENVIRONMENTS) + r")\}")
+_LABEL = re.compile(r"\\label\{([^{}]*)\}")
+_NONUMBER = re.compile(r"\\(?:nonumber|notag)\b")
+
+
+@dataclass
+class MathState:
+    equation_count: int = 0
+    labels: dict[str, dict] = field(default_factory=dict)
+    count: int = 0
+
+
+def equation_anchor(label: str) -> str:
+    return re.sub(r"[^\w-]+", "-", label).strip("-") or "eq"
+
+
+def _split_rows(body: str) -> list[str]:
+    """Split at top-level `\\\\` (not inside braces)."""
+    rows, depth, start, index = [], 0, 0, 0
+    while index < len(body):
+        char = body[index]
+        if char == "\\" and body.startswith("\\\\", index) and depth == 0:
+            rows.append(body[start:index])
+            index += 2
+            start = index
+            continue
+        if char == "\\":
+            index += 2
+            continue
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+        index += 1
+    rows.append(body[start:])
+    return rows
+
+
+def _number_labels(tex: str, state: MathState, line: int, warnings: list) -> tuple[str, list[str]]:
+    """Replace `\\label{x}` with `\\tag{N}`, row by row; returns the TeX and the anchors."""
+    anchors: list[str] = []
+
+    def assign(label: str) -> str:
+        state.equation_count += 1
+        number = str(state.equation_count)
+        if label in state.labels:
+            warnings.append(
+                RenderWarning(line, "duplicate-label", f"the label {label} is defined twice")
+            )
+        else:
+            anchor = equation_anchor(label)
+            state.labels[label] = {
+                "kind": "equation",
+                "number": number,
+                "text": f"({number})",
+                "anchor": anchor,
+            }
+            anchors.append(anchor)
+        return number
+
+    environment = _BEGIN.match(tex.strip())
+    if environment and _MATH_ENVIRONMENTS[environment.group(1)] in _ROWED:
+        rows = []
+        for row in _split_rows(tex):
+            labels = _LABEL.findall(row)
+            row = _LABEL.sub("", row)
+            if labels and not _NONUMBER.search(row):
+                number = assign(labels[0])
+                row = row.rstrip() + f" \\tag{{{number}}}"
+            rows.append(row)
+        return "\\\\".join(rows), anchors
+    labels = _LABEL.findall(tex)
+    tex = _LABEL.sub("", tex)
+    if labels:
+        tex = tex.rstrip() + f" \\tag{{{assign(labels[0])}}}"
+    return tex, anchors
+
+
+def _translate_environments(tex: str) -> str:
+    def begin(match: re.Match) -> str:
+        target = _MATH_ENVIRONMENTS[match.group(1)]
+        return "\\begin{array}{rcl}" if target == "array" else f"\\begin{{{target}}}"
+
+    def end(match: re.Match) -> str:
+        target = _MATH_ENVIRONMENTS[match.group(1)]
+        return f"\\end{{{target}}}"
+
+    tex = _BEGIN.sub(begin, tex)
+    return re.sub(
+        r"\\end\{(" + "|".join(re.escape(k) for k in _MATH_ENVIRONMENTS) + r")\}", end, tex
+    )
+
+
+def typeset(
+    tex: str, *, display: bool, line: int, state: MathState, warnings: list[RenderWarning]
+) -> tuple[str, str]:
+    """KaTeX HTML for a formula (or a visible error box) and its plain-text stand-in."""
+    state.count += 1
+    anchors: list[str] = []
+    source = tex
+    if display:
+        tex, anchors = _number_labels(tex, state, line, warnings)
+    else:
+        tex = _LABEL.sub("", tex)
+    tex = _translate_environments(tex)
+    try:
+        rendered = jsengine.render_tex(tex.strip(), display=display)
+    except jsengine.JSError as error:
+        warnings.append(RenderWarning(line, "math-error", f"math: {error.message}"))
+        css = "math-error math-error-display" if display else "math-error"
+        rendered = (
+            f'<span class="{css}" title="{html.escape(error.message)}">'
+            f"<code>{html.escape(source.strip())}</code></span>"
+        )
+    targets = "".join(f'<span class="eq-anchor" id="{anchor}"></span>' for anchor in anchors)
+    if display:
+        rendered = f'<span class="math-display">{targets}{rendered}</span>'
+    return rendered, source.strip()
+
+
+@dataclass
+class _Span:
+    start: int
+    end: int
+    tex: str
+    display: bool
+
+
+def _find_close(text: str, start: int, closer: str, *, allow_blank_line: bool) -> int:
+    index = text.find(closer, start)
+    if index < 0:
+        return -1
+    if not allow_blank_line and re.search(r"\n[ \t]*\n", text[start:index]):
+        return -1
+    return index
+
+
+def _inline_dollar_end(text: str, start: int) -> int:
+    """End of `$…$` opened at `start` (pandoc's rules), or -1: `$5 and $10` is not math."""
+    if start + 1 >= len(text) or text[start + 1] in " \t\n$":
+        return -1
+    index = start + 1
+    while index < len(text):
+        char = text[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char == "\n" and re.match(r"\n[ \t]*\n", text[index:]):
+            return -1
+        if char == "$":
+            if text[index - 1] in " \t\n" or (index + 1 < len(text) and text[index + 1].isdigit()):
+                return -1
+            return index
+        index += 1
+    return -1
+
+
+def find_math(text: str, warnings: list[RenderWarning], lines: LineIndex) -> list[_Span]:
+    """Math spans in document order; unclosed delimiters become warnings and stay text."""
+    spans: list[_Span] = []
+    index, length = 0, len(text)
+    while index < length:
+        char = text[index]
+        if char == "\\":
+            if text.startswith("\\\\(", index) or text.startswith("\\\\[", index):
+                # Markdown-escaped delimiters: \\( k \\) reads as \( k \) after Markdown.
+                display = text[index + 2] == "["
+                closer = "\\\\]" if display else "\\\\)"
+                end = _find_close(text, index + 3, closer, allow_blank_line=display)
+                if end >= 0:
+                    spans.append(_Span(index, end + 3, text[index + 3 : end], display))
+                    index = end + 3
+                    continue
+                index += 2
+                continue
+            if text.startswith("\\(", index) or text.startswith("\\[", index):
+                display = text[index + 1] == "["
+                closer = "\\]" if display else "\\)"
+                end = _find_close(text, index + 2, closer, allow_blank_line=display)
+                if end < 0:
+                    kind = "display" if display else "inline"
+                    warnings.append(
+                        RenderWarning(
+                            lines.line(index),
+                            "math-unclosed",
+                            f"unclosed {kind} math: {text[index:index + 2]} has no matching "
+                            f"{closer}",
+                        )
+                    )
+                    index += 2
+                    continue
+                spans.append(_Span(index, end + 2, text[index + 2 : end], display))
+                index = end + 2
+                continue
+            begin = _BEGIN.match(text, index)
+            if begin:
+                name = begin.group(1)
+                closer = f"\\end{{{name}}}"
+                end = text.find(closer, begin.end())
+                if end < 0:
+                    warnings.append(
+                        RenderWarning(
+                            lines.line(index), "math-unclosed", f"\\begin{{{name}}} is never ended"
+                        )
+                    )
+                    index = begin.end()
+                    continue
+                spans.append(_Span(index, end + len(closer), text[index : end + len(closer)], True))
+                index = end + len(closer)
+                continue
+            index += 2
+            continue
+        if char == "$":
+            if text.startswith("$$", index):
+                end = text.find("$$", index + 2)
+                if end < 0:
+                    warnings.append(
+                        RenderWarning(
+                            lines.line(index),
+                            "math-unclosed",
+                            "unclosed display math: $$ has no matching $$",
+                        )
+                    )
+                    index += 2
+                    continue
+                spans.append(_Span(index, end + 2, text[index + 2 : end], True))
+                index = end + 2
+                continue
+            end = _inline_dollar_end(text, index)
+            if end > 0:
+                spans.append(_Span(index, end + 1, text[index + 1 : end], False))
+                index = end + 1
+                continue
+        index += 1
+    return spans
+
+
+def protect_math(
+    text: str, stash: Stash, state: MathState, warnings: list[RenderWarning]
+) -> str:
+    lines = LineIndex(text)
+    spans = find_math(text, warnings, lines)
+    if not spans:
+        return text
+    out, cursor = [], 0
+    for span in spans:
+        out.append(text[cursor : span.start])
+        line = lines.line(span.start)
+        rendered, plain = typeset(
+            span.tex, display=span.display, line=line, state=state, warnings=warnings
+        )
+        original = text[span.start : span.end]
+        line_start = text.rfind("\n", 0, span.start) + 1
+        indent = re.match(r"[ \t]*", text[line_start:]).group(0)
+        out.append(
+            stash.add(rendered, text=plain, kind="math", line=line, original=original, indent=indent)
+        )
+        cursor = span.end
+    out.append(text[cursor:])
+    return "".join(out)

@@ -1,0 +1,61 @@
+"""What a render returns."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass(frozen=True)
+class RenderWarning:
+    """Something the author should fix; `line` is 1-based in the note body."""
+
+    line: int
+    code: str
+    message: str
+
+
+@dataclass
+class CitationList:
+    """One reference list and the keys it numbered, in citation order."""
+
+    bib: list[str]
+    title: str
+    keys: list[str]
+    missing: list[str]
+
+
+@dataclass
+class Rendered:
+    html: str = ""
+    card_html: str = ""
+    has_preview: bool = False
+    toc: str = ""
+    text: str = ""
+    word_count: int = 0
+    has_math: bool = False
+    has_mermaid: bool = False
+    has_algorithm: bool = False
+    has_code: bool = False
+    has_citations: bool = False
+    citations: list[CitationList] = field(default_factory=list)
+    # label → {"kind", "number", "text", "anchor"}: environments, equations, algorithms.
+    labels: dict[str, dict] = field(default_factory=dict)
+    # Theorem-like environments in order, fenced blocks and bold lead-ins alike.
+    environments: list[dict] = field(default_factory=list)
+    warnings: list[RenderWarning] = field(default_factory=list)
+
+    @property
+    def flags(self) -> dict[str, bool]:
+        return {
+            "has_math": self.has_math,
+            "has_mermaid": self.has_mermaid,
+            "has_algorithm": self.has_algorithm,
+            "has_code": self.has_code,
+            "has_citations": self.has_citations,
+            "has_preview": self.has_preview,
+        }
+
+    def as_dict(self) -> dict:
+        data = asdict(self)
+        data["flags"] = self.flags
+        return data

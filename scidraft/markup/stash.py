@@ -1,0 +1,71 @@
+"""Placeholders: what Markdown and the sanitiser must not touch waits here until `fill`.
+
+A placeholder is made of private-use characters that neither Markdown nor nh3 alters. It takes
+as many lines as the text it replaces (its extra lines hold a filler character, never blank),
+so every stage before Markdown sees the author's line numbers and warnings point at the right
+line.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+OPEN, CLOSE, FILL = "\ue000", "\ue001", "\ue002"
+TOKEN = re.compile(f"{OPEN}(\\d+)[{FILL}\\s]*{CLOSE}")
+
+
+@dataclass
+class Item:
+    html: str | None  # trusted HTML, or None when `resolve` computes it in fill
+    text: str  # plain-text stand-in (search text, heading ids, attributes)
+    block: bool  # a block element, taken out of any <p> it lands in
+    kind: str
+    line: int
+    resolve: Callable[[], str] | None = None
+    data: dict | None = None
+
+
+class Stash:
+    def __init__(self):
+        self.items: list[Item] = []
+
+    def add(
+        self,
+        html: str | None,
+        *,
+        text: str = "",
+        block: bool = False,
+        kind: str = "",
+        line: int = 0,
+        original: str = "",
+        indent: str = "",
+        data: dict | None = None,
+    ) -> str:
+        """Store `html` and return its placeholder, spanning as many lines as `original`."""
+        self.items.append(Item(html, text, block, kind, line, data=data))
+        extra = original.count("\n")
+        filler = "".join(f"\n{indent}{FILL}" for _ in range(extra))
+        return f"{OPEN}{len(self.items) - 1}{filler}{CLOSE}"
+
+    def item(self, index: int) -> Item:
+        return self.items[index]
+
+    def of_kind(self, kind: str) -> list[Item]:
+        return [item for item in self.items if item.kind == kind]
+
+    def plain(self, text: str) -> str:
+        """`text` with each placeholder replaced by its plain-text stand-in."""
+        return TOKEN.sub(lambda match: self.items[int(match.group(1))].text, text)
+
+
+class LineIndex:
+    """Offsets to 1-based line numbers."""
+
+    def __init__(self, text: str):
+        self.starts = [0] + [match.end() for match in re.finditer("\n", text)]
+
+    def line(self, offset: int) -> int:
+        return bisect.bisect_right(self.starts, offset)
