@@ -17,6 +17,7 @@ from scidraft.hugo import HugoSite, NoteSource, PageSource, Problem
 from scidraft.site.services import site_configure
 
 from .models import Author, Note, NoteAuthor, NoteRevision, Page, Status, Tag
+from .rendering import RENDERED_FIELDS, context_for, render_note, render_page, source_hash
 
 
 def author_for_identity(identity: str) -> Author:
@@ -152,10 +153,25 @@ def note_import(*, source: NoteSource, user=None) -> tuple[Note, str]:
         note.tags.set(tags)
         changed = True
 
+    note_render_store(note=note)
     if created or changed:
         revision_record(note=note, kind=NoteRevision.Kind.IMPORT, user=user)
         return note, "created" if created else "updated"
     return note, "unchanged"
+
+
+def note_render_store(*, note: Note, force: bool = False) -> bool:
+    """Render the note and store the result, unless the stored render is already current.
+
+    Returns whether it rendered. The source hash covers the body, the engine version and the
+    site's kinds and style, so a stale row is found without comparing HTML.
+    """
+    context = context_for(note)
+    if not force and note.source_hash == source_hash(note.body, context):
+        return False
+    render_note(note, context)
+    note.save(update_fields=RENDERED_FIELDS)
+    return True
 
 
 _PAGE_FLAG_DEFAULTS = {
@@ -216,6 +232,10 @@ def page_import(*, source: PageSource) -> tuple[Page, str]:
     if set(page.authors.values_list("pk", flat=True)) != {author.pk for author in authors}:
         page.authors.set(authors)
         changed = True
+    context = context_for(None)
+    if page.source_hash != source_hash(page.body, context):
+        render_page(page, context)
+        page.save(update_fields=RENDERED_FIELDS)
     if created:
         return page, "created"
     return page, "updated" if changed else "unchanged"
@@ -272,6 +292,11 @@ def hugo_site_load(*, site: HugoSite, user=None) -> LoadReport:
             report.problems.append(Problem(source.path, _describe(error)))
             continue
         report.count("notes", outcome)
+    # A note may \ref a label of a note loaded after it: render those once more, now that
+    # every note's labels are stored.
+    for note in Note.objects.filter(slug__in=[source.slug for source in site.notes]):
+        if any(warning["code"] == "ref-unresolved" for warning in note.render_warnings):
+            note_render_store(note=note, force=True)
     for source in site.pages:
         if source.headless:
             continue  # resource bundles (images for promotions) have no page of their own

@@ -58,10 +58,13 @@ def resolve(
         pending = []
     for item in pending:
         keys = ", ".join((item.data or {}).get("keys", []))
-        warnings.append(RenderWarning(
-            item.line, "cite-unlisted",
-            f"\\cite{{{keys}}} comes after the last reference list, so it stays as written",
-        ))
+        warnings.append(
+            RenderWarning(
+                item.line,
+                "cite-unlisted",
+                f"\\cite{{{keys}}} comes after the last reference list, so it stays as written",
+            )
+        )
         item.html = html.escape((item.data or {})["source"])
 
     results: list[CitationList] = []
@@ -84,10 +87,14 @@ def resolve(
             )
         entries, missing, problem = _format(scope, list(numbers), context, warnings)
         for key in missing:
-            warnings.append(RenderWarning(
-                first_line[key], "cite-missing",
-                f"missing reference: {key} is not in {', '.join(scope.bib) or 'any bibliography'}",
-            ))
+            warnings.append(
+                RenderWarning(
+                    first_line[key],
+                    "cite-missing",
+                    f"missing reference: {key} is not in "
+                    f"{', '.join(scope.bib) or 'any bibliography'}",
+                )
+            )
         rendered = _list_html(box, scope, numbers, backlinks, entries, problem, card)
         if scope.item is not None:
             scope.item.html = rendered
@@ -105,12 +112,15 @@ def _format(
         return {}, [], ""
     line = (scope.item.data or {}).get("line", 0) if scope.item else 0
     if not scope.bib:
-        warnings.append(RenderWarning(
-            line, "bib-missing",
-            "this reference list names no bibliography (bib=\"bib/refs.bib\") and the note "
-            "has no default bibliography",
-        ))
-        return {}, [], "no bibliography named: add bib=\"bib/….bib\""
+        warnings.append(
+            RenderWarning(
+                line,
+                "bib-missing",
+                'this reference list names no bibliography (bib="bib/refs.bib") and the note '
+                "has no default bibliography",
+            )
+        )
+        return {}, [], 'no bibliography named: add bib="bib/….bib"'
     style = scope.style or context.citation_style
     entries: dict[str, str] = {}
     problems = []
@@ -118,8 +128,9 @@ def _format(
     for name in scope.bib:
         bibliography = context.resolve_bibliography(name)
         if bibliography is None:
-            warnings.append(RenderWarning(line, "bib-missing",
-                                          f"bibliography file {name} does not exist"))
+            warnings.append(
+                RenderWarning(line, "bib-missing", f"bibliography file {name} does not exist")
+            )
             problems.append(f"bibliography not found: {name}")
             continue
         found = bibliography.format(remaining, style)
@@ -144,9 +155,7 @@ def _list_html(
     bib = scope.bib[0] if scope.bib else ""
     source = f' data-bib-src="/{html.escape(bib)}"' if bib else ""
     css = "references references-in-card" if card and scope.item is None else "references"
-    title = (
-        f'<h2 class="references-title">{html.escape(scope.title)}</h2>' if scope.title else ""
-    )
+    title = f'<h2 class="references-title">{html.escape(scope.title)}</h2>' if scope.title else ""
     if not numbers:
         # A list whose scope cites nothing stays hidden, heading included (theme behaviour).
         return f'<div class="{css}" hidden{source}>{title}</div>'

@@ -38,7 +38,9 @@ def code_block(code: str, language: str) -> str:
         lexer = None
     body = highlight(code, lexer, _FORMATTER) if lexer else html.escape(code)
     if not language:
-        return f'<div class="highlight"><pre class="chroma"><code>{body.rstrip()}</code></pre></div>'
+        return (
+            f'<div class="highlight"><pre class="chroma"><code>{body.rstrip()}</code></pre></div>'
+        )
     return (
         f'<div class="highlight" data-lang="{label}"><span class="code-lang">{label}</span>'
         f'<pre class="chroma"><code class="language-{label}" data-lang="{label}">'
@@ -78,7 +80,9 @@ def algorithm_block(
         rendered = jsengine.render_pseudocode(source, caption_count=number - 1)
         ok = True
     except jsengine.JSError as error:
-        warnings.append(RenderWarning(line, "algorithm-error", f"pseudo-algorithm: {error.message}"))
+        warnings.append(
+            RenderWarning(line, "algorithm-error", f"pseudo-algorithm: {error.message}")
+        )
         rendered = (
             f'<pre class="algorithm-src algorithm-error" title="{html.escape(error.message)}">'
             f"{html.escape(code)}</pre>"
@@ -87,9 +91,7 @@ def algorithm_block(
     return f'<div class="pseudo-algorithm"{anchor}>{rendered}</div>', labels, ok
 
 
-def protect_code(
-    text: str, stash: Stash, warnings: list[RenderWarning], counters: dict
-) -> str:
+def protect_code(text: str, stash: Stash, warnings: list[RenderWarning], counters: dict) -> str:
     """Fences and inline code spans into the stash; returns the text with placeholders."""
     out, cursor = [], 0
     for start, end, fence in find_fences(text):

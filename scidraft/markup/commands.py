@@ -72,8 +72,14 @@ def text_styles(text: str, stash: Stash) -> str:
         command = match.group(1)
         if command == "texttt":
             literal = inner.replace("\\{", "{").replace("\\}", "}").replace("\\_", "_")
-            out.append(stash.add(f"<code>{html.escape(literal)}</code>", text=literal,
-                                 kind="inline-code", original=text[match.start() : end + 1]))
+            out.append(
+                stash.add(
+                    f"<code>{html.escape(literal)}</code>",
+                    text=literal,
+                    kind="inline-code",
+                    original=text[match.start() : end + 1],
+                )
+            )
         else:
             tag = _TAGS[command]
             out.append(f"<{tag}>{text_styles(inner, stash)}</{tag}>")

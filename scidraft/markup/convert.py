@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import threading
+
 import markdown
 from markdown.extensions import Extension
 from markdown.extensions.tables import TableProcessor
@@ -95,4 +96,3 @@ def to_html(text: str, stash: Stash) -> tuple[str, str]:
     finally:
         _local.stash = None
     return body, toc
-

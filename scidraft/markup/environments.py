@@ -86,10 +86,13 @@ def process(
             kind_word = opened.group("kind").lower()
             kind = kinds.get(kind_word)
             if kind is None:
-                warnings.append(RenderWarning(
-                    number, "environment-unknown",
-                    f"unknown environment :::{kind_word} (known: {', '.join(sorted(kinds))})",
-                ))
+                warnings.append(
+                    RenderWarning(
+                        number,
+                        "environment-unknown",
+                        f"unknown environment :::{kind_word} (known: {', '.join(sorted(kinds))})",
+                    )
+                )
             attrs = opened.group("attrs") or ""
             label_match = _LABEL.search(attrs)
             label = label_match.group(1) if label_match else ""
@@ -101,9 +104,11 @@ def process(
             anchor = ""
             if label:
                 if label in state.labels:
-                    warnings.append(RenderWarning(
-                        number, "duplicate-label", f"the label {label} is defined twice"
-                    ))
+                    warnings.append(
+                        RenderWarning(
+                            number, "duplicate-label", f"the label {label} is defined twice"
+                        )
+                    )
                 else:
                     anchor = re.sub(r"[^\w-]+", "-", label).strip("-")
                     word = kind.label if kind else kind_word.capitalize()
@@ -114,14 +119,16 @@ def process(
                         "anchor": anchor,
                     }
             title = (opened.group("title") or "").strip()
-            state.found.append({
-                "kind": kind.key if kind else kind_word,
-                "name": title,
-                "number": shown_number,
-                "label": label,
-                "line": number,
-                "syntax": "block",
-            })
+            state.found.append(
+                {
+                    "kind": kind.key if kind else kind_word,
+                    "name": title,
+                    "number": shown_number,
+                    "label": label,
+                    "line": number,
+                    "syntax": "block",
+                }
+            )
             style = kind.style if kind else "definition"
             classes = f"env env-{kind.key if kind else 'unknown'} env-style-{style}"
             id_attribute = f' id="{anchor}"' if anchor else ""
@@ -132,15 +139,21 @@ def process(
             )
             token = stash.add(opening, block=True, kind="environment-open", line=number)
             out.extend(["", opened.group("indent") + token, ""])
-            stack.append({"colons": len(opened.group("colons")), "line": number, "style": style,
-                          "indent": opened.group("indent")})
+            stack.append(
+                {
+                    "colons": len(opened.group("colons")),
+                    "line": number,
+                    "style": style,
+                    "indent": opened.group("indent"),
+                }
+            )
             continue
         closed = _CLOSE.match(line)
         if closed:
             if not stack:
-                warnings.append(RenderWarning(
-                    number, "environment-unpaired", "::: closes no open environment"
-                ))
+                warnings.append(
+                    RenderWarning(number, "environment-unpaired", "::: closes no open environment")
+                )
                 out.append(line)
                 continue
             out.extend(["", _close(stack.pop(), stash, number), ""])
@@ -148,15 +161,23 @@ def process(
         out.append(line)
     while stack:
         block = stack.pop()
-        warnings.append(RenderWarning(
-            block["line"], "environment-unclosed",
-            "environment is never closed with ::: (closed at the end of the note)",
-        ))
+        warnings.append(
+            RenderWarning(
+                block["line"],
+                "environment-unclosed",
+                "environment is never closed with ::: (closed at the end of the note)",
+            )
+        )
         out.extend(["", _close(block, stash, block["line"]), ""])
     return "\n".join(out)
 
 
 def _close(block: dict, stash: Stash, line: int) -> str:
-    qed = '<span class="env-qed" aria-label="end of proof">∎</span>' if block["style"] == "proof" else ""
-    return block["indent"] + stash.add(f"{qed}</div>", block=True, kind="environment-close",
-                                       line=line)
+    qed = (
+        '<span class="env-qed" aria-label="end of proof">∎</span>'
+        if block["style"] == "proof"
+        else ""
+    )
+    return block["indent"] + stash.add(
+        f"{qed}</div>", block=True, kind="environment-close", line=line
+    )

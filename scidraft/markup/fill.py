@@ -39,7 +39,8 @@ def _resolve_refs(
                     text = local["text"]  # "Lemma 2", "Algorithm 1"
                 css = "eqref" if data["command"] == "eqref" else "ref"
                 parts.append(
-                    f'<a class="{css}" href="#{html.escape(local["anchor"])}">{html.escape(text)}</a>'
+                    f'<a class="{css}" href="#{html.escape(local["anchor"])}">'
+                    f"{html.escape(text)}</a>"
                 )
                 continue
             target = None
@@ -52,9 +53,11 @@ def _resolve_refs(
                     f"{html.escape(target.text)}</a>"
                 )
                 continue
-            warnings.append(RenderWarning(
-                item.line, "ref-unresolved", f"\\{data['command']}{{{key}}} points at no label"
-            ))
+            warnings.append(
+                RenderWarning(
+                    item.line, "ref-unresolved", f"\\{data['command']}{{{key}}} points at no label"
+                )
+            )
             parts.append(
                 f'<span class="ref-missing" title="unresolved reference: {html.escape(key)}">'
                 "??</span>"
@@ -116,9 +119,7 @@ def fill(
     card_bib: str = "",
 ) -> tuple[str, list[CitationList]]:
     ordered = [stash.item(int(match.group(1))) for match in TOKEN.finditer(markup)]
-    lists, trailing = citations.resolve(
-        ordered, context, warnings, card=card, card_bib=card_bib
-    )
+    lists, trailing = citations.resolve(ordered, context, warnings, card=card, card_bib=card_bib)
     _resolve_refs([item for item in ordered if item.kind == "ref"], labels, context, warnings)
     markup = _hoist_blocks(markup, stash)
     return substitute(markup, stash) + trailing, lists

@@ -9,6 +9,7 @@ version) in a process-wide LRU.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import json
 import os
@@ -168,8 +169,6 @@ def render_pseudocode(source: str, *, caption_count: int) -> str:
 def _close_all() -> None:
     with _contexts_lock:
         for context in _contexts:
-            try:
+            with contextlib.suppress(Exception):  # the process is exiting anyway
                 context.close()
-            except Exception:  # noqa: BLE001,S110 - exiting anyway
-                pass
         _contexts.clear()

@@ -74,13 +74,19 @@ def _render_body(
     for item in stash.of_kind("algorithm"):
         for label in (item.data or {}).get("labels", []):
             number = str(item.data["number"])
-            labels.setdefault(label, {
-                "kind": "algorithm", "number": number, "text": f"Algorithm {number}",
-                "anchor": code.algorithm_anchor(label),
-            })
+            labels.setdefault(
+                label,
+                {
+                    "kind": "algorithm",
+                    "number": number,
+                    "text": f"Algorithm {number}",
+                    "anchor": code.algorithm_anchor(label),
+                },
+            )
 
-    markup, lists = fill.fill(markup, stash, context, warnings, labels, card=card,
-                              card_bib=card_bib)
+    markup, lists = fill.fill(
+        markup, stash, context, warnings, labels, card=card, card_bib=card_bib
+    )
     # The TOC repeats headings: their math and code, not their citation markers.
     for item in stash.items:
         if item.kind in {"cite", "ref"}:
@@ -115,7 +121,10 @@ def render(source: str, context: RenderContext | None = None) -> Rendered:
     if regions:
         # The card renders its regions on their own (its warnings repeat the page's: dropped).
         card = _render_body(
-            "\n\n".join(regions), context, [], card=True,
+            "\n\n".join(regions),
+            context,
+            [],
+            card=True,
             card_bib=shortcodes.first_references_bib(source),
         )
         result.card_html, result.has_preview = card.html, True

@@ -299,7 +299,7 @@ def find_math(text: str, warnings: list[RenderWarning], lines: LineIndex) -> lis
                         RenderWarning(
                             lines.line(index),
                             "math-unclosed",
-                            f"unclosed {kind} math: {text[index:index + 2]} has no matching "
+                            f"unclosed {kind} math: {text[index : index + 2]} has no matching "
                             f"{closer}",
                         )
                     )
@@ -351,9 +351,7 @@ def find_math(text: str, warnings: list[RenderWarning], lines: LineIndex) -> lis
     return spans
 
 
-def protect_math(
-    text: str, stash: Stash, state: MathState, warnings: list[RenderWarning]
-) -> str:
+def protect_math(text: str, stash: Stash, state: MathState, warnings: list[RenderWarning]) -> str:
     lines = LineIndex(text)
     spans = find_math(text, warnings, lines)
     if not spans:
@@ -369,7 +367,9 @@ def protect_math(
         line_start = text.rfind("\n", 0, span.start) + 1
         indent = re.match(r"[ \t]*", text[line_start:]).group(0)
         out.append(
-            stash.add(rendered, text=plain, kind="math", line=line, original=original, indent=indent)
+            stash.add(
+                rendered, text=plain, kind="math", line=line, original=original, indent=indent
+            )
         )
         cursor = span.end
     out.append(text[cursor:])

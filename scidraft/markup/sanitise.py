@@ -8,9 +8,12 @@ classes and data attributes, and nothing that runs.
 
 from __future__ import annotations
 
+import html as html_lib
 import re
 
 import nh3
+
+from .stash import CLOSE, FILL, OPEN
 
 URL_SCHEMES = {"http", "https", "mailto"}
 
@@ -50,9 +53,31 @@ FRAGMENT_ATTRIBUTES = {
 _STYLE_PROPERTIES = {"text-align"}
 
 
+_PLACEHOLDER_CHARS = re.compile(f"[{OPEN}{CLOSE}{FILL}]")
+# What browsers ignore in a URL: leading C0 controls and spaces, and tabs/newlines anywhere.
+_URL_LEADING = re.compile(r"^[\x00-\x20]+")
+_URL_IGNORED = re.compile(r"[\t\n\r]")
+# A URL whose scheme is settled before its first placeholder: an allowed scheme, or a relative
+# URL (a /, ? or # comes before any colon, so no scheme can follow).
+_SETTLED_URL = re.compile(r"^(?:(?:https?|mailto):|[^:]*[/?#])", re.I)
+
+
+def _url_is_settled(value: str) -> bool:
+    """False when a placeholder (or a stray placeholder character) could still decide the URL's
+    scheme: `fill` replaces placeholders after nh3 has checked the scheme, and removes stray
+    placeholder characters, so `java\\(\\)script:` would become `javascript:`."""
+    match = _PLACEHOLDER_CHARS.search(value)
+    if not match:
+        return True
+    prefix = _URL_IGNORED.sub("", _URL_LEADING.sub("", value[: match.start()]))
+    return bool(_SETTLED_URL.match(prefix))
+
+
 def _filter(tag: str, attribute: str, value: str) -> str | None:
     # target on links only as _blank (rel gets noopener afterwards, see external_links).
     if attribute == "target" and value not in {"_blank", "_self"}:
+        return None
+    if attribute in {"href", "src"} and not _url_is_settled(value):
         return None
     return value
 
@@ -71,7 +96,7 @@ def clean_author_html(html: str) -> str:
 
 
 def clean_fragment(html: str) -> str:
-    return nh3.clean(
+    return _link_targets(nh3.clean(
         html,
         tags=FRAGMENT_TAGS,
         attributes=FRAGMENT_ATTRIBUTES,
@@ -81,20 +106,43 @@ def clean_fragment(html: str) -> str:
         strip_comments=True,
         filter_style_properties=_STYLE_PROPERTIES,
         attribute_filter=_filter,
+    ))
+
+
+# nh3's output quotes every attribute value with " and escapes ", < and > inside values, so a
+# start tag ends at the first > and attributes split reliably.
+_ANCHOR = re.compile(r"<a(\s[^>]*)?>")
+_ATTRIBUTE = re.compile(r'([^\s="/>]+)(?:="([^"]*)")?')
+_EXTERNAL_URL = re.compile(r"^(?:https?:)?//", re.I)
+
+
+def _rewrite_anchor(match: re.Match, *, external_tabs: bool) -> str:
+    attributes = [(name, value) for name, value in _ATTRIBUTE.findall(match.group(1) or "")]
+    values = {name.lower(): value for name, value in attributes}
+    href = _URL_IGNORED.sub("", _URL_LEADING.sub("", html_lib.unescape(values.get("href", ""))))
+    external = bool(_EXTERNAL_URL.match(href))
+    target = values.get("target")
+    if external and external_tabs:
+        target = "_blank"
+    if target != "_blank":
+        return match.group(0)
+    rel = set(html_lib.unescape(values.get("rel", "")).split()) - {"opener"}
+    rel |= {"noopener", "noreferrer"} if external else {"noopener"}
+    kept = "".join(
+        f' {name}="{value}"' for name, value in attributes
+        if name.lower() not in {"href", "target", "rel"}
     )
+    link = f' href="{values["href"]}"' if "href" in values else ""
+    return f'<a{kept}{link} target="_blank" rel="{html_lib.escape(" ".join(sorted(rel)))}">'
 
 
-_EXTERNAL = re.compile(r'<a\b([^>]*?)\shref="(https?://[^"]*)"([^>]*)>')
+def _link_targets(html: str) -> str:
+    """Every link that opens a new tab gets rel="noopener" (and no "opener")."""
+    return _ANCHOR.sub(lambda match: _rewrite_anchor(match, external_tabs=False), html)
 
 
 def external_links(html: str) -> str:
-    """Links to other sites open in a new tab, without access to this one (theme-spec §2.14)."""
+    """Links to other sites open in a new tab, without access to this one (theme-spec §2.14).
 
-    def rewrite(match: re.Match) -> str:
-        before, href, after = match.group(1), match.group(2), match.group(3)
-        attributes = re.sub(r'\s(?:target|rel)="[^"]*"', "", before + after)
-        rel = re.search(r'\srel="([^"]*)"', before + after)
-        values = {"noopener", "noreferrer"} | set(rel.group(1).split() if rel else ())
-        return f'<a{attributes} href="{href}" target="_blank" rel="{" ".join(sorted(values))}">'
-
-    return _EXTERNAL.sub(rewrite, html)
+    Any other link an author gave target="_blank" gets rel="noopener" too."""
+    return _ANCHOR.sub(lambda match: _rewrite_anchor(match, external_tabs=True), html)

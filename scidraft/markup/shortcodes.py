@@ -21,7 +21,9 @@ _SHORTCODE = re.compile(
     r"\{\{(?:<(?P<a>.*?)>|%(?P<b>.*?)%)\}\}",
     re.S,
 )
-_HEAD = re.compile(r"\s*(?P<close>/)?\s*(?P<name>[A-Za-z][\w-]*)(?P<args>.*?)\s*(?P<self>/)?\s*$", re.S)
+_HEAD = re.compile(
+    r"\s*(?P<close>/)?\s*(?P<name>[A-Za-z][\w-]*)(?P<args>.*?)\s*(?P<self>/)?\s*$", re.S
+)
 _ARG = re.compile(
     r"""(?:(?P<key>[\w-]+)\s*=\s*)?(?P<value>"(?:[^"\\]|\\.)*"|`[^`]*`|'[^']*'|[^\s"'`]+)""", re.S
 )
@@ -111,13 +113,12 @@ def promotion_textual(params: dict[str, str]) -> str:
         )
     parts.append(f'<div class="textual-promotion-title">{lines}</div>')
     if params.get("subtitle"):
-        parts.append(
-            f'<p class="textual-promotion-subtitle">{html.escape(params["subtitle"])}</p>'
-        )
+        parts.append(f'<p class="textual-promotion-subtitle">{html.escape(params["subtitle"])}</p>')
     if params.get("buttonText"):
+        link = html.escape(params.get("buttonLink", "#"))
         parts.append(
             '<div class="textual-promotion-actions">'
-            f'<a class="textual-promotion-button" href="{html.escape(params.get("buttonLink", "#"))}"'
+            f'<a class="textual-promotion-button" href="{link}"'
             f' rel="{html.escape(rel)}" target="{html.escape(target)}">'
             f"{html.escape(params['buttonText'])}</a></div>"
         )
@@ -199,7 +200,9 @@ def process(
 
         if name not in KNOWN:
             warnings.append(
-                RenderWarning(code.line, "shortcode-unknown", f"unknown shortcode {{{{< {name} >}}}}")
+                RenderWarning(
+                    code.line, "shortcode-unknown", f"unknown shortcode {{{{< {name} >}}}}"
+                )
             )
             out.append(original)
             continue
@@ -208,8 +211,11 @@ def process(
             if code.closing:
                 if not open_pairs.get("preview"):
                     warnings.append(
-                        RenderWarning(code.line, "shortcode-unpaired",
-                                      "{{< /preview >}} without an opening {{< preview >}}")
+                        RenderWarning(
+                            code.line,
+                            "shortcode-unpaired",
+                            "{{< /preview >}} without an opening {{< preview >}}",
+                        )
                     )
                 else:
                     open_pairs["preview"].pop()
@@ -233,8 +239,11 @@ def process(
                 tag = clean_fragment(
                     f'<span class="glossary-term" data-gid="{gid}" data-def="{definition}">x</span>'
                 )
-                out.append(stash.add(tag[: tag.rindex("x</span>")], kind="glossary-open",
-                                     original=original))
+                out.append(
+                    stash.add(
+                        tag[: tag.rindex("x</span>")], kind="glossary-open", original=original
+                    )
+                )
             continue
 
         if code.closing:
@@ -251,74 +260,133 @@ def process(
                 "style": code.params.get("style", ""),
                 "line": code.line,
             }
-            out.append(stash.add(None, block=True, kind="references", line=code.line,
-                                 original=original, data=data))
+            out.append(
+                stash.add(
+                    None,
+                    block=True,
+                    kind="references",
+                    line=code.line,
+                    original=original,
+                    data=data,
+                )
+            )
         elif name == "promotion-textual":
-            out.append(stash.add(promotion_textual(code.params), block=True, kind="promotion",
-                                 line=code.line, original=original,
-                                 text=code.params.get("title", "")))
+            out.append(
+                stash.add(
+                    promotion_textual(code.params),
+                    block=True,
+                    kind="promotion",
+                    line=code.line,
+                    original=original,
+                    text=code.params.get("title", ""),
+                )
+            )
         elif name == "promotion-visual":
             rendered = promotion_visual(code.params, context)
             if rendered is None:
-                warnings.append(RenderWarning(
-                    code.line, "shortcode-data",
-                    f"promotion-visual: no data file {code.params.get('data', 'promotion-visual')}"
-                    " with rows",
-                ))
+                warnings.append(
+                    RenderWarning(
+                        code.line,
+                        "shortcode-data",
+                        "promotion-visual: no data file "
+                        f"{code.params.get('data', 'promotion-visual')} with rows",
+                    )
+                )
                 rendered = ""
-            out.append(stash.add(rendered, block=True, kind="promotion", line=code.line,
-                                 original=original))
+            out.append(
+                stash.add(rendered, block=True, kind="promotion", line=code.line, original=original)
+            )
         elif name == "gallery":
             closing = next(
-                (later for later in codes[index + 1 :] if later.name == "gallery" and later.closing),
+                (
+                    later
+                    for later in codes[index + 1 :]
+                    if later.name == "gallery" and later.closing
+                ),
                 None,
             )
             items = [
-                later for later in codes[index + 1 :]
+                later
+                for later in codes[index + 1 :]
                 if later.name == "gallery-item" and (closing is None or later.start < closing.start)
             ]
             if closing is None:
-                warnings.append(RenderWarning(code.line, "shortcode-unpaired",
-                                              "{{< gallery >}} is never closed"))
+                warnings.append(
+                    RenderWarning(
+                        code.line, "shortcode-unpaired", "{{< gallery >}} is never closed"
+                    )
+                )
             end = closing.end if closing else code.end
             rendered = clean_fragment(
                 '<div class="image-gallery">'
                 + "".join(gallery_item(item.params) for item in items)
                 + "</div>"
             )
-            out.append(stash.add(rendered, block=True, kind="gallery", line=code.line,
-                                 original=text[code.start : end]))
+            out.append(
+                stash.add(
+                    rendered,
+                    block=True,
+                    kind="gallery",
+                    line=code.line,
+                    original=text[code.start : end],
+                )
+            )
             cursor = end
             skip_until = end
         elif name == "gallery-item":
-            rendered = clean_fragment(f'<div class="image-gallery">{gallery_item(code.params)}</div>')
-            out.append(stash.add(rendered, block=True, kind="gallery", line=code.line,
-                                 original=original))
+            rendered = clean_fragment(
+                f'<div class="image-gallery">{gallery_item(code.params)}</div>'
+            )
+            out.append(
+                stash.add(rendered, block=True, kind="gallery", line=code.line, original=original)
+            )
         elif name == "glossary":
-            out.append(stash.add(
-                '<aside class="glossary-panel" id="glossary-panel" aria-label="Glossary"></aside>',
-                block=True, kind="glossary", line=code.line, original=original,
-            ))
+            out.append(
+                stash.add(
+                    '<aside class="glossary-panel" id="glossary-panel" aria-label="Glossary">'
+                    "</aside>",
+                    block=True,
+                    kind="glossary",
+                    line=code.line,
+                    original=original,
+                )
+            )
         elif name in ENTRY_INDEXES:
             state.entry_index = True
-            canonical = {"entry-map": "entry-a-to-z", "occupation-map": "entry-a-to-z",
-                         "occupation-categories": "entry-categories"}.get(name, name)
+            canonical = {
+                "entry-map": "entry-a-to-z",
+                "occupation-map": "entry-a-to-z",
+                "occupation-categories": "entry-categories",
+            }.get(name, name)
             rendered = context.render_entry_index(canonical, dict(code.params))
             if rendered is None:
-                warnings.append(RenderWarning(
-                    code.line, "shortcode-data",
-                    f"{name}: no entry set {code.params.get('set', '(default)')} on this site",
-                ))
+                warnings.append(
+                    RenderWarning(
+                        code.line,
+                        "shortcode-data",
+                        f"{name}: no entry set {code.params.get('set', '(default)')} on this site",
+                    )
+                )
                 rendered = '<p class="entry-empty">No entries published yet.</p>'
-            out.append(stash.add(clean_fragment(rendered), block=True, kind="entry-index",
-                                 line=code.line, original=original))
+            out.append(
+                stash.add(
+                    clean_fragment(rendered),
+                    block=True,
+                    kind="entry-index",
+                    line=code.line,
+                    original=original,
+                )
+            )
     out.append(text[cursor:])
 
     for name, pending in open_pairs.items():
         for code in pending:
             label = "preview" if name == "preview" else code.name
-            warnings.append(RenderWarning(code.line, "shortcode-unpaired",
-                                          f"{{{{< {label} >}}}} is never closed"))
+            warnings.append(
+                RenderWarning(
+                    code.line, "shortcode-unpaired", f"{{{{< {label} >}}}} is never closed"
+                )
+            )
     return "".join(out)
 
 
