@@ -1,6 +1,7 @@
 # SciDraft: every target installs what it needs, so each works on a fresh clone.
 #   make run    set up everything and serve the demo site on SQLite at http://127.0.0.1:8000
 #   make test   set up everything and run the test suite (SQLite unless DATABASE_URL is set)
+#   make bench  set up everything and run the benchmarks in benchmarks/ (they report, never fail)
 
 PYTHON ?= python3.11
 VENV   := .venv
@@ -11,13 +12,16 @@ PORT   ?= 8000
 
 VENDOR := static/vendor
 
-.PHONY: run test setup venv node vendor migrate demo lint clean superuser
+.PHONY: run test bench setup venv node vendor migrate demo lint clean superuser
 
 run: setup migrate demo
 	DEBUG=$${DEBUG:-1} $(PY) manage.py runserver $(HOST):$(PORT)
 
 test: setup
 	DEBUG=$${DEBUG:-1} $(PY) -m pytest $(PYTEST_ARGS)
+
+bench: setup
+	DEBUG=$${DEBUG:-1} $(PY) benchmarks/run.py
 
 setup: venv vendor
 

@@ -60,6 +60,7 @@ class JSError(Exception):
         self.message = message
 
 
+@functools.cache
 def versions() -> dict[str, str]:
     path = ASSETS / "versions.json"
     if not path.is_file():
@@ -157,12 +158,31 @@ def tex_cache_info():
 
 
 def tex_cache_clear() -> None:
+    """Empty the formula and algorithm caches (benchmarks measure cold renders with it)."""
     _tex_cached.cache_clear()
+    _pseudocode_cached.cache_clear()
+
+
+@functools.lru_cache(maxsize=2_000)
+def _pseudocode_cached(source: str, caption_count: int, version: str) -> tuple[bool, str]:
+    try:
+        return True, _call("scidraftPseudocode", source, caption_count)
+    except JSError as error:
+        return False, error.message
 
 
 def render_pseudocode(source: str, *, caption_count: int) -> str:
-    """pseudocode.js HTML; `caption_count` algorithms precede this one on the page."""
-    return _call("scidraftPseudocode", source, caption_count)
+    """pseudocode.js HTML; `caption_count` algorithms precede this one on the page.
+
+    Cached like formulas: an algorithm is typeset once per (source, position, versions).
+    """
+    assets = versions()
+    ok, result = _pseudocode_cached(
+        source, caption_count, f"{assets['pseudocode']}/{assets['katex']}"
+    )
+    if not ok:
+        raise JSError(result)
+    return result
 
 
 @atexit.register

@@ -234,6 +234,9 @@ def typeset(
     return rendered, source.strip()
 
 
+_CANDIDATE = re.compile(r"[\\$]")
+
+
 @dataclass
 class _Span:
     start: int
@@ -276,6 +279,11 @@ def find_math(text: str, warnings: list[RenderWarning], lines: LineIndex) -> lis
     spans: list[_Span] = []
     index, length = 0, len(text)
     while index < length:
+        # Only a backslash or a dollar can start math: skip straight to the next one.
+        candidate = _CANDIDATE.search(text, index)
+        if candidate is None:
+            break
+        index = candidate.start()
         char = text[index]
         if char == "\\":
             if text.startswith("\\\\(", index) or text.startswith("\\\\[", index):

@@ -395,6 +395,8 @@ _PREVIEW = re.compile(r"\{\{[<%]\s*(/?)\s*preview\s*[>%]\}\}")
 
 def preview_regions(source: str) -> list[str]:
     """Source text of every preview region, in order (code examples do not count)."""
+    if "preview" not in source:
+        return []
     masked = mask_code(source)
     regions, start = [], None
     for match in _PREVIEW.finditer(masked):
