@@ -25,6 +25,7 @@ class _List:
     title: str
     style: str
     cites: list[Item] = field(default_factory=list)
+    url: str = ""  # where the first file that exists is served (data-bib-src)
 
 
 def _anchor_key(key: str) -> str:
@@ -37,7 +38,7 @@ def resolve(
     warnings: list[RenderWarning],
     *,
     card: bool = False,
-    card_bib: str = "",
+    card_bibs: tuple[str, ...] | None = None,
 ) -> tuple[list[CitationList], str]:
     """Set the HTML of every cite and references item; returns the lists and, for a card whose
     citations have no list of their own, the HTML of the card's list."""
@@ -53,8 +54,10 @@ def resolve(
             pending = []
 
     trailing = ""
-    if pending and card and card_bib:
-        lists.append(_List(None, [card_bib], "", "", pending))
+    if pending and card and card_bibs is not None:
+        # The card's own list reads the files of the body's first list (theme-spec §2.4).
+        bibs = list(card_bibs) or list(context.default_bibliographies)
+        lists.append(_List(None, bibs, "", "", pending))
         pending = []
     for item in pending:
         keys = ", ".join((item.data or {}).get("keys", []))
@@ -133,6 +136,7 @@ def _format(
             )
             problems.append(f"bibliography not found: {name}")
             continue
+        scope.url = scope.url or getattr(bibliography, "url", "") or f"/{name}"
         found = bibliography.format(remaining, style)
         entries.update({key: clean_fragment(value) for key, value in found.items()})
         remaining = [key for key in remaining if key not in entries]
@@ -152,8 +156,8 @@ def _list_html(
     problem: str,
     card: bool,
 ) -> str:
-    bib = scope.bib[0] if scope.bib else ""
-    source = f' data-bib-src="/{html.escape(bib)}"' if bib else ""
+    url = scope.url or (f"/{scope.bib[0]}" if scope.bib else "")
+    source = f' data-bib-src="{html.escape(url)}"' if url else ""
     css = "references references-in-card" if card and scope.item is None else "references"
     title = f'<h2 class="references-title">{html.escape(scope.title)}</h2>' if scope.title else ""
     if not numbers:

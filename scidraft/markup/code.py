@@ -118,15 +118,21 @@ def protect_code(text: str, stash: Stash, warnings: list[RenderWarning], counter
             data = {"labels": labels, "number": number}
         else:
             rendered, kind = code_block(fence.code, language), "code"
+        # A fence indented under a list item stays in it. Python-Markdown continues a list
+        # item at four spaces where CommonMark (the theme's Goldmark) accepts the marker width.
+        indent = fence.indent
+        if 0 < len(indent.expandtabs(4)) < 4:
+            indent = "    "
         out.append(
-            stash.add(
+            indent
+            + stash.add(
                 rendered,
                 text=fence.code,
                 block=True,
                 kind=kind,
                 line=fence.line,
                 original=fence.original,
-                indent=fence.indent,
+                indent=indent,
                 data=data,
             )
         )

@@ -100,10 +100,11 @@ def substitute(markup: str, stash: Stash) -> str:
             tag.group(0),
         )
 
-    markup = _TAG.sub(lambda tag: in_tag(tag) if OPEN in tag.group(0) else tag.group(0), markup)
     for _ in range(8):  # item HTML may itself hold placeholders (an environment's title)
         if OPEN not in markup:
             break
+        # Every round: a placeholder that lands inside a tag becomes escaped text, never HTML.
+        markup = _TAG.sub(lambda tag: in_tag(tag) if OPEN in tag.group(0) else tag.group(0), markup)
         markup = TOKEN.sub(lambda match: stash.item(int(match.group(1))).html or "", markup)
     return markup.replace(OPEN, "").replace(CLOSE, "")
 
@@ -116,10 +117,10 @@ def fill(
     labels: dict[str, dict],
     *,
     card: bool = False,
-    card_bib: str = "",
+    card_bibs: tuple[str, ...] | None = None,
 ) -> tuple[str, list[CitationList]]:
     ordered = [stash.item(int(match.group(1))) for match in TOKEN.finditer(markup)]
-    lists, trailing = citations.resolve(ordered, context, warnings, card=card, card_bib=card_bib)
+    lists, trailing = citations.resolve(ordered, context, warnings, card=card, card_bibs=card_bibs)
     _resolve_refs([item for item in ordered if item.kind == "ref"], labels, context, warnings)
     markup = _hoist_blocks(markup, stash)
     return substitute(markup, stash) + trailing, lists

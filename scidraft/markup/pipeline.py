@@ -17,12 +17,17 @@ from . import code, commands, convert, environments, fill, sanitise, shortcodes
 from .context import RenderContext
 from .protect import MathState, protect_math
 from .rendered import CitationList, Rendered, RenderWarning
-from .stash import TOKEN, Stash
+from .stash import TOKEN, Stash, strip_placeholder_characters
 
 # Bump when the output for the same source changes: stored renders are refreshed.
 ENGINE_VERSION = "1"
 
 _TAGS = re.compile(r"<[^>]+>")
+_BLOCK_TAGS = re.compile(
+    r"</?(?:p|div|h[1-6]|li|ul|ol|dl|dt|dd|tr|td|th|table|thead|tbody|blockquote|pre|figure|"
+    r"figcaption|br|hr|section|aside|details|summary)\b[^>]*>",
+    re.I,
+)
 _SPACE = re.compile(r"\s+")
 _WORD = re.compile(r"\w[\w'’-]*", re.UNICODE)
 
@@ -39,8 +44,16 @@ class _Body:
 
 
 def _plain_text(markup: str, stash: Stash) -> str:
-    markup = TOKEN.sub(lambda match: f" {stash.item(int(match.group(1))).text} ", markup)
-    text = html_lib.unescape(_TAGS.sub(" ", markup))
+    """Text for search and word counts: inline markup joins its neighbours (`H<sub>2</sub>O`
+    is one word), block elements and block placeholders separate."""
+
+    def token(match: re.Match) -> str:
+        item = stash.item(int(match.group(1)))
+        return f" {item.text} " if item.block else item.text
+
+    markup = TOKEN.sub(token, markup)
+    markup = _BLOCK_TAGS.sub(" ", markup)
+    text = html_lib.unescape(_TAGS.sub("", markup))
     return _SPACE.sub(" ", text).strip()
 
 
@@ -50,7 +63,7 @@ def _render_body(
     warnings: list[RenderWarning],
     *,
     card: bool = False,
-    card_bib: str = "",
+    card_bibs: tuple[str, ...] | None = None,
 ) -> _Body:
     stash = Stash()
     counters: dict[str, int] = {}
@@ -85,7 +98,7 @@ def _render_body(
             )
 
     markup, lists = fill.fill(
-        markup, stash, context, warnings, labels, card=card, card_bib=card_bib
+        markup, stash, context, warnings, labels, card=card, card_bibs=card_bibs
     )
     # The TOC repeats headings: their math and code, not their citation markers.
     for item in stash.items:
@@ -98,7 +111,7 @@ def _render_body(
 def render(source: str, context: RenderContext | None = None) -> Rendered:
     """Render a note body (Markdown, math, shortcodes) to sanitised HTML, with its warnings."""
     context = context or RenderContext()
-    source = source.replace("\r\n", "\n").replace("\r", "\n")
+    source = strip_placeholder_characters(source.replace("\r\n", "\n").replace("\r", "\n"))
     warnings: list[RenderWarning] = []
     body = _render_body(source, context, warnings)
     kinds = {item.kind for item in body.stash.items}
@@ -125,7 +138,7 @@ def render(source: str, context: RenderContext | None = None) -> Rendered:
             context,
             [],
             card=True,
-            card_bib=shortcodes.first_references_bib(source),
+            card_bibs=shortcodes.first_references_bibs(source),
         )
         result.card_html, result.has_preview = card.html, True
     else:

@@ -174,17 +174,22 @@ def _number_labels(tex: str, state: MathState, line: int, warnings: list) -> tup
             anchors.append(anchor)
         return number
 
-    environment = _BEGIN.match(tex.strip())
-    if environment and _MATH_ENVIRONMENTS[environment.group(1)] in _ROWED:
+    stripped = tex.strip()
+    environment = _BEGIN.match(stripped)
+    end = f"\\end{{{environment.group(1)}}}" if environment else ""
+    if environment and _MATH_ENVIRONMENTS[environment.group(1)] in _ROWED and end in stripped:
+        # Rows are the body between \begin and \end: a tag must stay inside its row.
+        body_end = stripped.rindex(end)
         rows = []
-        for row in _split_rows(tex):
+        for row in _split_rows(stripped[environment.end() : body_end]):
             labels = _LABEL.findall(row)
             row = _LABEL.sub("", row)
             if labels and not _NONUMBER.search(row):
                 number = assign(labels[0])
                 row = row.rstrip() + f" \\tag{{{number}}}"
             rows.append(row)
-        return "\\\\".join(rows), anchors
+        body = "\\\\".join(rows)
+        return stripped[: environment.end()] + body + stripped[body_end:], anchors
     labels = _LABEL.findall(tex)
     tex = _LABEL.sub("", tex)
     if labels:

@@ -96,17 +96,19 @@ def clean_author_html(html: str) -> str:
 
 
 def clean_fragment(html: str) -> str:
-    return _link_targets(nh3.clean(
-        html,
-        tags=FRAGMENT_TAGS,
-        attributes=FRAGMENT_ATTRIBUTES,
-        generic_attribute_prefixes={"data-"},
-        url_schemes=URL_SCHEMES,
-        link_rel=None,
-        strip_comments=True,
-        filter_style_properties=_STYLE_PROPERTIES,
-        attribute_filter=_filter,
-    ))
+    return _link_targets(
+        nh3.clean(
+            html,
+            tags=FRAGMENT_TAGS,
+            attributes=FRAGMENT_ATTRIBUTES,
+            generic_attribute_prefixes={"data-"},
+            url_schemes=URL_SCHEMES,
+            link_rel=None,
+            strip_comments=True,
+            filter_style_properties=_STYLE_PROPERTIES,
+            attribute_filter=_filter,
+        )
+    )
 
 
 # nh3's output quotes every attribute value with " and escapes ", < and > inside values, so a
@@ -126,14 +128,19 @@ def _rewrite_anchor(match: re.Match, *, external_tabs: bool) -> str:
         target = "_blank"
     if target != "_blank":
         return match.group(0)
-    rel = set(html_lib.unescape(values.get("rel", "")).split()) - {"opener"}
-    rel |= {"noopener", "noreferrer"} if external else {"noopener"}
+    old_rel = html_lib.unescape(values.get("rel", "")).split()
+    rel = [token for token in old_rel if token.lower() != "opener"]
+    needed = ["noopener", "noreferrer"] if external and external_tabs else ["noopener"]
+    rel += [token for token in needed if token not in {t.lower() for t in rel}]
+    if not external_tabs and rel == old_rel and values.get("target") == "_blank":
+        return match.group(0)  # a component's own link, already safe: left as built
     kept = "".join(
-        f' {name}="{value}"' for name, value in attributes
+        f' {name}="{value}"'
+        for name, value in attributes
         if name.lower() not in {"href", "target", "rel"}
     )
     link = f' href="{values["href"]}"' if "href" in values else ""
-    return f'<a{kept}{link} target="_blank" rel="{html_lib.escape(" ".join(sorted(rel)))}">'
+    return f'<a{kept}{link} target="_blank" rel="{html_lib.escape(" ".join(rel))}">'
 
 
 def _link_targets(html: str) -> str:

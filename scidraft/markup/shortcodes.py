@@ -183,6 +183,9 @@ def process(
     """Replace shortcodes with stashed HTML; returns the text."""
     lines = LineIndex(text)
     codes = parse(text, lines)
+    for code in codes:
+        # Arguments are plain strings: code written inside one is its text, not its HTML.
+        code.params = {key: stash.plain(value) for key, value in code.params.items()}
     out, cursor = [], 0
     skip_until = -1
     open_pairs: dict[str, list[Shortcode]] = {}
@@ -408,9 +411,11 @@ def preview_regions(source: str) -> list[str]:
     return regions
 
 
-def first_references_bib(source: str) -> str:
-    """The `bib` of the first references list in the body: the card's list (theme-spec §2.4)."""
+def first_references_bibs(source: str) -> tuple[str, ...] | None:
+    """Files of the body's first references list, which the card's list reads (theme-spec
+    §2.4): () when that list names none (the note's defaults apply), None when there is none."""
     for code in parse(mask_code(source)):
-        if code.name == "references" and not code.closing and code.params.get("bib"):
-            return code.params["bib"]
-    return ""
+        if code.name == "references" and not code.closing:
+            bibs = code.params.get("bib", "")
+            return tuple(part.strip() for part in bibs.split(",") if part.strip())
+    return None

@@ -28,6 +28,14 @@ class Item:
     data: dict | None = None
 
 
+_NOTHING = Item("", "", False, "forged", 0)
+
+
+def strip_placeholder_characters(text: str) -> str:
+    """Authors cannot type a placeholder: the private-use characters it uses are removed."""
+    return text.translate({ord(OPEN): None, ord(CLOSE): None, ord(FILL): None})
+
+
 class Stash:
     def __init__(self):
         self.items: list[Item] = []
@@ -51,7 +59,9 @@ class Stash:
         return f"{OPEN}{len(self.items) - 1}{filler}{CLOSE}"
 
     def item(self, index: int) -> Item:
-        return self.items[index]
+        if 0 <= index < len(self.items):
+            return self.items[index]
+        return _NOTHING  # a forged placeholder (render strips them; belt and braces)
 
     def of_kind(self, kind: str) -> list[Item]:
         return [item for item in self.items if item.kind == kind]

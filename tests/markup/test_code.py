@@ -1,0 +1,191 @@
+"""Golden tests for code: Pygments blocks, folder trees, Mermaid and pseudo-algorithms."""
+
+from __future__ import annotations
+
+from scidraft.markup import render
+
+from .dom import normalise_space, parse, visible_text
+
+ALGORITHM = r"""```pseudo-algorithm
+\begin{algorithm}[H]
+\footnotesize
+\caption{CAPTION}
+\label{LABEL}
+\begin{algorithmic}[1]
+\Require matrix \(A\), tolerance \(\tau\)
+\State \(v \gets v / \lVert v \rVert\) \Comment{any direction}
+\While{\(\lVert w \rVert \gt \tau\)}
+    \State \(v \gets w\)
+\EndWhile
+\Return \(v\)
+\end{algorithmic}
+\end{algorithm}
+```"""
+
+
+def _algorithm(caption: str, label: str) -> str:
+    return ALGORITHM.replace("CAPTION", caption).replace("LABEL", label)
+
+
+def test_python_fence_highlighted_with_classes():
+    """A python fence → `.highlight pre.chroma code.language-python` with Pygments token classes."""
+    rendered = render('Text.\n\n```python\ndef f(x):\n    return "s"  # note\n```\n')
+    doc = parse(rendered.html)
+    code = doc.select_one("div.highlight > pre.chroma > code.language-python")
+    assert code is not None
+    assert code.get("data-lang") == "python"
+    classes = {cls for span in code.select("span") for cls in span.classes}
+    assert {"k", "nf", "s2", "c1"} <= classes  # keyword, function name, string, comment
+    assert code.text == 'def f(x):\n    return "s"  # note'
+    assert "style" not in rendered.html.split("highlight", 1)[1].split("</code>")[0]
+    assert rendered.has_code
+
+
+def test_language_label():
+    """The block shows its language as `span.code-lang`."""
+    rendered = render("```toml\n[a]\nb = 1\n```\n")
+    label = parse(rendered.html).select_one("div.highlight > span.code-lang")
+    assert label.text == "toml"
+
+
+def test_fence_without_language():
+    """A fence without a language is escaped plain text in `.highlight pre.chroma code`."""
+    rendered = render("```\n<b>x</b> & y\n```\n")
+    code = parse(rendered.html).select_one("div.highlight pre.chroma code")
+    assert code.text == "<b>x</b> & y"
+    assert "<b>" not in rendered.html
+
+
+def test_folder_tree_intact_in_bash_and_text():
+    """Box-drawing folder trees keep every character and line in bash and text fences."""
+    tree = (
+        "project/\n├── src/\n│   ├── main.py      # entry point\n│   └── util/\n"
+        "│       └── __init__.py\n└── README.md"
+    )
+    for language in ("bash", "text"):
+        rendered = render(f"```{language}\n{tree}\n```\n")
+        code = parse(rendered.html).select_one(f"code.language-{language}")
+        assert code.text == tree
+    comments = parse(render(f"```bash\n{tree}\n```\n").html).select("code span.c1")
+    assert any("# entry point" in span.text for span in comments)
+
+
+def test_code_inside_list_item():
+    """A fence indented in a list item keeps its content and stays in the item."""
+    rendered = render("- step:\n\n  ```python\n  x = 1\n  ```\n- next\n")
+    doc = parse(rendered.html)
+    code = doc.select_one("ul > li code.language-python")
+    assert code is not None and code.text == "x = 1"
+
+
+def test_code_inside_ordered_list_item_four_spaces():
+    """A fence indented four spaces under `1.` stays inside the list item."""
+    rendered = render("1. step\n\n    ```python\n    y = 2\n    ```\n\n2. next\n")
+    doc = parse(rendered.html)
+    items = doc.select("ol > li")
+    assert len(items) == 2
+    code = items[0].select_one("code.language-python")
+    assert code is not None and code.text == "y = 2"
+
+
+def test_markdown_not_applied_inside_code():
+    """Emphasis, math and shortcodes inside code stay literal."""
+    rendered = render("```text\n*a* $x$ \\(y\\) {{< preview >}} <script>\n```\n\nInline `*b* $z$`.")
+    doc = parse(rendered.html)
+    assert doc.select_one("pre code").text == "*a* $x$ \\(y\\) {{< preview >}} <script>"
+    assert doc.select("p code")[0].text == "*b* $z$"
+    assert not rendered.has_math
+    assert "<script" not in rendered.html
+
+
+def test_mermaid_block():
+    """A mermaid fence → `pre.mermaid` holding the escaped source; has_mermaid set."""
+    source = (
+        '```mermaid\nflowchart TD\n    A["Input <b>"] --> B{"More?"}\n    B -- "yes" --> A\n```\n'
+    )
+    rendered = render(source)
+    doc = parse(rendered.html)
+    pre = doc.select_one("pre.mermaid")
+    assert pre.text == 'flowchart TD\n    A["Input <b>"] --> B{"More?"}\n    B -- "yes" --> A'
+    assert "&lt;b&gt;" in rendered.html and "--&gt;" in rendered.html
+    assert not pre.elements
+    assert rendered.has_mermaid and not rendered.has_code
+
+
+def test_pseudo_algorithm_rendered_and_numbered_per_page():
+    """pseudo-algorithm fences → pseudocode.js `.ps-root`, captions "Algorithm 1", "Algorithm 2"."""
+    source = (
+        "Intro.\n\n"
+        + _algorithm("Power iteration", "alg:power")
+        + "\n\nBetween.\n\n"
+        + _algorithm("Second one", "alg:second")
+        + "\n"
+    )
+    rendered = render(source)
+    doc = parse(rendered.html)
+    boxes = doc.select("div.pseudo-algorithm")
+    assert len(boxes) == 2
+    for box in boxes:
+        assert box.select_one(".ps-root .ps-algorithm") is not None
+        assert box.select(".ps-line")
+    captions = [normalise_space(box.select(".ps-line")[0].text) for box in boxes]
+    assert captions == ["Algorithm 1 Power iteration", "Algorithm 2 Second one"]
+    assert rendered.has_algorithm
+    assert rendered.warnings == []
+
+
+def test_pseudo_algorithm_cleanup():
+    """`[H]`, `[1]`, `\\footnotesize`, `\\label{…}` never reach the output; `\\(…\\)` is math."""
+    rendered = render(_algorithm("Clean", "alg:clean"))
+    box = parse(rendered.html).select_one("div.pseudo-algorithm")
+    text = visible_text(box)
+    for leftover in ("[H]", "[1]", "footnotesize", "\\label", "alg:clean", "\\(", "\\gets"):
+        assert leftover not in text
+    assert box.select(".katex")
+    assert box.select_one("span.ps-comment") is not None
+    assert not box.select("pre.algorithm-error")
+
+
+def test_labelled_algorithm_can_be_referenced():
+    """`\\label{alg:x}` makes `\\ref{alg:x}` a link reading "Algorithm N" to the algorithm's box."""
+    source = (
+        _algorithm("First", "alg:first")
+        + "\n\n"
+        + _algorithm("Second", "alg:x")
+        + "\n\nAs \\ref{alg:x} and \\ref{alg:first} show."
+    )
+    rendered = render(source)
+    doc = parse(rendered.html)
+    links = [(a.get("href"), a.text) for a in doc.select("a.ref")]
+    assert links == [("#alg-x", "Algorithm 2"), ("#alg-first", "Algorithm 1")]
+    assert [box.id for box in doc.select("div.pseudo-algorithm")] == ["alg-first", "alg-x"]
+    assert rendered.warnings == []
+
+
+def test_pseudo_algorithm_parse_error():
+    """A parse error shows the source (`pre.algorithm-src`) and warns `algorithm-error`."""
+    bad = "```pseudo-algorithm\n\\begin{algorithm}\n\\begin{algorithmic}\n\\If{x}\n\\State y\n```"
+    source = "Intro.\n\nMore.\n\n" + bad + "\n\nAfter $x$."
+    rendered = render(source)
+    doc = parse(rendered.html)
+    pre = doc.select_one("div.pseudo-algorithm > pre.algorithm-src")
+    assert pre is not None and "hidden" not in pre.attrs
+    assert pre.text == "\\begin{algorithm}\n\\begin{algorithmic}\n\\If{x}\n\\State y"
+    assert [(w.code, w.line) for w in rendered.warnings] == [("algorithm-error", 5)]
+    assert "After" in doc.text and doc.select(".katex")
+
+
+def test_numbering_continues_after_failed_algorithm():
+    """A failed algorithm still takes its number: the next one is "Algorithm 2"."""
+    bad = "```pseudo-algorithm\n\\begin{algorithm}\n\\State\n```"
+    rendered = render(bad + "\n\n" + _algorithm("Next", "alg:n"))
+    box = parse(rendered.html).select("div.pseudo-algorithm")[1]
+    assert normalise_space(box.select(".ps-line")[0].text) == "Algorithm 2 Next"
+
+
+def test_unclosed_fence_warns():
+    """A fence never closed warns `code-unclosed` with its opening line; the rest is code."""
+    rendered = render("Intro.\n\n```python\nx = 1\n\nnot *prose*")
+    assert [(w.code, w.line) for w in rendered.warnings] == [("code-unclosed", 3)]
+    code = parse(rendered.html).select_one("code.language-python")
+    assert code.text.endswith("not *prose*")

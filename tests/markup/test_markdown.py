@@ -1,0 +1,189 @@
+"""Golden tests for the Markdown stage: tables, footnotes, headings, images, HTML, commands."""
+
+from __future__ import annotations
+
+import re
+
+from scidraft.markup import render
+
+from .dom import normalise_space, parse, tex_annotations
+
+
+def _align(cell) -> str | None:
+    style = cell.get("style") or ""
+    match = re.search(r"text-align:\s*(\w+)", style)
+    return match.group(1) if match else cell.get("align")
+
+
+def test_gfm_table_with_alignment():
+    """Delimiter-row alignment (`:---`, `:---:`, `---:`) reaches every cell of the column."""
+    source = "| L | C | R | N |\n|:---|:---:|---:|---|\n| a | b | c | d |\n"
+    doc = parse(render(source).html)
+    table = doc.select_one("table")
+    assert [th.text for th in table.select("thead th")] == ["L", "C", "R", "N"]
+    assert [_align(th) for th in table.select("thead th")] == ["left", "center", "right", None]
+    assert [_align(td) for td in table.select("tbody td")] == ["left", "center", "right", None]
+
+
+def test_table_class_attribute_lines():
+    """`{.table-academic}` / `{.table-striped}` on the line after a table become its class."""
+    for skin in ("table-academic", "table-striped"):
+        source = f"Before.\n\n| P | L |\n| --: | --: |\n| 125M | 2.914 |\n{{.{skin}}}\n\nAfter."
+        rendered = render(source)
+        doc = parse(rendered.html)
+        table = doc.select_one("table")
+        assert table.classes == [skin]
+        assert f".{skin}" not in doc.text
+        assert len(table.select("tbody tr")) == 1
+    plain = parse(render("| a |\n|---|\n| b |\n").html).select_one("table")
+    assert plain.classes == []
+
+
+def test_table_cells_with_br_math_and_code():
+    """Cells keep raw `<br>`, inline math and code."""
+    source = "| Name | Notes |\n|---|---|\n| x | one<br>two |\n| $a_1$ | `b|c` |\n"
+    doc = parse(render(source).html)
+    cells = doc.select("tbody td")
+    assert cells[1].select("br") and normalise_space(cells[1].text) == "onetwo"
+    assert cells[2].select(".katex")
+    assert cells[3].select_one("code").text == "b|c"
+
+
+def test_footnotes():
+    """`[^1]` makes a superscript link to a footnote list with a back-link."""
+    source = "Claim[^1] and another[^note].\n\n[^1]: First note.\n[^note]: Second *note*."
+    doc = parse(render(source).html)
+    refs = doc.select("sup a.footnote-ref")
+    assert [a.text for a in refs] == ["1", "2"]
+    box = doc.select_one("div.footnote")
+    items = box.select("ol > li")
+    assert [a.get("href") for a in refs] == [f"#{li.id}" for li in items]
+    assert "First note." in items[0].text
+    assert items[1].select_one("em").text == "note"
+    assert items[0].select("a.footnote-backref")
+
+
+def test_heading_ids_and_toc():
+    """Headings get ids from their text; the TOC lists h2–h4 with links to them."""
+    source = "# Title\n\n## First part\n\nText.\n\n### A detail\n\n## Second part\n"
+    rendered = render(source)
+    doc = parse(rendered.html)
+    assert [h.id for h in doc.select("h2")] == ["first-part", "second-part"]
+    assert doc.select_one("h3").id == "a-detail"
+    toc = parse(rendered.toc)
+    links = [(a.get("href"), a.text) for a in toc.select("a")]
+    assert links == [
+        ("#first-part", "First part"),
+        ("#a-detail", "A detail"),
+        ("#second-part", "Second part"),
+    ]
+
+
+def test_heading_with_math_id_from_text():
+    """A heading with math gets an id from its text and keeps typeset math (TOC too)."""
+    rendered = render("## Bounds on \\(x\\) and `y`\n\nText.")
+    heading = parse(rendered.html).select_one("h2")
+    assert heading.id == "bounds-on-x-and-y"
+    assert heading.select(".katex")
+    assert heading.select_one("code").text == "y"
+    toc_link = parse(rendered.toc).select_one("a")
+    assert toc_link.get("href") == "#bounds-on-x-and-y"
+    assert toc_link.select(".katex")
+
+
+def test_duplicate_heading_ids_unique():
+    """Two identical headings get distinct ids."""
+    doc = parse(render("## Same\n\n## Same\n").html)
+    ids = [h.id for h in doc.select("h2")]
+    assert len(set(ids)) == 2 and ids[0] == "same"
+
+
+def test_definition_lists():
+    """`Term` / `: definition` renders a `dl` with `dt` and `dd`."""
+    doc = parse(render("Softmax\n:   A normalised exponential.\n\nLoss\n:   Cross entropy.\n").html)
+    dl = doc.select_one("dl")
+    assert [dt.text for dt in dl.select("dt")] == ["Softmax", "Loss"]
+    assert [normalise_space(dd.text) for dd in dl.select("dd")] == [
+        "A normalised exponential.",
+        "Cross entropy.",
+    ]
+
+
+def test_images_including_center():
+    """Images keep src and alt; a `#center` suffix stays on the src for the theme's CSS."""
+    doc = parse(render("![A plot](/img/plot.png)\n\n![Centred](/img/c.png#center)\n").html)
+    images = doc.select("img")
+    assert [(img.get("src"), img.get("alt")) for img in images] == [
+        ("/img/plot.png", "A plot"),
+        ("/img/c.png#center", "Centred"),
+    ]
+
+
+def test_links_external_and_internal():
+    """External links get target=_blank and rel noopener noreferrer; internal links do not."""
+    doc = parse(render("[out](https://example.org/a) and [in](/notes/x/)").html)
+    out, inside = doc.select("a")
+    assert out.get("target") == "_blank"
+    assert set(out.get("rel").split()) == {"noopener", "noreferrer"}
+    assert inside.get("target") is None and inside.get("rel") is None
+
+
+def test_raw_inline_html_kept_when_allowed():
+    """Allowed inline HTML (`<mark>`, `<sub>`, `<kbd>`, `<abbr title>`) is kept."""
+    source = 'Use <kbd>Ctrl</kbd>, H<sub>2</sub>O, <mark>hot</mark>, <abbr title="x y">XY</abbr>.'
+    doc = parse(render(source).html)
+    assert doc.select_one("p > kbd").text == "Ctrl"
+    assert doc.select_one("p > sub").text == "2"
+    assert doc.select_one("p > mark").text == "hot"
+    assert doc.select_one("p > abbr").get("title") == "x y"
+
+
+def test_raw_inline_html_sanitised_otherwise():
+    """Disallowed HTML is removed: scripts, handlers, javascript: URLs, iframes, styles."""
+    source = (
+        'Hi <span onclick="alert(1)">there</span> <script>alert(2)</script>'
+        '<a href="javascript:alert(3)">x</a> <iframe src="https://e.org"></iframe>'
+        "<style>p{}</style> end."
+    )
+    rendered = render(source)
+    lowered = rendered.html.lower()
+    for bad in ("<script", "onclick", "javascript:", "<iframe", "<style"):
+        assert bad not in lowered
+    doc = parse(rendered.html)
+    assert doc.select_one("span").text == "there"
+    assert "end." in doc.text
+
+
+def test_text_commands_with_nested_braces():
+    """`\\textbf`, `\\textit`, `\\emph`, `\\texttt` become strong/em/em/code, braces counted."""
+    source = (
+        "A \\textbf{bold {inner} text} B \\textit{it} C \\emph{em \\textbf{both}} "
+        "D \\texttt{x\\_y \\{z\\}}."
+    )
+    rendered = render(source)
+    doc = parse(rendered.html)
+    strong = doc.select("p > strong")
+    assert strong[0].text == "bold {inner} text"
+    assert [em.text for em in doc.select("p > em")] == ["it", "em both"]
+    assert doc.select_one("p > em > strong").text == "both"
+    assert doc.select_one("p > code").text == "x_y {z}"
+    assert "\\text" not in doc.text and "\\emph" not in doc.text
+
+
+def test_text_command_unbalanced_left_alone():
+    """An unbalanced `\\textbf{…` stays as written."""
+    rendered = render("Start \\textbf{never closed\n\nNext paragraph.")
+    doc = parse(rendered.html)
+    assert not doc.select("strong")
+    assert "\\textbf{never closed" in doc.text
+
+
+def test_text_commands_untouched_in_code_and_math():
+    """Text commands inside code spans, fences and math are not converted."""
+    source = "Code `\\textbf{a}` and $\\textbf{b}$.\n\n```latex\n\\emph{c}\n```\n"
+    rendered = render(source)
+    doc = parse(rendered.html)
+    assert doc.select_one("p > code").text == "\\textbf{a}"
+    assert tex_annotations(rendered.html) == ["\\textbf{b}"]
+    assert doc.select_one("pre code").text == "\\emph{c}"
+    assert not doc.select("p > strong") and not doc.select("p > em")

@@ -1,0 +1,206 @@
+"""Golden tests for the pipeline: fields, text, warning order, determinism, threads."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from scidraft.hugo import split_front_matter
+from scidraft.markup import RenderContext, Rendered, jsengine, render
+
+from .dom import parse
+
+NOTES = (
+    Path(__file__).resolve().parents[3]
+    / "shared"
+    / "reference"
+    / "scidraft-exampleSite"
+    / "content"
+    / "notes"
+)
+THREAD_NOTES = [
+    "demo-note-with-references.md",
+    "demo-note-attention-pseudocode.md",
+    "demo-note-backpropagation-pseudocode.md",
+    "demo-note-mermaid-flowchart.md",
+    "demo-note-paper-with-multiple-references.md",
+    "demo-note-survey-chain-of-thought.md",
+    "working-with-agentic-ai-web-developer.md",
+    "demo-note-cross-entropy-gradient-python.md",
+]
+
+
+class AnyBibliography:
+    """Every file exists and holds every key (deterministic HTML)."""
+
+    def __init__(self, name):
+        self.url = "/" + name
+
+    def format(self, keys, style):
+        return {key: f"<span>Entry {key}</span>" for key in keys}
+
+
+def _context() -> RenderContext:
+    return RenderContext(resolve_bibliography=AnyBibliography)
+
+
+FULL = r"""# Title
+
+Some prose with $x^2$ and \cite{k1}.
+
+```python
+print("hi")
+```
+
+```mermaid
+graph TD; A-->B
+```
+
+```pseudo-algorithm
+\begin{algorithm}
+\caption{C}
+\begin{algorithmic}
+\State $x \gets 1$
+\end{algorithmic}
+\end{algorithm}
+```
+
+{{< references bib="bib/refs.bib" >}}
+"""
+
+
+def test_rendered_fields_and_flags():
+    """A note using every feature sets every flag; `as_dict` is JSON-serialisable."""
+    rendered = render(FULL, _context())
+    assert isinstance(rendered, Rendered)
+    assert rendered.flags == {
+        "has_math": True,
+        "has_mermaid": True,
+        "has_algorithm": True,
+        "has_code": True,
+        "has_citations": True,
+        "has_preview": False,
+    }
+    assert [c.keys for c in rendered.citations] == [["k1"]]
+    assert rendered.card_html == rendered.html
+    assert rendered.warnings == []
+    json.dumps(rendered.as_dict())
+
+
+def test_plain_note_flags_false():
+    """A plain prose note sets no flag, has no labels, environments or citations."""
+    rendered = render("Just *words* here.")
+    assert not any(rendered.flags.values())
+    assert rendered.labels == {} and rendered.environments == [] and rendered.citations == []
+    assert rendered.toc == ""
+
+
+def test_text_and_word_count():
+    """`text` is the visible prose without markup or placeholders; word_count counts its words."""
+    source = "# Heading\n\nHello *brave* new **world**, with `code` and $x$.\n\n- one\n- two\n"
+    rendered = render(source)
+    assert rendered.text == "Heading Hello brave new world, with code and x. one two"
+    assert "<" not in rendered.text and "*" not in rendered.text
+    assert not any("\ue000" <= char <= "\ue002" for char in rendered.text)
+    assert rendered.word_count == 11
+
+
+def test_text_of_math_is_its_tex_not_katex_markup():
+    """Math contributes its TeX once to `text`, not KaTeX's duplicated MathML/HTML text."""
+    rendered = render("Value $a+b$ here.")
+    assert rendered.text == "Value a+b here."
+
+
+def test_warnings_sorted_by_line():
+    """Warnings from different stages come sorted by line."""
+    source = (
+        "{{< mystery >}}\n\n"  # 1 shortcode-unknown
+        "```pseudo-algorithm\n\\begin{algorithm}\n\\State\n```\n\n"  # 3 algorithm-error
+        "Bad $\\frac{1}$ math.\n\n"  # 8 math-error
+        ":::nonsense\nx\n:::\n\n"  # 10 environment-unknown
+        "See \\ref{nowhere}.\n\n"  # 14 ref-unresolved
+        "$$\nunclosed\n"  # 16 math-unclosed
+    )
+    rendered = render(source)
+    found = [(w.line, w.code) for w in rendered.warnings]
+    assert found == [
+        (1, "shortcode-unknown"),
+        (3, "algorithm-error"),
+        (8, "math-error"),
+        (10, "environment-unknown"),
+        (14, "ref-unresolved"),
+        (16, "math-unclosed"),
+    ]
+
+
+def test_lines_survive_multiline_placeholders():
+    """Warnings after long fences, display math and shortcodes still name the author's line."""
+    source = (
+        "```python\na = 1\nb = 2\nc = 3\n```\n\n"  # 1-5
+        "$$\nx\n\\\\\ny\n$$\n\n"  # 7-11
+        '{{< promotion-textual\n   title="T"\n   subtitle="S" >}}\n\n'  # 13-15
+        "Bad \\(\\frac{2}\\) here.\n"  # 17
+    )
+    rendered = render(source)
+    assert [(w.line, w.code) for w in rendered.warnings] == [(17, "math-error")]
+
+
+def test_deterministic():
+    """The same input renders to the same output twice."""
+    first = render(FULL, _context())
+    second = render(FULL, _context())
+    assert first.as_dict() == second.as_dict()
+
+
+def _load(name: str) -> str:
+    return split_front_matter((NOTES / name).read_text(encoding="utf-8")).body
+
+
+@pytest.mark.skipif(not NOTES.is_dir(), reason="example site not beside the checkout")
+def test_thread_safety_matches_single_thread():
+    """8 threads rendering 8 notes in parallel, repeatedly, match a single-threaded run."""
+    sources = [_load(name) for name in THREAD_NOTES]
+    expected = [render(source, _context()).as_dict() for source in sources]
+    for item in expected:
+        assert item["html"]
+    assert sum(item["has_math"] for item in expected) >= 5
+    assert sum(item["has_algorithm"] for item in expected) >= 2
+    jsengine.tex_cache_clear()  # make the threads typeset concurrently, not read the cache
+
+    rounds = 4
+    results: dict[tuple[int, int], dict] = {}
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(len(sources))
+
+    def work(index: int) -> None:
+        try:
+            barrier.wait()
+            for round_number in range(rounds):
+                # rotate so that every thread renders several different notes
+                note = (index + round_number) % len(sources)
+                results[(index, round_number)] = (note, render(sources[note], _context()).as_dict())
+        except BaseException as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(sources))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    assert not any(thread.is_alive() for thread in threads)
+    assert errors == []
+    assert len(results) == len(sources) * rounds
+    assert jsengine.tex_cache_info().misses > 0  # KaTeX really ran in the threads
+    for (index, round_number), (note, result) in results.items():
+        assert result == expected[note], (THREAD_NOTES[note], index, round_number)
+
+
+def test_output_is_well_formed_enough():
+    """Every opened element in a full render is closed (no stray block inside a paragraph)."""
+    rendered = render(FULL, _context())
+    doc = parse(rendered.html)
+    for p in doc.select("p"):
+        assert not p.select("div"), "a block element was left inside a paragraph"
