@@ -19,7 +19,7 @@ def test_each_thread_gets_its_own_context():
     seen = []
 
     def work():
-        jsengine.render_tex("x_%d" % threading.get_ident(), display=False)
+        jsengine.render_tex(f"x_{threading.get_ident()}", display=False)
         seen.append(id(jsengine._context()))
 
     threads = [threading.Thread(target=work) for _ in range(3)]
