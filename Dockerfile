@@ -25,7 +25,8 @@ COPY templates templates
 COPY static static
 COPY demo demo
 COPY --from=assets /build/static/vendor static/vendor
-RUN pip install -c requirements.lock .
+RUN pip install -c requirements.lock . \
+ && python -c "from scidraft.markup.code import highlight_css; print(highlight_css())" > static/vendor/pygments.css
 # collectstatic only reads files; the key and database below exist for this step alone.
 RUN SECRET_KEY=collectstatic-build-step-only ALLOWED_HOSTS=build DATABASE_URL=sqlite:////tmp/build.sqlite3 \
     python manage.py collectstatic --noinput

@@ -40,8 +40,9 @@ node_modules/.package-lock.json: package.json package-lock.json
 # Files the site serves and the server-side renderer loads, copied from the locked npm
 # packages: nothing is fetched from a CDN at run time.
 vendor: $(VENDOR)/.copied
-$(VENDOR)/.copied: node_modules/.package-lock.json scripts/vendor-assets.sh
+$(VENDOR)/.copied: node_modules/.package-lock.json scripts/vendor-assets.sh $(VENV)/.installed
 	sh scripts/vendor-assets.sh
+	$(PY) -c "from scidraft.markup.code import highlight_css; print(highlight_css())" > $(VENDOR)/pygments.css
 
 migrate: venv
 	DEBUG=$${DEBUG:-1} $(PY) manage.py migrate --noinput

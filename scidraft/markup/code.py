@@ -21,6 +21,7 @@ _FORMATTER = HtmlFormatter(nowrap=True)
 
 
 def highlight_css() -> str:
+    """The code colours, generated from the pinned style at set-up (make vendor, Dockerfile)."""
     return HtmlFormatter(style=PYGMENTS_STYLE).get_style_defs(".highlight")
 
 
@@ -155,3 +156,4 @@ def protect_code(text: str, stash: Stash, warnings: list[RenderWarning], counter
         )
 
     return _INLINE_CODE.sub(inline, text)
+

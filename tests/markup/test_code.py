@@ -189,3 +189,12 @@ def test_unclosed_fence_warns():
     assert [(w.code, w.line) for w in rendered.warnings] == [("code-unclosed", 3)]
     code = parse(rendered.html).select_one("code.language-python")
     assert code.text.endswith("not *prose*")
+
+
+def test_highlight_css_is_the_catppuccin_macchiato_palette():
+    """The served code colours are the theme's palette, for the classes Pygments emits."""
+    from scidraft.markup.code import highlight_css
+
+    css = highlight_css()
+    assert ".highlight .k " in css and ".highlight .s2 " in css
+    assert "#cad3f5" in css  # Macchiato's text colour
