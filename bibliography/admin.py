@@ -1,23 +1,65 @@
-from django.contrib import admin
-from django.utils.html import format_html_join
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
+from django.http import HttpResponseRedirect
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
 
 from .models import BibEntry, BibFile
+from .services import bib_text_check, bibfile_import
+
+
+class BibFileForm(forms.ModelForm):
+    """Upload a .bib file or paste its text; either goes through the import service."""
+
+    upload = forms.FileField(
+        required=False, help_text="A .bib file (UTF-8). It replaces the text below."
+    )
+
+    class Meta:
+        model = BibFile
+        fields = ["name", "description", "owner", "raw"]
+        widgets = {"raw": forms.Textarea(attrs={"rows": 20, "spellcheck": "false"})}
+        labels = {"raw": "BibTeX (paste)"}
+
+    def clean(self):
+        cleaned = super().clean()
+        upload = cleaned.get("upload")
+        try:
+            if upload is not None:
+                cleaned["raw"] = bib_text_check(upload.read())
+            else:
+                cleaned["raw"] = bib_text_check(cleaned.get("raw") or "")
+        except ValidationError as error:
+            self.add_error("upload" if upload is not None else "raw", error)
+        return cleaned
 
 
 @admin.register(BibFile)
 class BibFileAdmin(admin.ModelAdmin):
-    list_display = ["name", "entry_count", "problem_count", "owner", "updated_at"]
+    form = BibFileForm
+    list_display = ["name", "entry_count", "problem_count", "owner", "updated_at", "download"]
     search_fields = ["name", "description"]
     autocomplete_fields = ["owner"]
     readonly_fields = ["entry_count", "sha256", "report", "created_at", "updated_at"]
-    exclude = ["parse_report"]
+    fields = [
+        "name", "description", "owner", "upload", "raw", "report", "entry_count", "sha256",
+        "created_at", "updated_at",
+    ]  # fmt: skip
 
     @admin.display(description="problems")
     def problem_count(self, obj: BibFile) -> int:
         return len(obj.parse_report)
 
+    @admin.display(description="file")
+    def download(self, obj: BibFile):
+        url = reverse("bibliography:bibfile_download", args=[obj.name.removeprefix("bib/")])
+        return format_html('<a href="{}">{}</a>', url, obj.filename)
+
     @admin.display(description="parse report")
     def report(self, obj: BibFile):
+        if not obj.pk:
+            return "Shown after the upload."
         if not obj.parse_report:
             return "Every block parsed."
         # format_html_join escapes each value: keys and reasons come from the uploaded file.
@@ -30,6 +72,39 @@ class BibFileAdmin(admin.ModelAdmin):
             ),
         )
 
+    def save_model(self, request, obj, form, change):
+        # The import service parses, stores entries and re-renders citing notes.
+        result = bibfile_import(
+            name=form.cleaned_data["name"],
+            raw=form.cleaned_data["raw"],
+            owner=form.cleaned_data.get("owner") or (None if change else request.user),
+        )
+        bibfile = result.bibfile
+        if form.cleaned_data.get("description") != bibfile.description:
+            bibfile.description = form.cleaned_data.get("description", "")
+            bibfile.save(update_fields=["description"])
+        obj.pk = bibfile.pk
+        obj.refresh_from_db()
+        level = messages.WARNING if result.problems else messages.SUCCESS
+        self.message_user(
+            request,
+            f"{result.entries_kept} entries kept ({result.outcome}); "
+            f"{len(result.problems)} block(s) could not be read — see the parse report.",
+            level,
+        )
+
+    def _to_report(self, request, obj, default):
+        # After a save the author needs the parse report, which is on the file's own page.
+        if "_addanother" in request.POST or "_popup" in request.POST:
+            return default
+        return HttpResponseRedirect(reverse("admin:bibliography_bibfile_change", args=[obj.pk]))
+
+    def response_add(self, request, obj, post_url_continue=None):
+        return self._to_report(request, obj, super().response_add(request, obj, post_url_continue))
+
+    def response_change(self, request, obj):
+        return self._to_report(request, obj, super().response_change(request, obj))
+
 
 @admin.register(BibEntry)
 class BibEntryAdmin(admin.ModelAdmin):
@@ -37,8 +112,34 @@ class BibEntryAdmin(admin.ModelAdmin):
     list_filter = ["entry_type", "bibfile"]
     search_fields = ["key", "fields__title", "persons__author"]
     list_select_related = ["bibfile"]
-    readonly_fields = ["bibfile", "key", "entry_type", "fields", "persons", "source", "position"]
+    readonly_fields = [
+        "bibfile", "key", "entry_type", "fields", "persons", "source", "position", "cited_by",
+    ]  # fmt: skip
 
     def has_add_permission(self, request):
         # Entries come from parsing their file; edit the file instead.
         return False
+
+    @admin.display(description="cited by")
+    def cited_by(self, obj: BibEntry):
+        from notes.models import NoteCitation  # notes builds on bibliography, not the reverse
+
+        notes = (
+            NoteCitation.objects.filter(bibfile=obj.bibfile, key=obj.key)
+            .select_related("note")
+            .order_by("note__slug")
+            .distinct()
+        )
+        seen = {}
+        for citation in notes:
+            seen.setdefault(citation.note_id, citation.note)
+        if not seen:
+            return "No note cites this entry."
+        return format_html_join(
+            ", ",
+            '<a href="{}">{}</a>',
+            (
+                (reverse("admin:notes_note_change", args=[note.pk]), str(note))
+                for note in seen.values()
+            ),
+        )

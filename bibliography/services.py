@@ -11,6 +11,7 @@ from django.db import transaction
 
 from .models import BibEntry, BibFile
 from .parsing import ParseProblem, parse_bibtex
+from .signals import bibfile_changed
 
 
 @dataclass
@@ -88,4 +89,5 @@ def bibfile_import(*, name: str, raw: bytes | str, owner=None) -> BibImportResul
     BibEntry.objects.bulk_update(
         to_update, ["entry_type", "fields", "persons", "source", "position"], batch_size=500
     )
+    bibfile_changed.send(sender=BibFile, bibfile=bibfile)
     return BibImportResult(bibfile, outcome, len(parsed.entries), parsed.problems)

@@ -420,3 +420,31 @@ class Page(RenderedContent):
 
     def __str__(self) -> str:
         return self.title
+
+
+class NoteCitation(models.Model):
+    """A key a note cites and the file it was found in, kept with the note's stored render.
+
+    It answers "which notes cite this entry" and lists a note's references (references.bib,
+    Scholar's citation_reference) without parsing rendered HTML.
+    """
+
+    note = models.ForeignKey(Note, on_delete=models.CASCADE, related_name="citations")
+    bibfile = models.ForeignKey(
+        "bibliography.BibFile",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="citations",
+    )
+    bib_name = models.CharField(max_length=255, blank=True)
+    key = models.CharField(max_length=255)
+    list_index = models.PositiveSmallIntegerField(help_text="Which reference list, from 0.")
+    number = models.PositiveSmallIntegerField(help_text="Number in that list, from 1.")
+
+    class Meta:
+        ordering = ["note", "list_index", "number"]
+        indexes = [models.Index(fields=["bibfile", "key"])]
+
+    def __str__(self) -> str:
+        return f"{self.note} cites {self.key}"

@@ -12,11 +12,12 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils.text import slugify
 
+from bibliography.models import BibFile
 from bibliography.services import bibfile_import
 from scidraft.hugo import HugoSite, NoteSource, PageSource, Problem
 from scidraft.site.services import site_configure
 
-from .models import Author, Note, NoteAuthor, NoteRevision, Page, Status, Tag
+from .models import Author, Note, NoteAuthor, NoteCitation, NoteRevision, Page, Status, Tag
 from .rendering import RENDERED_FIELDS, context_for, render_note, render_page, source_hash
 
 
@@ -169,9 +170,36 @@ def note_render_store(*, note: Note, force: bool = False) -> bool:
     context = context_for(note)
     if not force and note.source_hash == source_hash(note.body, context):
         return False
-    render_note(note, context)
+    rendered = render_note(note, context)
     note.save(update_fields=RENDERED_FIELDS)
+    citations_store(note=note, rendered=rendered)
     return True
+
+
+def citations_store(*, note: Note, rendered) -> None:
+    """Replace the note's NoteCitation rows with what this render cited."""
+    rows = [
+        (index, number, key, reference_list.sources.get(key, ""))
+        for index, reference_list in enumerate(rendered.citations)
+        for number, key in enumerate(reference_list.keys, start=1)
+    ]
+    files = dict(
+        BibFile.objects.filter(name__in={name for *_, name in rows if name}).values_list(
+            "name", "pk"
+        )
+    )
+    NoteCitation.objects.filter(note=note).delete()
+    NoteCitation.objects.bulk_create(
+        NoteCitation(
+            note=note,
+            bibfile_id=files.get(name),
+            bib_name=name,
+            key=key,
+            list_index=index,
+            number=number,
+        )
+        for index, number, key, name in rows
+    )
 
 
 _PAGE_FLAG_DEFAULTS = {

@@ -6,5 +6,6 @@ admin.site.site_title = "SciDraft"
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("", include("bibliography.urls")),
     path("", include("notes.urls")),
 ]

@@ -26,6 +26,8 @@ class _List:
     style: str
     cites: list[Item] = field(default_factory=list)
     url: str = ""  # where the first file that exists is served (data-bib-src)
+    sources: dict[str, str] = field(default_factory=dict)  # key → file it was found in
+    labels: dict[str, str] = field(default_factory=dict)  # key → label, for label styles
 
 
 def _anchor_key(key: str) -> str:
@@ -76,19 +78,24 @@ def resolve(
         numbers: dict[str, int] = {}
         backlinks: dict[str, list[int]] = {}
         first_line: dict[str, int] = {}
+        marks: list[tuple[Item, int]] = []
         for cite in scope.cites:
-            links = []
             back_counter += 1
+            marks.append((cite, back_counter))
             for key in (cite.data or {})["keys"]:
                 if key not in numbers:
                     numbers[key] = len(numbers) + 1
                     first_line[key] = cite.line
                 backlinks.setdefault(key, []).append(back_counter)
-                links.append(f'<a href="#ref-{box}-{_anchor_key(key)}">[{numbers[key]}]</a>')
-            cite.html = (
-                f'<sup class="citation" id="cite-back-{back_counter}">{",".join(links)}</sup>'
-            )
         entries, missing, problem = _format(scope, list(numbers), context, warnings)
+        for cite, counter in marks:
+            # Numbered styles show [n]; label styles (alpha, author–year) show their label.
+            links = ",".join(
+                f'<a href="#ref-{box}-{_anchor_key(key)}">'
+                f"[{html.escape(scope.labels.get(key) or str(numbers[key]))}]</a>"
+                for key in (cite.data or {})["keys"]
+            )
+            cite.html = f'<sup class="citation" id="cite-back-{counter}">{links}</sup>'
         for key in missing:
             warnings.append(
                 RenderWarning(
@@ -103,7 +110,9 @@ def resolve(
             scope.item.html = rendered
         else:
             trailing = rendered
-        results.append(CitationList(scope.bib, scope.title, list(numbers), missing))
+        results.append(
+            CitationList(scope.bib, scope.title, list(numbers), missing, dict(scope.sources))
+        )
     return results, trailing
 
 
@@ -139,6 +148,10 @@ def _format(
         scope.url = scope.url or getattr(bibliography, "url", "") or f"/{name}"
         found = bibliography.format(remaining, style)
         entries.update({key: clean_fragment(value) for key, value in found.items()})
+        scope.sources.update({key: name for key in found})
+        labeller = getattr(bibliography, "labels", None)
+        if labeller is not None and found:
+            scope.labels.update(labeller(list(found), style) or {})
         remaining = [key for key in remaining if key not in entries]
         if not remaining:
             break
@@ -180,7 +193,8 @@ def _list_html(
             for index, target in enumerate(backlinks[key], start=1)
         )
         items.append(
-            f'<li id="ref-{box}-{anchor}"><span class="ref-num">[{number}]</span> {body}'
+            f'<li id="ref-{box}-{anchor}"><span class="ref-num">'
+            f"[{html.escape(scope.labels.get(key) or str(number))}]</span> {body}"
             f'<span class="ref-back">{back}</span></li>'
         )
     return f'<div class="{css}"{source}>{title}<ol class="ref-list">{"".join(items)}</ol></div>'

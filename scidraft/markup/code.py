@@ -156,4 +156,3 @@ def protect_code(text: str, stash: Stash, warnings: list[RenderWarning], counter
         )
 
     return _INLINE_CODE.sub(inline, text)
-

@@ -22,6 +22,7 @@ class CitationList:
     title: str
     keys: list[str]
     missing: list[str]
+    sources: dict[str, str] = field(default_factory=dict)  # key → the file it came from
 
 
 @dataclass

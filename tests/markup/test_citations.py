@@ -334,3 +334,24 @@ def test_card_list_from_default_bibliographies(bibs):
     assert box is not None
     assert box.select_one("li#ref-0-a span.entry").text == "Entry a"
     assert _markers(card) == [("cite-back-1", [("#ref-0-a", "[1]")])]
+
+
+def test_label_styles_show_their_labels_in_markers_and_list():
+    """A style with labels (alpha, author–year) shows [Knu84] instead of a number."""
+
+    class Labelled:
+        url = "/bib/l.bib"
+
+        def format(self, keys, style):
+            return {key: f"Entry {key}" for key in keys}
+
+        def labels(self, keys, style):
+            return {"knuth": "Knu84"} if style == "alpha" else {}
+
+    context = RenderContext(resolve_bibliography=lambda name: Labelled())
+    source = 'See \\cite{knuth}.\n\n{{< references bib="bib/l.bib" style="alpha" >}}\n'
+    html = render(source, context).html
+    assert '<a href="#ref-0-knuth">[Knu84]</a>' in html
+    assert '<span class="ref-num">[Knu84]</span>' in html
+    numbered = render(source.replace(' style="alpha"', ""), context).html
+    assert '<a href="#ref-0-knuth">[1]</a>' in numbered

@@ -1,0 +1,136 @@
+"""Describe a note as a citable work: BibTeX, RIS and CSL-JSON ("cite this note").
+
+Pure functions over a `CitableWork`, so the formats are tested without a database.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from dataclasses import dataclass
+
+# Characters BibTeX gives a meaning to; escaped so titles and names survive as written.
+_BIBTEX_SPECIAL = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "%": r"\%", "&": r"\&",
+                   "#": r"\#", "$": r"\$", "_": r"\_", "~": r"\textasciitilde{}",
+                   "^": r"\textasciicircum{}"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Person:
+    name: str  # display name, "Ada Novak", or a handle when that is all there is
+    is_handle: bool = False
+
+    @property
+    def family_given(self) -> tuple[str, str]:
+        parts = self.name.split()
+        if self.is_handle or len(parts) < 2:
+            return self.name, ""
+        return parts[-1], " ".join(parts[:-1])
+
+
+@dataclass(frozen=True)
+class CitableWork:
+    key: str
+    title: str
+    authors: tuple[Person, ...]
+    date: dt.datetime
+    site: str
+    url: str
+    accessed: dt.date
+    summary: str = ""
+
+
+def _bibtex_escape(value: str) -> str:
+    return "".join(_BIBTEX_SPECIAL.get(char, char) for char in value)
+
+
+def _bibtex_author(person: Person) -> str:
+    if person.is_handle or len(person.name.split()) < 2:
+        return "{" + _bibtex_escape(person.name) + "}"  # a corporate or handle name, kept whole
+    family, given = person.family_given
+    return f"{_bibtex_escape(family)}, {_bibtex_escape(given)}"
+
+
+def bibtex_key(work: CitableWork) -> str:
+    family = work.authors[0].family_given[0] if work.authors else "note"
+    stem = re.sub(r"[^A-Za-z0-9]", "", family) or "note"
+    return f"{stem}{work.date.year}-{re.sub(r'[^a-z0-9-]', '', work.key.lower())[:40]}"
+
+
+def to_bibtex(work: CitableWork) -> str:
+    fields = [
+        ("title", "{" + _bibtex_escape(work.title) + "}"),
+        ("author", " and ".join(_bibtex_author(person) for person in work.authors)),
+        ("year", str(work.date.year)),
+        ("month", work.date.strftime("%b").lower()),
+        ("date", work.date.date().isoformat()),
+        ("organization", _bibtex_escape(work.site)),
+        ("url", work.url),
+        ("urldate", work.accessed.isoformat()),
+    ]
+    if work.summary:
+        fields.append(("abstract", _bibtex_escape(work.summary)))
+    body = ",\n".join(
+        f"  {name} = {value}" if name == "month" else f"  {name} = {{{value}}}"
+        for name, value in fields
+        if value
+    )
+    return f"@online{{{bibtex_key(work)},\n{body}\n}}\n"
+
+
+def to_ris(work: CitableWork) -> str:
+    lines = ["TY  - ELEC", f"TI  - {work.title}"]
+    for person in work.authors:
+        family, given = person.family_given
+        lines.append(f"AU  - {family}, {given}" if given else f"AU  - {family}")
+    lines += [
+        f"PY  - {work.date.year}",
+        f"DA  - {work.date.strftime('%Y/%m/%d')}",
+        f"T2  - {work.site}",
+        f"PB  - {work.site}",
+        f"UR  - {work.url}",
+        f"Y2  - {work.accessed.strftime('%Y/%m/%d')}",
+    ]
+    if work.summary:
+        lines.append(f"AB  - {' '.join(work.summary.split())}")
+    lines.append("ER  - ")
+    # RIS is line-based: a value with a line break would start a bogus tag.
+    return "\r\n".join(" ".join(line.splitlines()) for line in lines) + "\r\n"
+
+
+def to_csl_json(work: CitableWork) -> str:
+    authors = []
+    for person in work.authors:
+        family, given = person.family_given
+        authors.append({"family": family, "given": given} if given else {"literal": family})
+    item = {
+        "id": bibtex_key(work),
+        "type": "post-weblog",
+        "title": work.title,
+        "author": authors,
+        "issued": {"date-parts": [[work.date.year, work.date.month, work.date.day]]},
+        "accessed": {"date-parts": [[work.accessed.year, work.accessed.month, work.accessed.day]]},
+        "container-title": work.site,
+        "publisher": work.site,
+        "URL": work.url,
+    }
+    if work.summary:
+        item["abstract"] = work.summary
+    return json.dumps([item], ensure_ascii=False, indent=2) + "\n"
+
+
+_STRING_BLOCK = re.compile(r"^[ \t]*@string[ \t]*\{(?:[^{}]|\{[^{}]*\})*\}", re.I | re.M)
+_STRING_NAME = re.compile(r"@string[ \t]*\{[ \t]*([\w-]+)", re.I)
+
+
+def bibtex_with_macros(entries: list[str], files: list[str]) -> str:
+    """Entries as written, preceded by the @string macros they use, so the file parses alone."""
+    body = "\n\n".join(entries)
+    macros = []
+    for raw in files:
+        for block in _STRING_BLOCK.finditer(raw):
+            name = _STRING_NAME.match(block.group(0).strip())
+            if name and re.search(rf"=\s*(?:[^,}}]*#\s*)?{re.escape(name.group(1))}\b", body, re.I):
+                macros.append(block.group(0).strip())
+    return "\n\n".join([*dict.fromkeys(macros), *entries]) + "\n"

@@ -1,0 +1,7 @@
+"""Signals the bibliography app sends; apps that store renders listen (notes re-renders)."""
+
+from django.dispatch import Signal
+
+# Sent inside the import's transaction when a file's entries were created or changed;
+# arguments: bibfile (BibFile).
+bibfile_changed = Signal()

@@ -1,0 +1,35 @@
+"""A published note as a citable work, for the "cite this note" exports."""
+
+from __future__ import annotations
+
+from django.utils import timezone
+
+from bibliography.exports import CitableWork, Person
+from scidraft.site.models import SiteSettings
+
+from .models import Note
+
+
+def note_url(request, note: Note, site: SiteSettings) -> str:
+    path = f"/notes/{note.slug}/"
+    if site.base_url:
+        return site.base_url.rstrip("/") + path
+    return request.build_absolute_uri(path)
+
+
+def citable_work(request, note: Note) -> CitableWork:
+    site = SiteSettings.objects.current()
+    authors = tuple(
+        Person(link.author.name or link.author.handle)
+        for link in note.authorships.select_related("author")
+    ) or (Person(site.author, is_handle=True),)
+    return CitableWork(
+        key=note.slug,
+        title=note.title or note.slug,
+        authors=authors,
+        date=note.local_date,
+        site=site.title,
+        url=note_url(request, note, site),
+        accessed=timezone.localdate(),
+        summary=note.summary or note.description,
+    )

@@ -1,0 +1,71 @@
+"""'Cite this note' formats: BibTeX, RIS and CSL-JSON describing a note."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+from bibliography.exports import (
+    CitableWork,
+    Person,
+    bibtex_with_macros,
+    to_bibtex,
+    to_csl_json,
+    to_ris,
+)
+from bibliography.parsing import parse_bibtex
+
+WORK = CitableWork(
+    key="softmax-shift",
+    title="Softmax & the 100% {shift} lemma",
+    authors=(Person("Ada Novak"), Person("Tomás Ríos")),
+    date=dt.datetime(2026, 9, 22, 7, 20, tzinfo=dt.timezone(dt.timedelta(hours=9))),
+    site="Halden Notes",
+    url="https://notes.example/notes/softmax-shift/",
+    accessed=dt.date(2026, 11, 29),
+    summary="Adding a constant\nchanges nothing.",
+)
+
+
+def test_bibtex_is_an_online_entry_that_pybtex_reads_back():
+    """The BibTeX export parses, with escaped specials and "Family, Given" authors."""
+    text = to_bibtex(WORK)
+    assert text.startswith("@online{Novak2026-softmax-shift,")
+    (entry,) = parse_bibtex(text).entries
+    assert entry.persons["author"] == ["Novak, Ada", "Ríos, Tomás"]
+    assert entry.fields["title"] == r"{Softmax \& the 100\% \{shift\} lemma}"
+    assert entry.fields["url"] == WORK.url and entry.fields["year"] == "2026"
+
+
+def test_a_handle_is_kept_whole_as_a_corporate_author():
+    """A site handle (no given name) is braced so BibTeX does not split it."""
+    work = CitableWork(**{**WORK.__dict__, "authors": (Person("halden-lab", is_handle=True),)})
+    assert "author = {{halden-lab}}" in to_bibtex(work)
+
+
+def test_ris_has_one_tag_per_line_and_no_stray_line_breaks():
+    """RIS: TY first, one AU per author, ER last, CRLF lines; line breaks in values flattened."""
+    lines = to_ris(WORK).split("\r\n")
+    assert lines[0] == "TY  - ELEC" and lines[-2] == "ER  - " and lines[-1] == ""
+    assert "AU  - Novak, Ada" in lines and "AU  - Ríos, Tomás" in lines
+    assert "AB  - Adding a constant changes nothing." in lines
+    assert "DA  - 2026/09/22" in lines
+
+
+def test_csl_json_describes_the_note():
+    """CSL-JSON: one item with family/given authors, issued date parts, container and URL."""
+    (item,) = json.loads(to_csl_json(WORK))
+    assert item["type"] == "post-weblog"
+    assert item["author"][1] == {"family": "Ríos", "given": "Tomás"}
+    assert item["issued"] == {"date-parts": [[2026, 9, 22]]}
+    assert item["container-title"] == "Halden Notes" and item["URL"] == WORK.url
+
+
+def test_entries_using_macros_bring_their_string_definitions():
+    """An exported entry that uses @string macros parses on its own."""
+    raw = '@string{jasa = "J. Am. Stat. Assoc."}\n@string{unused = "x"}\n'
+    entry = "@article{k, title={T}, journal = jasa, year=1992}"
+    text = bibtex_with_macros([entry], [raw])
+    assert "unused" not in text
+    (parsed,) = parse_bibtex(text).entries
+    assert parsed.fields["journal"] == "J. Am. Stat. Assoc."

@@ -1,0 +1,102 @@
+"""Citation URLs: cite this note, the note's references.bib, and stored .bib files."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from django.utils import timezone
+
+from bibliography.parsing import parse_bibtex
+from notes.models import Note, NoteCitation
+
+SLUG = "method-citations-two-bibliographies"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("suffix", "content_type", "start"),
+    [
+        ("cite.bib", "application/x-bibtex", "@online{"),
+        ("cite.ris", "application/x-research-info-systems", "TY  - ELEC"),
+        ("cite.json", "application/vnd.citationstyles.csl+json", "["),
+    ],
+)
+def test_cite_this_note_in_three_formats(client, demo_loaded, suffix, content_type, start):
+    """A published note can be cited as BibTeX, RIS and CSL-JSON, with its public URL."""
+    response = client.get(f"/notes/{SLUG}/{suffix}")
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith(content_type)
+    body = response.content.decode()
+    assert body.startswith(start)
+    assert f"https://notes.halden.example/notes/{SLUG}/" in body
+
+
+@pytest.mark.django_db
+def test_drafts_scheduled_and_unknown_formats_are_not_found(client, demo_loaded):
+    """Nothing unpublished can be cited; an unknown format is a 404, not an error."""
+    draft = Note.objects.get(status="draft")
+    scheduled = Note.objects.scheduled().first()
+    assert scheduled.date > timezone.now()
+    assert client.get(f"/notes/{draft.slug}/cite.bib").status_code == 404
+    assert client.get(f"/notes/{scheduled.slug}/cite.ris").status_code == 404
+    assert client.get(f"/notes/{SLUG}/cite.pdf").status_code == 404
+
+
+@pytest.mark.django_db
+def test_references_bib_holds_exactly_the_cited_entries(client, demo_loaded):
+    """references.bib has every cited key once, in citation order, and parses on its own."""
+    response = client.get(f"/notes/{SLUG}/references.bib")
+    parsed = parse_bibtex(response.content.decode())
+    assert parsed.problems == []
+    cited = list(
+        dict.fromkeys(NoteCitation.objects.filter(note__slug=SLUG).values_list("key", flat=True))
+    )
+    assert [entry.key for entry in parsed.entries] == cited
+    assert len(cited) >= 20
+
+
+@pytest.mark.django_db
+def test_stored_bib_files_are_served_as_uploaded(client, demo_loaded):
+    """/bib/<file> serves the raw text (the theme's address for the file)."""
+    from bibliography.models import BibFile
+
+    response = client.get("/bib/foundations.bib")
+    assert response.status_code == 200
+    assert response.content.decode() == BibFile.objects.get(name="bib/foundations.bib").raw
+    assert client.get("/bib/nothing.bib").status_code == 404
+
+
+@pytest.mark.django_db
+def test_citation_rows_follow_the_stored_render(demo_loaded):
+    """Each cited key is recorded with its list, number and the file it was found in."""
+    rows = NoteCitation.objects.filter(note__slug=SLUG)
+    assert {row.bib_name for row in rows} == {"bib/foundations.bib", "bib/computing.bib"}
+    assert rows.filter(list_index=0, number=1).get().key == "Metropolis1953-eq"
+    missing = NoteCitation.objects.get(key="Nobody1999-xx")
+    assert missing.bibfile is None and missing.bib_name == ""
+
+
+@pytest.mark.django_db
+def test_uploading_a_missing_file_re_renders_the_notes_that_name_it(db):
+    """A note citing a file that does not exist yet shows the problem; once the file is
+    imported the note is re-rendered on the same write path, and the problem is gone."""
+    from bibliography.services import bibfile_import
+    from notes.services import note_import
+    from scidraft.hugo import NoteSource
+
+    note, _ = note_import(
+        source=NoteSource(
+            path="n.md",
+            slug="late-bib",
+            title="Late",
+            date=timezone.now() - dt.timedelta(days=1),
+            body='See \\cite{a}.\n\n{{< references bib="bib/late.bib" >}}\n',
+        )
+    )
+    assert [w["code"] for w in note.render_warnings] == ["bib-missing"]
+    bibfile_import(name="bib/late.bib", raw="@book{a, title={Arrived}, author={X, Y}, year=2020}")
+    note.refresh_from_db()
+    assert note.render_warnings == []
+    assert "Arrived" in note.rendered_html
+    assert NoteCitation.objects.get(note=note).bibfile.name == "bib/late.bib"
