@@ -134,3 +134,52 @@ def bibtex_with_macros(entries: list[str], files: list[str]) -> str:
             if name and re.search(rf"=\s*(?:[^,}}]*#\s*)?{re.escape(name.group(1))}\b", body, re.I):
                 macros.append(block.group(0).strip())
     return "\n\n".join([*dict.fromkeys(macros), *entries]) + "\n"
+
+
+def to_vancouver_text(work: CitableWork) -> str:
+    """The note as a Vancouver reference, for "cite this note"."""
+    authors = []
+    for person in work.authors:
+        family, given = person.family_given
+        initials = "".join(part[:1].upper() for part in re.split(r"[\s-]+", given) if part)
+        authors.append(f"{family} {initials}".strip())
+    names = ", ".join(authors[:6]) + (", et al." if len(authors) > 6 else "")
+    accessed = f"{work.accessed.year} {work.accessed:%b} {work.accessed.day}"
+    return (
+        f"{names}. {work.title} [Internet]. {work.site}; {work.date.year} "
+        f"[cited {accessed}]. Available from: {work.url}"
+    )
+
+
+def scholar_reference(entry) -> str:
+    """One cited entry as Google Scholar's citation_reference value (key=value; pairs)."""
+    parts = []
+    fields = entry.fields
+    if fields.get("title"):
+        parts.append(f"citation_title={_plain(fields['title'])}")
+    for name in entry.persons.get("author", [])[:20]:
+        parts.append(f"citation_author={_plain(name)}")
+    if fields.get("year"):
+        parts.append(f"citation_publication_date={fields['year']}")
+    venue = fields.get("journal") or fields.get("booktitle")
+    if venue:
+        parts.append(f"citation_journal_title={_plain(venue)}")
+    for name in ("volume", "number", "doi"):
+        if fields.get(name):
+            parts.append(f"citation_{'issue' if name == 'number' else name}={fields[name]}")
+    if fields.get("pages"):
+        first, _, last = fields["pages"].replace("--", "-").partition("-")
+        parts.append(f"citation_firstpage={first.strip()}")
+        if last:
+            parts.append(f"citation_lastpage={last.strip()}")
+    return "; ".join(parts)
+
+
+def _plain(value: str) -> str:
+    """BibTeX text as readers see it: accents decoded, braces gone."""
+    try:
+        from pybtex.richtext import Text
+
+        return str(Text.from_latex(value))
+    except Exception:  # noqa: BLE001 - a value pybtex cannot read is shown as written
+        return value.replace("{", "").replace("}", "")

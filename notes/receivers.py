@@ -22,3 +22,6 @@ def rerender_citing_notes(sender, bibfile, **kwargs):
     ).distinct()
     for note in citing:
         note_render_store(note=note, force=True)
+    from scidraft.site.services import generation_bump
+
+    generation_bump()

@@ -15,7 +15,7 @@ from django.utils.text import slugify
 from bibliography.models import BibFile
 from bibliography.services import bibfile_import
 from scidraft.hugo import HugoSite, NoteSource, PageSource, Problem
-from scidraft.site.services import site_configure
+from scidraft.site.services import generation_bump, site_configure
 
 from .models import Author, Note, NoteAuthor, NoteCitation, NoteRevision, Page, Status, Tag
 from .rendering import RENDERED_FIELDS, context_for, render_note, render_page, source_hash
@@ -157,6 +157,7 @@ def note_import(*, source: NoteSource, user=None) -> tuple[Note, str]:
     note_render_store(note=note)
     if created or changed:
         revision_record(note=note, kind=NoteRevision.Kind.IMPORT, user=user)
+        generation_bump()
         return note, "created" if created else "updated"
     return note, "unchanged"
 
@@ -264,6 +265,8 @@ def page_import(*, source: PageSource) -> tuple[Page, str]:
     if page.source_hash != source_hash(page.body, context):
         render_page(page, context)
         page.save(update_fields=RENDERED_FIELDS)
+    if created or changed:
+        generation_bump()
     if created:
         return page, "created"
     return page, "updated" if changed else "unchanged"

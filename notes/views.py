@@ -1,25 +1,330 @@
-from django.http import HttpResponse
+"""Reader-facing pages: the feed, notes, tags, authors, standalone pages, citation exports."""
+
+from __future__ import annotations
+
+from django.db.models import Prefetch
+from django.http import Http404, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import get_object_or_404, render
+from django.utils.safestring import mark_safe
 
 from bibliography import exports
 from bibliography.models import BibEntry, BibFile
-from scidraft.site.models import SiteSettings
+from scidraft.site.meta import PageMeta, absolute
+from scidraft.site.models import ContentGeneration, SiteSettings
 
+from . import feed as feed_math
 from .citing import citable_work
-from .models import Note, NoteCitation
+from .identity import identity_for
+from .models import Author, Note, NoteAuthor, NoteCitation, Page, Tag
+from .presentation import (
+    assets_for,
+    card,
+    date_long,
+    date_note_page,
+    share_links,
+    summary_of,
+)
 
 
-def note_index(request):
-    """Published notes as a plain list of titles.
+def _paginate(total: int, per_page: int, page: int | str) -> tuple[int, int]:
+    page = int(page)
+    pages = feed_math.page_count(total, per_page)
+    if page < 1 or page > pages:
+        raise Http404("No such page.")
+    return pages, (page - 1) * per_page
 
-    A placeholder until the public feed arrives (issue 5): it links each note to its admin page
-    and renders no note content, so nothing unrendered is ever shown to a reader.
-    """
-    notes = Note.objects.published().regular().in_feed_order().only("slug", "title", "date")
+
+def _page_url(base: str, number: int) -> str:
+    return base if number == 1 else f"{base}page/{number}/"
+
+
+def _pagination(base: str, page: int, pages: int) -> dict:
+    return {
+        "links": [
+            {"number": link.number, "current": link.current,
+             "url": _page_url(base, link.number) if link.number else ""}
+            for link in feed_math.pagination_window(page, pages)
+        ],
+        "previous": _page_url(base, page - 1) if page > 1 else "",
+        "next": _page_url(base, page + 1) if page < pages else "",
+    }  # fmt: skip
+
+
+def feed(request, page: int = 1, base: str = "/"):
+    """The notes feed at / and /notes/ (theme-spec §3.1)."""
+    if page == 1 and request.path.endswith("/page/1/"):
+        return HttpResponsePermanentRedirect(base)
+    site = SiteSettings.objects.current()
+    notes = Note.objects.published().regular().in_feed_order().for_cards()
+    pages, offset = _paginate(notes.count(), site.notes_per_page, page)
+    page_notes = list(notes[offset : offset + site.notes_per_page])
+    promotions = []
+    if site.promotions_per_page:
+        promotions = list(Note.objects.published().promotions().order_by("slug").for_cards())
+    slots = feed_math.place_promotions(
+        promotions=[promotion.slug for promotion in promotions],
+        page=page,
+        notes_on_page=len(page_notes),
+        per_page=site.promotions_per_page,
+        positions=site.promotion_positions,
+        seed=ContentGeneration.objects.value(),
+    )
+    by_slug = {promotion.slug: promotion for promotion in promotions}
+    cards = [
+        card(item, site, promotion=kind == "promotion")
+        for kind, item in feed_math.interleave(
+            page_notes, {slot: by_slug[slug] for slot, slug in slots.items()}
+        )
+    ]
+    title = site.title if page == 1 else f"Page {page} | {site.title}"
+    meta = PageMeta(
+        title=title,
+        description=site.description,
+        canonical=absolute(request, site, _page_url(base, page)),
+    )
     return render(
         request,
-        "notes/index.html",
-        {"site": SiteSettings.objects.current(), "notes": notes},
+        "notes/feed.html",
+        {
+            "cards": cards,
+            "pagination": _pagination(base, page, pages),
+            "meta": meta,
+            "assets": assets_for(card.note for card in cards),
+            "body_class": "list",
+        },
+    )
+
+
+def note_detail(request, slug: str):
+    """A note as a large card with its navigation (theme-spec §3.2)."""
+    site = SiteSettings.objects.current()
+    note = get_object_or_404(
+        Note.objects.published().prefetch_related(
+            Prefetch("authorships", queryset=NoteAuthor.objects.select_related("author")),
+            Prefetch("tags", queryset=Tag.objects.order_by("name")),
+        ),
+        slug=slug,
+    )
+    published = Note.objects.published().only("slug", "title", "date")
+    # « Prev is the older note, Next » the newer one; promotions included (theme behaviour).
+    older = published.filter(date__lt=note.date).order_by("-date", "slug").first()
+    newer = published.filter(date__gt=note.date).order_by("date", "slug").first()
+    candidates = dict(
+        Note.objects.published().regular().exclude(pk=note.pk).values_list("slug", "title")
+    )
+    recommended = feed_math.ranked_recommendations(
+        ContentGeneration.objects.value(), note.slug, sorted(candidates), site.recommendation_count
+    )
+    url = absolute(request, site, f"/notes/{note.slug}/")
+    identity = identity_for(note, site)
+    work = citable_work(request, note)
+    tags = list(note.tags.all())
+    meta = PageMeta(
+        title=f"{note.title or note.slug} | {site.title}",
+        description=note.description or note.summary or summary_of(note, 30)[0],
+        keywords=note.keywords or [tag.name for tag in tags],
+        canonical=note.canonical_url or url,
+        noindex=note.robots_noindex,
+        og_type="article",
+        og_title=note.title or note.slug,
+        authors=[author.name for author in identity.authors],
+        published=note.local_date,
+        modified=note.updated_at,
+        tags=[tag.name for tag in tags],
+        scholar=_scholar_tags(note, identity, site, url),
+        json_ld=_json_ld(note, identity, site, url, tags),
+    )
+    return render(
+        request,
+        "notes/note_detail.html",
+        {
+            "note": note,
+            "identity": identity,
+            "date": date_note_page(note.local_date),
+            # Trusted: rendered and sanitised by scidraft.markup at save time.
+            "body": mark_safe(note.rendered_html),  # noqa: S308
+            "tags": tags,
+            "share": share_links(note, site, url),
+            "older": older,
+            "newer": newer,
+            "recommendations": [(slug, candidates[slug]) for slug in recommended],
+            "cite_bibtex": exports.to_bibtex(work),
+            "cite_text": exports.to_vancouver_text(work),
+            "meta": meta,
+            "assets": assets_for([note]),
+            "copy_code": site.show_code_copy_buttons,
+        },
+    )
+
+
+def _scholar_tags(note: Note, identity, site: SiteSettings, url: str) -> list[tuple[str, str]]:
+    """Google Scholar's Highwire tags, one citation_reference per cited entry."""
+    moment = note.local_date
+    tags = [("citation_title", note.title or note.slug)]
+    tags += [("citation_author", author.name) for author in identity.authors]
+    tags += [
+        ("citation_publication_date", f"{moment:%Y/%m/%d}"),
+        ("citation_online_date", f"{moment:%Y/%m/%d}"),
+        ("citation_journal_title", site.title),
+        ("citation_fulltext_html_url", url),
+    ]
+    cited = list(
+        NoteCitation.objects.filter(note=note, bibfile__isnull=False).values_list(
+            "bibfile_id", "key"
+        )
+    )
+    if cited:
+        entries = {
+            (entry.bibfile_id, entry.key): entry
+            for entry in BibEntry.objects.filter(
+                bibfile_id__in={file for file, _ in cited}, key__in={key for _, key in cited}
+            ).only("bibfile_id", "key", "fields", "persons")
+        }
+        for pair in dict.fromkeys(cited):
+            entry = entries.get(pair)
+            if entry is not None:
+                tags.append(("citation_reference", exports.scholar_reference(entry)))
+    return tags
+
+
+def _json_ld(note: Note, identity, site: SiteSettings, url: str, tags) -> dict:
+    return {
+        "@context": "https://schema.org",
+        "@type": "ScholarlyArticle",
+        "headline": note.title or note.slug,
+        "name": note.title or note.slug,
+        "description": note.description or note.summary,
+        "author": [{"@type": "Person", "name": author.name} for author in identity.authors],
+        "datePublished": note.local_date.isoformat(),
+        "dateModified": note.updated_at.isoformat(),
+        "publisher": {"@type": "Organization", "name": identity.institute},
+        "isPartOf": {"@type": "WebSite", "name": site.title},
+        "keywords": ", ".join(tag.name for tag in tags),
+        "wordCount": note.word_count,
+        "mainEntityOfPage": url,
+        "url": url,
+    }
+
+
+def _entries(notes) -> list[dict]:
+    entries = []
+    for note in notes:
+        summary, cut = summary_of(note)
+        entries.append(
+            {"note": note, "summary": summary, "cut": cut, "date": date_long(note.local_date),
+             "url": f"/notes/{note.slug}/"}
+        )  # fmt: skip
+    return entries
+
+
+def tag_list(request):
+    site = SiteSettings.objects.current()
+    meta = PageMeta(title=f"Tags | {site.title}", canonical=absolute(request, site, "/tags/"))
+    return render(
+        request,
+        "notes/tag_list.html",
+        {"tags": Tag.objects.with_published_counts(), "meta": meta, "body_class": "list"},
+    )
+
+
+def tag_detail(request, slug: str, page: int = 1):
+    site = SiteSettings.objects.current()
+    tag = get_object_or_404(Tag, slug=slug)
+    notes = Note.objects.published().with_tag(tag).in_feed_order().for_entries()
+    base, page = f"/tags/{tag.slug}/", int(page)
+    pages, offset = _paginate(notes.count(), site.pager_size, page)
+    meta = PageMeta(
+        title=f"{tag.name} | {site.title}", canonical=absolute(request, site, _page_url(base, page))
+    )
+    return render(
+        request,
+        "notes/tag_detail.html",
+        {
+            "tag": tag,
+            "entries": _entries(notes[offset : offset + site.pager_size]),
+            "pagination": _pagination(base, page, pages),
+            "meta": meta,
+            "body_class": "list",
+        },
+    )
+
+
+def author_detail(request, handle: str, page: int = 1):
+    site = SiteSettings.objects.current()
+    author = get_object_or_404(Author, handle=handle, is_active=True)
+    notes = Note.objects.published().filter(authors=author).in_feed_order().for_entries()
+    base, page = f"/authors/{author.handle}/", int(page)
+    pages, offset = _paginate(notes.count(), site.pager_size, page)
+    meta = PageMeta(
+        title=f"{author.name} | {site.title}",
+        description=author.bio,
+        canonical=absolute(request, site, _page_url(base, page)),
+        og_type="profile",
+    )
+    return render(
+        request,
+        "notes/author_detail.html",
+        {
+            "author": author,
+            "entries": _entries(notes[offset : offset + site.pager_size]),
+            "pagination": _pagination(base, page, pages),
+            "meta": meta,
+            "body_class": "list",
+        },
+    )
+
+
+def page_detail(request, slug: str):
+    """A standalone page at the site root (theme-spec §3.3); search and archives have layouts."""
+    page = get_object_or_404(Page.objects.published(), slug=slug)
+    if page.layout == Page.Layout.SEARCH:
+        from .search import search_page
+
+        return search_page(request, page)
+    if page.layout == Page.Layout.ARCHIVES:
+        from .feeds import archives_page
+
+        return archives_page(request, page)
+    site = SiteSettings.objects.current()
+
+    def toggle(name: str) -> bool:
+        value = getattr(page, name)
+        return getattr(site, name) if value is None else value
+
+    meta = PageMeta(
+        title=f"{page.title} | {site.title}",
+        description=page.description or page.summary,
+        keywords=page.keywords,
+        canonical=page.canonical_url or absolute(request, site, f"/{page.slug}/"),
+        noindex=page.robots_noindex,
+        og_type="article",
+        og_title=page.title,
+    )
+    identity = identity_for(None, site)
+    flags = page.render_flags or {}
+    return render(
+        request,
+        "notes/page_detail.html",
+        {
+            "page": page,
+            # Trusted: rendered and sanitised by scidraft.markup at save time.
+            "body": mark_safe(page.rendered_html),  # noqa: S308
+            "toc": mark_safe(page.rendered_toc) if toggle("show_toc") else "",  # noqa: S308
+            "show_breadcrumbs": toggle("show_breadcrumbs"),
+            "show_reading_time": toggle("show_reading_time"),
+            "show_word_count": bool(page.show_word_count),
+            "reading_minutes": max(1, round(page.word_count / 212)),
+            "date": date_long(page.date) if page.date else "",
+            "author": identity.names,
+            "meta": meta,
+            "assets": {
+                "math": flags.get("has_math", False),
+                "code": flags.get("has_code", False),
+                "algorithm": flags.get("has_algorithm", False),
+                "mermaid": flags.get("has_mermaid", False),
+            },
+            "copy_code": toggle("show_code_copy_buttons"),
+        },
     )
 
 

@@ -91,7 +91,9 @@ INSTALLED_APPS = [
     # Before staticfiles so that runserver serves static files the way production does.
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    "django.contrib.postgres",
     "markdownx",
+    "csp",
     "scidraft.site",
     "notes",
     "bibliography",
@@ -106,6 +108,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
 ]
 
 ROOT_URLCONF = "scidraft.urls"
@@ -121,6 +124,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "scidraft.site.context_processors.site",
             ],
         },
     },
@@ -235,6 +239,25 @@ SESSION_COOKIE_HTTPONLY = True
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "strict-origin-when-cross-origin"
 X_FRAME_OPTIONS = "DENY"
+
+# Content-Security-Policy (django-csp): scripts only from this site, never inline, so an
+# author's HTML that slipped through could not run. Styles allow inline attributes because
+# KaTeX positions glyphs with style="…" and Mermaid's SVG carries its own <style>.
+# https://django-csp.readthedocs.io/en/latest/configuration.html
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:", "https:"],
+        "font-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
 
 # --- Logging ----------------------------------------------------------------------------------
 

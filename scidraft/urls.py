@@ -6,6 +6,8 @@ admin.site.site_title = "SciDraft"
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("", include("scidraft.site.urls")),
     path("", include("bibliography.urls")),
+    path("", include("notes.machine_urls")),
     path("", include("notes.urls")),
 ]

@@ -190,3 +190,29 @@ class EntrySet(models.Model):
 
     def __str__(self) -> str:
         return self.key
+
+
+class ContentGenerationQuerySet(models.QuerySet):
+    def value(self) -> int:
+        row = self.filter(pk=1).values_list("value", flat=True).first()
+        return row or 0
+
+
+class ContentGeneration(models.Model):
+    """A number that changes whenever anything a reader sees changes.
+
+    It seeds the site's stable random choices (promotion slots, recommendations), as the
+    theme's per-build seed does, and keys the page cache. Bumped in the same transaction as
+    the write (scidraft.site.services.generation_bump).
+    """
+
+    value = models.BigIntegerField(default=0)
+    changed_at = models.DateTimeField(auto_now=True)
+
+    objects = ContentGenerationQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = "content generation"
+
+    def __str__(self) -> str:
+        return str(self.value)

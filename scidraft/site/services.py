@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 from django.db import transaction
+from django.db.models import F
 
 from scidraft.hugo import SiteConfig
 
-from .models import EntrySet, MenuItem, SiteSettings
+from .models import ContentGeneration, EntrySet, MenuItem, SiteSettings
+
+
+def generation_bump() -> None:
+    """Mark that readers' pages changed; call inside the write's transaction."""
+    updated = ContentGeneration.objects.filter(pk=1).update(value=F("value") + 1)
+    if not updated:
+        ContentGeneration.objects.get_or_create(pk=1, defaults={"value": 1})
 
 
 def _assign(instance, values: dict) -> bool:
@@ -72,4 +80,6 @@ def site_configure(*, config: SiteConfig) -> dict[str, str]:
             entry_set.save()
             sets_changed = True
     outcome["entry sets"] = "updated" if sets_changed else "unchanged"
+    if "updated" in outcome.values():
+        generation_bump()
     return outcome

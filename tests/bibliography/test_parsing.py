@@ -62,12 +62,8 @@ def test_fields_persons_and_source_are_kept():
         ("@article{a, title={x}\n@book{b, title={y}}\n", ["b"], 1, "unbalanced braces"),
         ("@article{a, title={x}}\n@article{a, title={y}}\n", ["a"], 2, "duplicate key"),
         ("@article{A, title={x}}\n@article{a, title={y}}\n", ["A"], 2, "duplicate key"),
-        (
-            "@article{, title={x}}\n@book{ok, title={y}}\n",
-            ["unnamed-1", "ok"],
-            1,
-            "kept with errors",
-        ),
+        # No key: nothing could cite it, so it is reported and skipped.
+        ("@article{, title={x}}\n@book{ok, title={y}}\n", ["ok"], 1, "missing key"),
         ("@article{k, title={x}, title={y}}\n", ["k"], 1, "kept with errors"),
         # pybtex recovers the key but no field: kept, and the author is told.
         ("@article{bad title=}\n@misc{ok, note={n}}\n", ["bad", "ok"], 1, "field value expected"),

@@ -1,0 +1,456 @@
+"""How long bibliographies take: parsing and importing a 5,000-entry .bib, and formatting the
+reference list of a note that cites 50 of its keys.
+
+Standalone: `python benchmarks/bibliography.py`, or `make bench` for every benchmark. It uses a
+fresh SQLite database in a temporary directory (DATABASE_URL is set before Django starts), so
+it never touches the development database. `--profile` adds a cProfile summary of the import.
+
+It reports and never gates: the exit code is 0 even when a target fails, so FAIL is printed
+where a reader cannot miss it.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import io
+import logging
+import os
+import platform
+import pstats
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+SEED = 20240601
+ENTRIES = 5_000
+CITED = 50
+RUNS = 5
+BIB_NAME = "bib/bench.bib"
+# Targets from the issue.
+TARGET_IMPORT_S = 3.0
+TARGET_FORMAT_MS = 50.0
+
+DASH = "—"
+
+
+# --- The synthetic file ----------------------------------------------------------------------
+
+_FIRST = [
+    "Donald E.",
+    "Ada",
+    "Andr{\\'e}",
+    'J{\\"u}rgen',
+    "Fran{\\c c}ois",
+    "Yann",
+    "Geoffrey",
+    "Li",
+    "Wei",
+    "Mar{\\'\\i}a",
+    "Kurt",
+    "S{\\o}ren",
+    "Jos{\\'e}",
+    "Anna K.",
+    "Pieter",
+    "Ngozi",
+    "{\\L}ukasz",
+    "Hiroshi",
+    "Ay{\\c s}e",
+    "Olga",
+]
+_LAST = [
+    "Knuth",
+    "Lovelace",
+    'M{\\"u}ller',
+    "Schmidhuber",
+    "Chollet",
+    "LeCun",
+    "Hinton",
+    "Zhang",
+    "Wang",
+    "Garc{\\'\\i}a",
+    'G\\"{o}del',
+    "Kierkegaard",
+    "van der Berg",
+    "Stra{\\ss}e",
+    "Nguyen",
+    "Okonkwo",
+    "de la Cruz",
+    "Tanaka",
+    "Y{\\i}lmaz",
+    "Petrova",
+]
+_WORDS = (  # noqa: SIM905 - a sentence reads better than 28 quoted words
+    "learning attention networks deep graph language models reasoning robust sparse efficient "
+    "optimal bounds kernel neural transformers estimation inference scalable stochastic "
+    "convergence gradient descent representation retrieval benchmark evaluation causal"
+).split()
+_TYPES = [
+    "article",
+    "article",
+    "article",
+    "inproceedings",
+    "inproceedings",
+    "book",
+    "incollection",
+    "phdthesis",
+    "mastersthesis",
+    "techreport",
+    "misc",
+    "online",
+    "software",
+]
+_MACROS = {
+    "jmlr": "Journal of Machine Learning Research",
+    "tpami": "IEEE Transactions on Pattern Analysis and Machine Intelligence",
+    "neurips": "Advances in Neural Information Processing Systems",
+    "cacm": "Communications of the {ACM}",
+}
+_INITIALS = ["", *(f" {letter}." for letter in "ABCDEFGHIJKLMNOPRSTUVWYZ"), " de", " van"]
+_MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+
+
+def _value(rng: random.Random, text: str) -> str:
+    # Both quoting styles, as real exports mix them.
+    return f'"{text}"' if rng.random() < 0.5 else f"{{{text}}}"
+
+
+def synthetic_bib(entries: int = ENTRIES, seed: int = SEED) -> str:
+    """A deterministic .bib: varied types and case, 1–12 authors, accents, @string macros,
+    `#` concatenation with month macros, % comment lines, DOIs and URLs."""
+    rng = random.Random(seed)
+    out = ["% Synthetic bibliography for benchmarks/bibliography.py", ""]
+    out += [f'@string{{{name} = "{value}"}}' for name, value in _MACROS.items()]
+    out.append("")
+    for number in range(entries):
+        kind = rng.choice(_TYPES)
+        written = kind.upper() if number % 3 == 0 else kind
+        # 20 × 20 × 27 spellings: names recur, as in real files, but most are new.
+        authors = " and ".join(
+            f"{rng.choice(_LAST)}, {rng.choice(_FIRST)}{rng.choice(_INITIALS)}"
+            for _ in range(rng.randint(1, 12))
+        )
+        title = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(4, 12))).capitalize()
+        if rng.random() < 0.2:
+            title += " with {BERT}"
+        if rng.random() < 0.1:
+            title += " for $\\alpha$-divergences"
+        lines = [
+            f"@{written}{{key{number:05d},",
+            f"  author    = {_value(rng, authors)},",
+            f"  title     = {_value(rng, title)},",
+            f"  year      = {rng.randint(1950, 2025)},",
+        ]
+        if kind == "article":
+            journal = rng.choice([*_MACROS, "{Nature}", '"Journal of {F}oo"'])
+            lines += [
+                f"  journal   = {journal},",
+                f"  volume    = {rng.randint(1, 60)},",
+                f"  number    = {rng.randint(1, 12)},",
+                f"  pages     = {{{rng.randint(1, 500)}--{rng.randint(501, 900)}}},",
+                f'  month     = "{rng.randint(1, 28)}~" # {rng.choice(_MONTHS)},',
+            ]
+        elif kind in ("inproceedings", "incollection"):
+            lines.append(f"  booktitle = {rng.choice(['neurips', '{Proceedings of Foo}'])},")
+            lines.append(f"  pages     = {{{rng.randint(1, 50)}--{rng.randint(51, 99)}}},")
+        elif kind in ("phdthesis", "mastersthesis"):
+            lines.append(f"  school    = {{Universit{{\\'e}} {rng.randint(1, 30)}}},")
+        elif kind == "techreport":
+            lines.append(f"  institution = {{Institute {rng.randint(1, 30)}}},")
+        else:
+            lines.append(f"  publisher = {{Publisher {rng.randint(1, 40)}}},")
+        if rng.random() < 0.5:
+            lines.append(
+                f"  doi       = {{10.{rng.randint(1000, 9999)}/{rng.randint(10**5, 10**6)}}},"
+            )
+        if rng.random() < 0.3:
+            lines.append(f"  url       = {{https://example.org/paper/{number}}},")
+        if rng.random() < 0.05:
+            lines.append("% note      = {commented out},")
+        lines.append("}")
+        out.append("\n".join(lines))
+        out.append("")
+    return "\n".join(out)
+
+
+def citing_note(entries: int = ENTRIES, cited: int = CITED, seed: int = SEED) -> str:
+    """A note with `cited` distinct \\cite{} keys over 10 paragraphs, then one references list."""
+    rng = random.Random(seed + 1)
+    keys = [f"key{number:05d}" for number in rng.sample(range(entries), cited)]
+    paragraphs = []
+    for start in range(0, cited, 5):
+        words = " ".join(rng.choice(_WORDS) for _ in range(40))
+        cites = " ".join(f"see \\cite{{{key}}}" for key in keys[start : start + 5])
+        paragraphs.append(f"{words.capitalize()} {cites}.")
+    paragraphs.append(f'{{{{< references bib="{BIB_NAME}" >}}}}')
+    return "\n\n".join(paragraphs) + "\n"
+
+
+# --- Django ----------------------------------------------------------------------------------
+
+
+def django_setup(directory: str) -> None:
+    """Start Django on a fresh SQLite database in `directory`, migrated."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "scidraft.settings")
+    os.environ.setdefault("DEBUG", "1")
+    os.environ["DATABASE_URL"] = f"sqlite:///{directory}/bench.sqlite3"
+    import django
+    from django.apps import apps
+
+    if apps.ready:
+        raise RuntimeError("Django was already set up by another benchmark; run this one alone")
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+
+
+# --- Measuring -------------------------------------------------------------------------------
+
+
+def _seconds(function, *args, **kwargs):
+    start = time.perf_counter()
+    result = function(*args, **kwargs)
+    return time.perf_counter() - start, result
+
+
+class _TimedBibliography:
+    """The engine's Bibliography, adding up the time spent formatting."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.url = inner.url
+        self.seconds = 0.0
+
+    def format(self, keys, style):
+        elapsed, result = _seconds(self.inner.format, keys, style)
+        self.seconds += elapsed
+        return result
+
+    def labels(self, keys, style):
+        elapsed, result = _seconds(self.inner.labels, keys, style)
+        self.seconds += elapsed
+        return result
+
+
+def measure_note(bibfile, source: str, style: str | None) -> dict:
+    from bibliography.formatting import StoredBibliography, format_cache_clear
+    from scidraft.markup import RenderContext, jsengine, render
+
+    renders, formats, references, incomplete = [], [], 0, 0
+    for run in range(RUNS + 1):
+        # Cold every run: formatted entries and formulas are cached by content, and the
+        # target is about formatting, not about reading a cache.
+        format_cache_clear()
+        jsengine.tex_cache_clear()
+        timed = _TimedBibliography(StoredBibliography(bibfile))
+        if not hasattr(timed.inner, "labels"):
+            del _TimedBibliography.labels
+        context = RenderContext(
+            resolve_bibliography=lambda name, timed=timed: timed if name == BIB_NAME else None,
+            citation_style=style,
+        )
+        elapsed, result = _seconds(render, source, context)
+        if run == 0:  # warm-up: imports, style objects, the database's first query
+            references = result.html.count("<li")
+            incomplete = result.html.count("(incomplete entry:")
+            continue
+        renders.append(elapsed * 1000)
+        formats.append(timed.seconds * 1000)
+    return {
+        "render_ms": statistics.median(renders),
+        "format_ms": statistics.median(formats),
+        "items": references,
+        "incomplete": incomplete,
+        "warnings": len(result.warnings),
+    }
+
+
+def _styles() -> list[str | None]:
+    try:
+        from bibliography.styles import STYLES
+    except ImportError:
+        return [None]
+    return list(STYLES)
+
+
+# --- Reporting -------------------------------------------------------------------------------
+
+
+def _table(rows: list[list[str]]) -> str:
+    header = ["case", "entries", "median", "target", "status"]
+    rows = [header, *rows]
+    widths = [max(len(row[index]) for row in rows) for index in range(len(header))]
+    numeric = {1, 2}
+    lines = []
+    for number, row in enumerate(rows):
+        cells = [
+            cell.rjust(widths[index]) if index in numeric and number else cell.ljust(widths[index])
+            for index, cell in enumerate(row)
+        ]
+        lines.append("  ".join(cells).rstrip())
+        if number == 0:
+            lines.append("  ".join("-" * width for width in widths))
+    return "\n".join(lines)
+
+
+def _status(ok: bool) -> str:
+    return "PASS" if ok else "FAIL"
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    print("Bibliography benchmark (parse, import, reference-list formatting)")
+    print(
+        f"machine: {os.cpu_count()} CPUs (nproc {len(os.sched_getaffinity(0))}), "
+        f"Python {platform.python_version()} ({platform.machine()})"
+    )
+    text = synthetic_bib()
+    source = citing_note()
+    print(
+        f"file: {ENTRIES:,} entries (seed {SEED}), {len(text.encode()) / 1_048_576:.1f} MB; "
+        f"note: {CITED} \\cite keys and one references list; medians of {RUNS} runs"
+    )
+    print()
+
+    with tempfile.TemporaryDirectory(prefix="scidraft-bench-") as directory:
+        django_setup(directory)
+        from bibliography.models import BibFile
+        from bibliography.parsing import parse_bibtex
+        from bibliography.services import bibfile_import
+
+        rows: list[list[str]] = []
+        failures: list[str] = []
+
+        parse_runs = []
+        for _ in range(RUNS):
+            elapsed, parsed = _seconds(parse_bibtex, text)
+            parse_runs.append(elapsed)
+        kept = len(parsed.entries)
+        rows.append(
+            [
+                "parse_bibtex (no database)",
+                f"{kept:,}",
+                f"{statistics.median(parse_runs):.2f} s",
+                DASH,
+                DASH,
+            ]
+        )
+
+        # A fresh database each run: delete the file (its entries cascade) before importing.
+        import_runs = []
+        for _ in range(RUNS):
+            BibFile.objects.filter(name=BIB_NAME).delete()
+            elapsed, result = _seconds(bibfile_import, name=BIB_NAME, raw=text.encode())
+            import_runs.append(elapsed)
+        imported = statistics.median(import_runs)
+        ok = imported < TARGET_IMPORT_S and result.entries_kept == ENTRIES
+        if not ok:
+            failures.append(f"import {imported:.2f} s (target < {TARGET_IMPORT_S:g} s)")
+        rows.append(
+            [
+                "bibfile_import, new file (parse + store)",
+                f"{result.entries_kept:,}",
+                f"{imported:.2f} s",
+                f"< {TARGET_IMPORT_S:g} s",
+                _status(ok),
+            ]
+        )
+
+        elapsed, again = _seconds(bibfile_import, name=BIB_NAME, raw=text.encode())
+        rows.append(
+            ["bibfile_import, same text again", f"{again.entries_kept:,}", f"{elapsed:.2f} s"]
+            + [DASH, DASH]
+        )
+
+        changed = text.replace("  year      = ", "  year      = 1")
+        elapsed, updated = _seconds(bibfile_import, name=BIB_NAME, raw=changed.encode())
+        ok = elapsed < TARGET_IMPORT_S
+        if not ok:
+            failures.append(f"re-import {elapsed:.2f} s (target < {TARGET_IMPORT_S:g} s)")
+        rows.append(
+            [
+                "bibfile_import, every entry changed",
+                f"{updated.entries_kept:,}",
+                f"{elapsed:.2f} s",
+                f"< {TARGET_IMPORT_S:g} s",
+                _status(ok),
+            ]
+        )
+        bibfile_import(name=BIB_NAME, raw=text.encode())  # back to the file the note cites
+
+        bibfile = BibFile.objects.get(name=BIB_NAME)
+        notes = []
+        # Entries a style cannot format are logged at INFO; count them instead of printing.
+        logging.getLogger("bibliography").setLevel(logging.WARNING)
+        for style in _styles():
+            label = style or "default"
+            try:
+                measured = measure_note(bibfile, source, style)
+            except Exception as error:  # noqa: BLE001 - report it and go on to the next style
+                failures.append(f"style {label} crashed")
+                rows.append([f"note citing {CITED} keys, style {label}", f"{CITED}", DASH])
+                rows[-1] += [f"< {TARGET_FORMAT_MS:g} ms", "FAIL"]
+                notes.append(f"style {label}: {type(error).__name__}: {error}")
+                continue
+            ok = measured["format_ms"] < TARGET_FORMAT_MS and measured["items"] >= CITED
+            if not ok:
+                failures.append(f"formatting ({label}) {measured['format_ms']:.1f} ms")
+            rows.append(
+                [
+                    f"note citing {CITED} keys, style {label}: reference list",
+                    f"{CITED}",
+                    f"{measured['format_ms']:.1f} ms",
+                    f"< {TARGET_FORMAT_MS:g} ms",
+                    _status(ok),
+                ]
+            )
+            rows.append(
+                [
+                    f"note citing {CITED} keys, style {label}: whole render",
+                    f"{CITED}",
+                    f"{measured['render_ms']:.1f} ms",
+                    DASH,
+                    DASH,
+                ]
+            )
+            notes.append(
+                f"style {label}: {measured['items']} list items, {measured['incomplete']} shown "
+                f"as incomplete, {measured['warnings']} render warning(s)"
+            )
+
+        print(_table(rows))
+        print()
+        print(
+            "reference list = time inside the bibliography's format()/labels() during render "
+            "(database query + pybtex style); whole render = scidraft.markup.render of the note."
+        )
+        for line in notes:
+            print(line)
+        if failures:
+            print(f"FAIL: {'; '.join(failures)}.")
+        else:
+            print("PASS: every target met.")
+
+        if "--profile" in argv:
+            profiler = cProfile.Profile()
+            BibFile.objects.filter(name=BIB_NAME).delete()
+            profiler.enable()
+            bibfile_import(name=BIB_NAME, raw=text.encode())
+            profiler.disable()
+            out = io.StringIO()
+            pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(20)
+            print()
+            print("=== cProfile, bibfile_import of a new file (tottime, top 20) ===")
+            print(out.getvalue())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

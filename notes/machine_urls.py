@@ -1,0 +1,17 @@
+"""URLs for machines: RSS, sitemap, robots.txt, index.json (theme-spec §3.5, §3.8).
+
+Included before notes.urls, without a namespace: the names are global (`rss`, `tag_rss`,
+`sitemap`, `robots_txt`, `index_json`).
+"""
+
+from django.urls import re_path
+
+from . import feeds
+
+urlpatterns = [
+    re_path(r"^index\.xml$", feeds.site_rss, name="rss"),
+    re_path(r"^tags/(?P<slug>[-\w]+)/index\.xml$", feeds.tag_rss, name="tag_rss"),
+    re_path(r"^index\.json$", feeds.index_json, name="index_json"),
+    re_path(r"^sitemap\.xml$", feeds.sitemap, name="sitemap"),
+    re_path(r"^robots\.txt$", feeds.robots_txt, name="robots_txt"),
+]

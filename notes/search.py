@@ -1,0 +1,580 @@
+"""Server-side search (theme-spec §3.5): PostgreSQL full-text search, a fallback elsewhere.
+
+* PostgreSQL: `websearch_to_tsquery` (quoted phrases, `-word`, `or`), weighted vectors
+  title (A) > summary and description (B) > body text (C), ordered by `ts_rank` then date.
+  `ts_headline` (with sentinel markers, never HTML) tells which words the database matched,
+  stemmed forms included; the excerpt is then cut and highlighted in Python.
+* Any other database (SQLite): the theme's client algorithm: quoted phrases are single terms,
+  other words lower-cased tokens; +10 per term in the title, +5 in the summary or
+  description, +1 in the text; ordered by score, then date.
+
+Ranking looks only at ids and scores; the displayed page of results is then loaded with a
+fixed number of queries. Excerpts (~300 characters around the first match, whole words,
+`…` at the cuts) keep the formulas of the text: each one is typeset by KaTeX and never
+highlighted inside. Every piece of text is HTML-escaped before `<mark>` is added.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import html
+import re
+from dataclasses import dataclass, field
+
+from django.db import connection
+from django.db.models import Q
+from django.shortcuts import render
+from django.utils import timezone
+from django.utils.safestring import SafeString, mark_safe
+
+from scidraft.markup import jsengine
+from scidraft.site.meta import PageMeta, absolute
+from scidraft.site.models import SiteSettings
+
+from .feed import pagination_window
+from .models import Note, Page
+
+MIN_QUERY_LENGTH = 2
+EXCERPT_LENGTH = 300
+MAX_QUERY_LENGTH = 200
+EXCLUDED_LAYOUTS = (Page.Layout.SEARCH, Page.Layout.ARCHIVES)
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+# Sentinels for ts_headline: control characters that cannot occur in stored text.
+_START, _STOP, _FRAGMENT = "\x02", "\x03", "\x04"
+_PG_CONFIGS = {
+    "en": "english",
+    "de": "german",
+    "fr": "french",
+    "es": "spanish",
+    "it": "italian",
+    "nl": "dutch",
+    "pt": "portuguese",
+    "ru": "russian",
+    "sv": "swedish",
+    "da": "danish",
+    "fi": "finnish",
+    "no": "norwegian",
+    "nb": "norwegian",
+    "hu": "hungarian",
+    "ro": "romanian",
+    "tr": "turkish",
+}
+
+
+# --- Which notes and pages are searchable ---------------------------------------------------
+
+
+def searchable_notes():
+    return Note.objects.published().filter(search_hidden=False)
+
+
+def searchable_pages():
+    return (
+        Page.objects.published()
+        .filter(search_hidden=False)
+        .exclude(layout__in=EXCLUDED_LAYOUTS)
+        .exclude(body__regex=r"^\s*$")
+    )
+
+
+def short_date(value: dt.datetime | None) -> str:
+    """`Sep 22, 2026`, whatever the process locale."""
+    return f"{MONTHS[value.month - 1]} {value.day}, {value.year}" if value else ""
+
+
+def local_date(value: dt.datetime | None, offset_minutes: int | None) -> dt.datetime | None:
+    if value is None:
+        return None
+    if offset_minutes is None:
+        return timezone.localtime(value)
+    return value.astimezone(dt.timezone(dt.timedelta(minutes=offset_minutes)))
+
+
+# --- Query parsing ----------------------------------------------------------------------------
+
+_TERM = re.compile(r'"([^"]*)"|(\S+)')
+
+
+def tokenise(query: str) -> list[str]:
+    """The theme's terms: "quoted phrases" whole, other words lower-cased, no duplicates."""
+    terms: list[str] = []
+    for match in _TERM.finditer(query):
+        phrase, word = match.groups()
+        term = (phrase if phrase is not None else word.strip('"')).strip().lower()
+        if term and term not in terms:
+            terms.append(term)
+    return terms
+
+
+def _positive_words(query: str) -> list[str]:
+    """Words worth highlighting from a websearch query: not negated, not the `or` operator."""
+    words = []
+    for term in tokenise(query):
+        if term == "or" or term.startswith("-"):
+            continue
+        words.append(term)
+    return words
+
+
+# --- Ranking --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    kind: str  # "note" or "page"
+    pk: int
+    score: float
+    date: dt.datetime | None
+
+
+def _order(hits: list[SearchHit]) -> list[SearchHit]:
+    oldest = dt.datetime.min.replace(tzinfo=dt.UTC)
+    hits.sort(key=lambda hit: (hit.kind, hit.pk))
+    hits.sort(key=lambda hit: (hit.score, hit.date or oldest), reverse=True)
+    return hits
+
+
+def use_full_text() -> bool:
+    return connection.vendor == "postgresql"
+
+
+def search_config(language_code: str = "en") -> str:
+    return _PG_CONFIGS.get(language_code[:2].lower(), "simple")
+
+
+def _pg_query(query: str, config: str):
+    from django.contrib.postgres.search import SearchQuery
+
+    return SearchQuery(query, search_type="websearch", config=config)
+
+
+def _pg_vector(config: str):
+    from django.contrib.postgres.search import SearchVector
+
+    return (
+        SearchVector("title", weight="A", config=config)
+        + SearchVector("summary", "description", weight="B", config=config)
+        + SearchVector("rendered_text", weight="C", config=config)
+    )
+
+
+def _pg_hits(query: str, config: str) -> list[SearchHit]:
+    from django.contrib.postgres.search import SearchRank
+
+    ts_query = _pg_query(query, config)
+    hits: list[SearchHit] = []
+    for kind, queryset in (("note", searchable_notes()), ("page", searchable_pages())):
+        rows = (
+            queryset.annotate(_document=_pg_vector(config))
+            .filter(_document=ts_query)
+            .annotate(_rank=SearchRank(_pg_vector(config), ts_query))
+            .values_list("pk", "_rank", "date")
+        )
+        hits.extend(SearchHit(kind, pk, float(rank), date) for pk, rank, date in rows)
+    return _order(hits)
+
+
+def _contains_any(terms: list[str], fields: tuple[str, ...]) -> Q:
+    condition = Q(pk__in=[])
+    for term in terms:
+        for name in fields:
+            condition |= Q(**{f"{name}__icontains": term})
+    return condition
+
+
+def _fallback_hits(query: str) -> list[SearchHit]:
+    terms = tokenise(query)
+    if not terms:
+        return []
+    fields = ("title", "summary", "description", "rendered_text")
+    hits: list[SearchHit] = []
+    for kind, queryset in (("note", searchable_notes()), ("page", searchable_pages())):
+        # The database narrows (ASCII case-insensitive LIKE on SQLite); Python scores, with
+        # Unicode case folding, exactly as the theme's script does.
+        rows = queryset.filter(_contains_any(terms, fields)).values_list("pk", "date", *fields)
+        for pk, date, title, summary, description, text in rows:
+            title, text = title.casefold(), text.casefold()
+            lead = f"{summary}\n{description}".casefold()
+            score = 0
+            for term in terms:
+                folded = term.casefold()
+                score += 10 * (folded in title) + 5 * (folded in lead) + (folded in text)
+            if score:
+                hits.append(SearchHit(kind, pk, float(score), date))
+    return _order(hits)
+
+
+def search_notes(query: str, *, language_code: str = "en") -> list[SearchHit]:
+    """Every match, best first: notes and standalone pages as ids with their scores.
+
+    Two queries whatever the number of notes; an empty list for queries under 2 characters.
+    """
+    query = (query or "").strip()[:MAX_QUERY_LENGTH]
+    if len(query) < MIN_QUERY_LENGTH:
+        return []
+    if use_full_text():
+        return _pg_hits(query, search_config(language_code))
+    return _fallback_hits(query)
+
+
+# --- Text with its formulas -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Segment:
+    text: str
+    math: bool = False
+    display: bool = False
+
+
+_KATEX_START = re.compile(r'<span class="(katex-display|katex)"[^>]*>')
+_SPAN_TAG = re.compile(r"<span\b[^>]*>|</span>")
+_ANNOTATION = re.compile(r'<annotation encoding="application/x-tex">(.*?)</annotation>', re.S)
+_BLOCK = re.compile(
+    r"</?(?:p|div|li|ul|ol|h[1-6]|pre|table|tr|td|th|thead|tbody|blockquote|dl|dt|dd|"
+    r"figure|figcaption|section|article|aside|details|summary|nav|header|footer|br|hr)\b[^>]*>",
+    re.I,
+)
+_TAG = re.compile(r"<[^>]*>")
+_SPACES = re.compile(r"\s+")
+_MATH_MARK = "\x05"
+
+
+def _span_end(markup: str, start: int) -> int:
+    """Index just past the </span> closing the <span> that opens at `start`."""
+    depth = 0
+    for match in _SPAN_TAG.finditer(markup, start):
+        depth += -1 if match.group().startswith("</") else 1
+        if depth == 0:
+            return match.end()
+    return len(markup)
+
+
+@functools.lru_cache(maxsize=512)
+def segments_from_html(markup: str) -> tuple[Segment, ...]:
+    """Plain text of rendered HTML in which each KaTeX formula is its TeX source again."""
+    formulas: list[Segment] = []
+    pieces: list[str] = []
+    position = 0
+    while match := _KATEX_START.search(markup, position):
+        end = _span_end(markup, match.start())
+        annotation = _ANNOTATION.search(markup, match.start(), end)
+        pieces.append(markup[position : match.start()])
+        if annotation:
+            tex = html.unescape(annotation.group(1)).strip()
+            formulas.append(Segment(tex, math=True, display=match.group(1) == "katex-display"))
+            pieces.append(f" {_MATH_MARK} " if formulas[-1].display else _MATH_MARK)
+        position = end
+    pieces.append(markup[position:])
+    text = _BLOCK.sub(" ", "".join(pieces))
+    text = _SPACES.sub(" ", html.unescape(_TAG.sub("", text))).strip()
+    segments: list[Segment] = []
+    for index, part in enumerate(text.split(_MATH_MARK)):
+        if index:
+            segments.append(formulas[index - 1])
+        if part:
+            segments.append(Segment(part))
+    return tuple(segments)
+
+
+_DELIMITED = re.compile(
+    r"\$\$(?P<d1>.+?)\$\$|\\\[(?P<d2>.+?)\\\]|\\\((?P<i1>.+?)\\\)|(?<![\\$])\$(?P<i2>[^$\s](?:[^$]*?[^$\s])?)\$(?!\d)",
+    re.S,
+)
+
+
+def segments_from_text(text: str) -> tuple[Segment, ...]:
+    """A summary or description as written: `\\(..\\)`, `$..$`, `$$..$$`, `\\[..\\]` are math."""
+    segments: list[Segment] = []
+    position = 0
+    for match in _DELIMITED.finditer(text):
+        if match.start() > position:
+            segments.append(Segment(text[position : match.start()]))
+        display = match.group("d1") is not None or match.group("d2") is not None
+        tex = next(group for group in match.group("d1", "d2", "i1", "i2") if group is not None)
+        segments.append(Segment(tex.strip(), math=True, display=display))
+        position = match.end()
+    if position < len(text):
+        segments.append(Segment(text[position:]))
+    return tuple(segments)
+
+
+# --- Excerpts and highlighting ----------------------------------------------------------------
+
+
+def _pattern(terms: list[str], words: list[str]) -> re.Pattern | None:
+    """Query terms match anywhere (the theme's `includes`); database-matched words whole."""
+    alternatives = [(term, False) for term in terms] + [(word, True) for word in words]
+    alternatives = [item for item in alternatives if item[0]]
+    if not alternatives:
+        return None
+    alternatives.sort(key=lambda item: len(item[0]), reverse=True)
+    parts = [
+        rf"\b{re.escape(text)}\b" if whole else re.escape(text) for text, whole in alternatives
+    ]
+    return re.compile("|".join(parts), re.I)
+
+
+def highlight(text: str, pattern: re.Pattern | None) -> str:
+    """Escaped text with <mark class="search-highlight"> around every match."""
+    if pattern is None:
+        return html.escape(text)
+    out: list[str] = []
+    position = 0
+    for match in pattern.finditer(text):
+        if match.end() == match.start():
+            continue
+        out.append(html.escape(text[position : match.start()]))
+        out.append(f'<mark class="search-highlight">{html.escape(match.group())}</mark>')
+        position = match.end()
+    out.append(html.escape(text[position:]))
+    return "".join(out)
+
+
+def typeset(segment: Segment) -> str:
+    try:
+        # Excerpts are one paragraph: display formulas are set inline.
+        return jsengine.render_tex(segment.text, display=False)
+    except jsengine.JSError:
+        opener, closer = ("$$", "$$") if segment.display else ("\\(", "\\)")
+        return f'<code class="math-source">{html.escape(opener + segment.text + closer)}</code>'
+
+
+def _first_match(segments: tuple[Segment, ...], pattern: re.Pattern | None) -> int | None:
+    """Offset of the first match outside formulas, counted over the whole text."""
+    if pattern is None:
+        return None
+    offset = 0
+    for segment in segments:
+        if not segment.math and (match := pattern.search(segment.text)):
+            return offset + match.start()
+        offset += len(segment.text)
+    return None
+
+
+def _cut_start(text: str, index: int) -> int:
+    """Move a cut forward to the start of a word."""
+    if index <= 0:
+        return 0
+    if text[index - 1].isspace():
+        return index
+    space = re.compile(r"\s").search(text, index)
+    return space.end() if space else len(text)
+
+
+def _cut_end(text: str, index: int) -> int:
+    """Move a cut back to the end of a word."""
+    if index >= len(text):
+        return len(text)
+    if text[index].isspace():
+        return index
+    space = text.rfind(" ", 0, index)
+    return space if space > 0 else index
+
+
+def excerpt(
+    segments: tuple[Segment, ...],
+    pattern: re.Pattern | None,
+    length: int = EXCERPT_LENGTH,
+    *,
+    center: bool = True,
+) -> tuple[str, bool]:
+    """~`length` characters around the first match (or from the start), whole words and
+    whole formulas, `…` where cut. Returns the HTML and whether it contains a formula."""
+    total = sum(len(segment.text) for segment in segments)
+    hit = _first_match(segments, pattern) if center else None
+    start = max(0, (hit or 0) - length // 3) if hit is not None else 0
+    start = min(start, max(0, total - length))
+    end = start + length
+    out: list[str] = []
+    has_math = False
+    offset = 0
+    for segment in segments:
+        seg_start, seg_end = offset, offset + len(segment.text)
+        offset = seg_end
+        if seg_end <= start or seg_start >= end:
+            continue
+        if segment.math:
+            if seg_start < start or seg_end > end + length // 3:
+                continue  # a formula is shown whole or not at all
+            out.append(typeset(segment))
+            has_math = True
+            continue
+        text = segment.text
+        piece_start = max(start, seg_start) - seg_start
+        piece_end = min(end, seg_end) - seg_start
+        if piece_start > 0:
+            piece_start = _cut_start(text, piece_start)
+        if piece_end < len(text):
+            piece_end = _cut_end(text, piece_end)
+        if piece_end > piece_start:
+            out.append(highlight(text[piece_start:piece_end], pattern))
+    body = "".join(out).strip()
+    if not body:
+        return "", False
+    if start > 0:
+        body = "… " + body
+    if end < total:
+        body += " …"
+    return body, has_math
+
+
+# --- Results ----------------------------------------------------------------------------------
+
+
+@dataclass
+class SearchResult:
+    kind: str
+    title: str
+    title_html: SafeString
+    url: str
+    excerpt_html: SafeString
+    date: dt.datetime | None
+    tags: list = field(default_factory=list)
+    has_math: bool = False
+
+    @property
+    def date_text(self) -> str:
+        return short_date(self.date)
+
+
+def _headline_words(*headlines: str | None) -> list[str]:
+    words: list[str] = []
+    for headline in headlines:
+        for word in re.findall(f"{_START}(.*?){_STOP}", headline or "", re.S):
+            word = word.strip()
+            if word and word.lower() not in (item.lower() for item in words):
+                words.append(word)
+    return words
+
+
+def _headline(field_name: str, ts_query, config: str, **options):
+    from django.contrib.postgres.search import SearchHeadline
+
+    return SearchHeadline(
+        field_name,
+        ts_query,
+        config=config,
+        start_sel=_START,
+        stop_sel=_STOP,
+        fragment_delimiter=_FRAGMENT,
+        **options,
+    )
+
+
+def load_results(
+    hits: list[SearchHit], query: str, *, language_code: str = "en"
+) -> list[SearchResult]:
+    """Display data for a slice of hits: one query per kind plus the notes' tags."""
+    note_ids = [hit.pk for hit in hits if hit.kind == "note"]
+    page_ids = [hit.pk for hit in hits if hit.kind == "page"]
+    notes_qs = Note.objects.filter(pk__in=note_ids).prefetch_related("tags")
+    pages_qs = Page.objects.filter(pk__in=page_ids)
+    if use_full_text():
+        config = search_config(language_code)
+        ts_query = _pg_query(query, config)
+        annotations = {
+            "_title_hl": _headline("title", ts_query, config, highlight_all=True),
+            "_lead_hl": _headline("summary", ts_query, config, highlight_all=True),
+            "_text_hl": _headline(
+                "rendered_text", ts_query, config, max_fragments=3, max_words=35, min_words=15
+            ),
+        }
+        notes_qs = notes_qs.annotate(**annotations)
+        pages_qs = pages_qs.annotate(**annotations)
+    objects = {("note", item.pk): item for item in (notes_qs if note_ids else [])}
+    objects.update({("page", item.pk): item for item in (pages_qs if page_ids else [])})
+    terms = _positive_words(query)
+    results = []
+    for hit in hits:
+        item = objects.get((hit.kind, hit.pk))
+        if item is None:
+            continue
+        words = _headline_words(
+            getattr(item, "_title_hl", None),
+            getattr(item, "_lead_hl", None),
+            getattr(item, "_text_hl", None),
+        )
+        results.append(_result(hit.kind, item, _pattern(terms, words)))
+    return results
+
+
+def _result(kind: str, item, pattern: re.Pattern | None) -> SearchResult:
+    title = item.title or item.slug
+    body = segments_from_html(item.rendered_html) or segments_from_text(item.rendered_text)
+    preview, has_math = "", False
+    if _first_match(body, pattern) is not None:
+        preview, has_math = excerpt(body, pattern)
+    else:
+        for lead in (item.summary, item.description):
+            if lead.strip():
+                preview, has_math = excerpt(segments_from_text(lead.strip()), pattern)
+                break
+        else:
+            preview, has_math = excerpt(body, pattern, center=False)
+    if kind == "note":
+        url = f"/notes/{item.slug}/"
+        date = item.local_date
+        tags = list(item.tags.all())
+    else:
+        url = f"/{item.slug}/"
+        date = local_date(item.date, item.date_offset_minutes)
+        tags = []
+    return SearchResult(
+        kind=kind,
+        title=title,
+        title_html=mark_safe(highlight(title, pattern)),  # noqa: S308 - escaped by highlight
+        url=url,
+        excerpt_html=mark_safe(preview),  # noqa: S308 - escaped pieces and KaTeX output
+        date=date,
+        tags=tags,
+        has_math=has_math,
+    )
+
+
+# --- The page ---------------------------------------------------------------------------------
+
+
+def _page_number(value: str | None) -> int:
+    try:
+        return max(1, int(value or 1))
+    except (TypeError, ValueError):
+        return 1
+
+
+def search_page(request, page: Page):
+    """The standalone page with layout "search": the form and a page of results."""
+    site = SiteSettings.objects.current()
+    query = request.GET.get("q", "").strip()[:MAX_QUERY_LENGTH]
+    searched = len(query) >= MIN_QUERY_LENGTH
+    hits = search_notes(query, language_code=site.language_code) if searched else []
+    per_page = max(1, site.pager_size or 8)
+    last = max(1, -(-len(hits) // per_page))
+    current = min(_page_number(request.GET.get("page")), last)
+    shown = hits[(current - 1) * per_page : current * per_page]
+    results = load_results(shown, query, language_code=site.language_code) if shown else []
+    path = request.path
+    meta = PageMeta(
+        title=f"{page.title} | {site.title}",
+        description=page.description or page.summary or site.description,
+        canonical=page.canonical_url or absolute(request, site, path),
+        noindex=page.robots_noindex or bool(query),
+    )
+    context = {
+        "page": page,
+        "meta": meta,
+        "query": query,
+        "searched": searched,
+        "results": results,
+        "result_count": len(hits),
+        "placeholder": page.placeholder or f"{page.title} ↵",
+        "pagination": pagination_window(current, last),
+        "current_page": current,
+        "last_page": last,
+        "previous_page": current - 1 if current > 1 else None,
+        "next_page": current + 1 if current < last else None,
+        "assets": {"math": True, "code": False, "algorithm": False, "mermaid": False},
+    }
+    return render(request, "notes/search.html", context)

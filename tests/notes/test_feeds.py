@@ -1,0 +1,237 @@
+"""index.json, RSS, sitemap.xml, robots.txt, archives, 404 and 500 (theme-spec §3.5, §3.8)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+from django.template import engines
+from django.utils import timezone
+
+from notes.feeds import rfc822, w3c
+from notes.models import Note, Status, Tag
+from scidraft.site.models import SiteSettings
+
+pytestmark = pytest.mark.django_db
+
+BASE = "https://notes.halden.example"
+NS = {"atom": "http://www.w3.org/2005/Atom", "content": "http://purl.org/rss/1.0/modules/content/"}
+SITEMAP = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
+
+
+def _rss(client, path="/index.xml"):
+    response = client.get(path)
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/rss+xml; charset=utf-8"
+    return ET.fromstring(response.content).find("channel")  # noqa: S314 - our own output
+
+
+def _links(channel) -> list[str]:
+    return [item.findtext("link") for item in channel.findall("item")]
+
+
+def _settings(**values) -> None:
+    site = SiteSettings.objects.current()
+    for name, value in values.items():
+        setattr(site, name, value)
+    site.save()
+
+
+def test_date_formats_are_locale_independent():
+    """RFC 822 and W3C dates print the note's own offset with English names."""
+    moment = dt.datetime(2026, 9, 22, 7, 20, tzinfo=dt.timezone(dt.timedelta(hours=9)))
+    assert rfc822(moment) == "Tue, 22 Sep 2026 07:20:00 +0900"
+    assert w3c(moment) == "2026-09-22T07:20:00+09:00"
+
+
+def test_index_json(client, demo_loaded):
+    """index.json lists published notes and pages, minus searchHidden, search and archives."""
+    response = client.get("/index.json")
+    assert response.status_code == 200
+    entries = json.loads(response.content)
+    links = {entry["permalink"] for entry in entries}
+    assert f"{BASE}/notes/result-proof-gershgorin-discs/" in links
+    assert f"{BASE}/methods-a-to-z/" in links
+    assert f"{BASE}/notes/promo-halden-winter-school/" in links
+    for hidden in ("notes/method-tables-solver-benchmarks", "about", "search", "archives"):
+        assert f"{BASE}/{hidden}/" not in links
+    assert f"{BASE}/notes/method-draft-checkpoint-interval/" not in links
+    assert f"{BASE}/notes/method-mermaid-campaign-gantt/" not in links
+    entry = next(e for e in entries if e["permalink"].endswith("/result-proof-gershgorin-discs/"))
+    assert set(entry) == {"title", "content", "permalink", "summary"}
+    assert "Gershgorin" in entry["content"] and entry["summary"]
+
+
+def test_site_rss(client, demo_loaded):
+    """The site feed parses, dates a known note exactly and respects hiddenInRss."""
+    channel = _rss(client)
+    assert channel.findtext("title") == "Halden Notes"
+    assert channel.findtext("generator") == "SciDraft"
+    assert channel.findtext("language") == "en-us"
+    assert channel.find("atom:link", NS).get("href") == f"{BASE}/index.xml"
+    items = {item.findtext("link"): item for item in channel.findall("item")}
+    gronwall = items[f"{BASE}/notes/result-theorem-gronwall-inequality/"]
+    # demo/content/notes/result-theorem-gronwall-inequality.md: 2026-11-02T10:00:00+01:00
+    assert gronwall.findtext("pubDate") == "Mon, 02 Nov 2026 10:00:00 +0100"
+    assert gronwall.findtext("guid") == f"{BASE}/notes/result-theorem-gronwall-inequality/"
+    assert gronwall.findtext("description").startswith("Most stability statements")
+    assert gronwall.find("content:encoded", NS) is None
+    assert f"{BASE}/notes/promo-halden-winter-school/" in items
+    assert f"{BASE}/notes/method-mermaid-pipeline-flowcharts/" not in items
+    assert f"{BASE}/notes/method-draft-checkpoint-interval/" not in items
+    assert f"{BASE}/notes/method-mermaid-campaign-gantt/" not in items
+    dates = [item.findtext("pubDate") for item in channel.findall("item")]
+    assert channel.findtext("lastBuildDate") == dates[0]
+    assert all(re.fullmatch(r"\w{3}, \d\d \w{3} \d{4} \d\d:\d\d:\d\d [+-]\d{4}", d) for d in dates)
+
+
+def test_rss_description_prefers_description(client, demo_loaded):
+    """The item description is the note's description, else its summary, escaped."""
+    items = {i.findtext("link"): i for i in _rss(client).findall("item")}
+    note = Note.objects.get(slug="method-pseudo-metropolis-hastings")
+    assert items[f"{BASE}/notes/{note.slug}/"].findtext("description") == note.description
+    note = Note.objects.get(slug="result-proposition-power-iteration-rate")
+    assert items[f"{BASE}/notes/{note.slug}/"].findtext("description") == note.summary
+
+
+def test_rss_full_text_option(client, demo_loaded):
+    """content:encoded carries the rendered HTML only when the site asks for full text."""
+    _settings(show_full_text_in_rss=True)
+    items = {i.findtext("link"): i for i in _rss(client).findall("item")}
+    content = items[f"{BASE}/notes/result-theorem-gronwall-inequality/"].find("content:encoded", NS)
+    assert content is not None and 'class="katex"' in content.text
+
+
+def test_rss_limit(client, demo_loaded):
+    """rss_limit caps the number of items, newest first."""
+    _settings(rss_limit=3)
+    links = _links(_rss(client))
+    assert links == [
+        f"{BASE}/notes/result-rule-composite-simpson/",
+        f"{BASE}/notes/method-citations-reference-heading/",
+        f"{BASE}/notes/result-definition-contraction-mapping/",
+    ]
+
+
+def test_tag_rss(client, demo_loaded):
+    """A tag's feed lists only its notes, still without hiddenInRss ones; unknown tags 404."""
+    channel = _rss(client, "/tags/mermaid/index.xml")
+    assert channel.findtext("link") == f"{BASE}/tags/mermaid/"
+    links = _links(channel)
+    expected = (
+        Note.objects.published()
+        .filter(tags__slug="mermaid", hidden_in_rss=False)
+        .values_list("slug", flat=True)
+    )
+    assert sorted(links) == sorted(f"{BASE}/notes/{slug}/" for slug in expected)
+    assert f"{BASE}/notes/method-mermaid-pipeline-flowcharts/" not in links
+    assert client.get("/tags/no-such-tag/index.xml").status_code == 404
+
+
+def test_sitemap(client, demo_loaded):
+    """The sitemap parses, lists pages and tags, leaves out robotsNoIndex, drafts, scheduled."""
+    response = client.get("/sitemap.xml")
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("application/xml")
+    root = ET.fromstring(response.content)  # noqa: S314 - our own output
+    entries = {url.findtext(f"{SITEMAP}loc"): url.findtext(f"{SITEMAP}lastmod") for url in root}
+    for path in ("/", "/notes/", "/tags/", "/tags/mermaid/", "/about/", "/methods-a-to-z/"):
+        assert f"{BASE}{path}" in entries
+    assert f"{BASE}/notes/result-theorem-gronwall-inequality/" in entries
+    assert f"{BASE}/notes/method-code-simulation-project-layout/" not in entries
+    assert f"{BASE}/notes/method-draft-checkpoint-interval/" not in entries
+    assert f"{BASE}/notes/method-mermaid-campaign-gantt/" not in entries
+    pattern = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d"
+    assert all(re.fullmatch(pattern, lastmod) for lastmod in entries.values())
+    # The later of the date and the last edit, in the note's own offset (+01:00).
+    note = Note.objects.get(slug="result-theorem-gronwall-inequality")
+    lastmod = entries[f"{BASE}/notes/{note.slug}/"]
+    assert lastmod.endswith("+01:00")
+    assert dt.datetime.fromisoformat(lastmod) == max(note.date, note.updated_at).replace(
+        microsecond=0
+    )
+
+
+def test_robots_txt(client, demo_loaded):
+    """robots.txt keeps crawlers out of the admin and editor and names the sitemap."""
+    response = client.get("/robots.txt")
+    assert response["Content-Type"] == "text/plain; charset=utf-8"
+    assert response.content.decode().splitlines() == [
+        "User-agent: *",
+        "Disallow: /admin/",
+        "Disallow: /write/",
+        f"Sitemap: {BASE}/sitemap.xml",
+    ]
+
+
+def test_archives(client, demo_loaded, django_assert_max_num_queries):
+    """The archive groups published notes by year, then month, newest first."""
+    with django_assert_max_num_queries(10):
+        response = client.get("/archives/")
+    assert response.status_code == 200
+    text = response.text
+    published = Note.objects.published().count()
+    assert re.search(rf'<h2 class="archive-year-header" id="2026">.*?&nbsp;{published}</sup>', text)
+    months = re.findall(r'<h3 class="archive-month-header" id="2026-(\w+)">', text)
+    assert months == ["November", "October"]
+    november = Note.objects.published().filter(date__month=11).count()
+    assert re.search(rf'id="2026-November">.*?&nbsp;{november}</sup>', text)
+    assert 'href="/notes/method-draft-checkpoint-interval/"' not in text
+    assert 'href="/notes/method-mermaid-campaign-gantt/"' not in text
+    entry = re.search(
+        r'<h3 class="archive-entry-title">The Composite Simpson Rule \(rule\)</h3>\s*'
+        r'<div class="archive-meta"><time [^>]*>November 25, 2026</time></div>\s*'
+        r'<a class="entry-link" [^>]*href="/notes/result-rule-composite-simpson/">',
+        text,
+    )
+    assert entry
+
+
+def test_404(client, demo_loaded):
+    """Unknown pages answer 404 with the styled page."""
+    response = client.get("/no-such-page-here/")
+    assert response.status_code == 404
+    assert "404.html" in [template.name for template in response.templates]
+    assert '<div class="not-found">404</div>' in response.text
+    assert 'href="/"' in response.text
+
+
+def test_500_template_is_standalone():
+    """500.html renders without a database, request or context processors."""
+    template = engines["django"].get_template("500.html")
+    text = template.render({})
+    assert '<link rel="stylesheet" href="/static/css/scidraft.css">' in text
+    assert '<div class="not-found">500</div>' in text
+
+
+def _add_notes(count: int) -> None:
+    now = timezone.now() - dt.timedelta(days=2)
+    Note.objects.bulk_create(
+        Note(
+            slug=f"extra-{index}",
+            title=f"Extra note {index}",
+            body="Extra.",
+            rendered_html="<p>Extra.</p>",
+            rendered_text="Extra.",
+            status=Status.PUBLISHED,
+            date=now - dt.timedelta(minutes=index),
+        )
+        for index in range(count)
+    )
+    tag = Tag.objects.get(slug="mermaid")
+    tag.notes.add(*Note.objects.filter(slug__startswith="extra-"))
+
+
+@pytest.mark.parametrize("path", ["/index.xml", "/tags/mermaid/index.xml", "/sitemap.xml"])
+def test_constant_queries(client, demo_loaded, django_assert_max_num_queries, path):
+    """Feeds and the sitemap run the same bounded number of queries at 30 and 230 notes."""
+    with django_assert_max_num_queries(6):
+        assert client.get(path).status_code == 200
+    _add_notes(200)
+    with django_assert_max_num_queries(6):
+        response = client.get(path)
+    assert response.status_code == 200
+    assert f"{BASE}/notes/extra-0/" in response.text

@@ -1,0 +1,229 @@
+"""Search (theme-spec §3.5): ranking, phrases, exclusions, excerpts, escaping, pagination.
+
+The same tests run on SQLite (the theme's scoring, in Python) and PostgreSQL (full-text search).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import re
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from notes import search
+from notes.models import Note, Page, Status
+from notes.services import note_render_store
+from scidraft.site.models import SiteSettings
+
+pytestmark = pytest.mark.django_db
+
+
+def _slugs(query: str) -> list[str]:
+    hits = search.search_notes(query)
+    notes = dict(Note.objects.filter(pk__in=[h.pk for h in hits]).values_list("pk", "slug"))
+    pages = dict(Page.objects.filter(pk__in=[h.pk for h in hits]).values_list("pk", "slug"))
+    return [(notes if hit.kind == "note" else pages)[hit.pk] for hit in hits]
+
+
+def _note(slug: str, body: str, **fields) -> Note:
+    values = {"status": Status.PUBLISHED, "date": timezone.now() - dt.timedelta(days=1)}
+    values.update(fields)
+    note = Note.objects.create(slug=slug, body=body, **values)
+    note_render_store(note=note, force=True)
+    return note
+
+
+def _items(response) -> list[str]:
+    return re.findall(r'<li class="search-result-item">(.*?)</li>', response.text, re.S)
+
+
+def test_backend_follows_the_database(demo_loaded):
+    """PostgreSQL uses full-text search; every other database the Python fallback."""
+    assert search.use_full_text() is (connection.vendor == "postgresql")
+
+
+def test_tokenise_keeps_quoted_phrases():
+    """Quoted phrases stay one term; other words are lower-cased tokens."""
+    assert search.tokenise('Power "Largest Eigenvalue" power x') == [
+        "power",
+        "largest eigenvalue",
+        "x",
+    ]
+
+
+def test_title_match_ranks_first(demo_loaded):
+    """A note with the word in its title ranks above notes that only mention it."""
+    slugs = _slugs("Gershgorin")
+    assert slugs[0] == "result-proof-gershgorin-discs"
+    assert "result-criterion-diagonal-dominance-jacobi" in slugs[1:]
+
+
+def test_finds_by_summary_and_body(demo_loaded):
+    """Words only in a summary or only in the body text are found."""
+    assert "result-proposition-power-iteration-rate" in _slugs("settle")
+    assert "result-rule-composite-simpson" in _slugs("sixteenfold")
+
+
+def test_quoted_phrase(demo_loaded):
+    """A quoted phrase matches the words together, not scattered."""
+    assert "result-proposition-power-iteration-rate" in _slugs('"power iteration"')
+    _note("scattered-words", "Iteration of the loop, with power drawn from the grid.")
+    assert "scattered-words" in _slugs("power iteration")
+    assert "scattered-words" not in _slugs('"power iteration"')
+
+
+def test_standalone_pages_are_results(demo_loaded):
+    """Published standalone pages are searched too; searchHidden pages are not."""
+    assert "methods-a-to-z" in _slugs("technique")
+    assert "about" not in _slugs("Halden Notes notebook")
+
+
+def test_excludes_hidden_draft_scheduled_and_empty(demo_loaded):
+    """searchHidden, drafts, scheduled and empty notes never appear."""
+    assert "method-tables-solver-benchmarks" not in _slugs("Benchmarking")
+    assert "method-draft-checkpoint-interval" not in _slugs("checkpoint")
+    assert "method-mermaid-campaign-gantt" not in _slugs("Gantt")
+    Note.objects.create(
+        slug="empty-note",
+        title="Zymurgy",
+        body="  ",
+        status=Status.PUBLISHED,
+        date=timezone.now() - dt.timedelta(days=1),
+    )
+    assert _slugs("Zymurgy") == []
+
+
+def test_short_query_shows_nothing(client, demo_loaded):
+    """Under two characters: no results list and no "no results" message."""
+    response = client.get("/search/", {"q": "a"})
+    assert response.status_code == 200
+    assert "search-results-list" not in response.text
+    assert "search-no-results" not in response.text
+    assert search.search_notes("a") == []
+
+
+def test_page_markup_and_highlight(client, demo_loaded):
+    """Results carry the theme's classes, a highlighted title, date and tags."""
+    response = client.get("/search/", {"q": "Gershgorin"})
+    assert response.status_code == 200
+    text = response.text
+    assert 'id="search-container"' in text and 'id="search-input"' in text
+    assert 'value="Gershgorin"' in text
+    assert 'placeholder="Search notes, results and methods…"' in text
+    first = _items(response)[0]
+    assert re.search(
+        r'<h3><a href="/notes/result-proof-gershgorin-discs/">Proof of the '
+        r'<mark class="search-highlight">Gershgorin</mark>',
+        first,
+    )
+    assert '<div class="search-preview">' in first
+    assert '<mark class="search-highlight">Gershgorin</mark>' in first.split("search-preview")[1]
+    assert "Oct 12, 2026" in first
+    assert 'href="/tags/proof/">#Proof</a>' in first
+
+
+def test_excerpt_typesets_math(client, demo_loaded):
+    """Formulas in an excerpt arrive typeset by KaTeX, never highlighted inside."""
+    item = _items(client.get("/search/", {"q": "Gershgorin"}))[0]
+    preview = item.split('<div class="search-preview">')[1]
+    assert 'class="katex"' in preview
+    assert "\\mathbb" not in re.sub(r"<annotation.*?</annotation>", "", preview, flags=re.S)
+    katex = re.findall(r'<span class="katex">.*?</annotation>', preview, re.S)
+    assert katex and all("search-highlight" not in part for part in katex)
+
+
+def test_excerpt_math_in_summary_source():
+    """`$..$` and `\\(..\\)` in a summary are typeset; a bad formula stays as escaped source."""
+    segments = search.segments_from_text(r"Rate \(|\lambda_2|\) and $x<y$ and \(\frac{\)")
+    html_out, has_math = search.excerpt(segments, None)
+    assert has_math and html_out.count('class="katex"') == 2
+    assert "\\frac{" in html.unescape(html_out)
+    assert "<y" not in html_out.replace("&lt;y", "")
+
+
+def test_excerpt_is_escaped_and_cut_at_words(client, demo_loaded):
+    """Stored text is escaped before marks are added; long text is cut with an ellipsis."""
+    filler = " ".join(f"word{index}" for index in range(120))
+    _note("escape-me", f"{filler} Quuxly AT&T and `<b onmouseover=x>` {filler}")
+    item = _items(client.get("/search/", {"q": "quuxly"}))[0]
+    preview = item.split('<div class="search-preview">')[1].split("</div>")[0]
+    assert "AT&amp;T" in preview
+    assert "<b onmouseover" not in preview and "&lt;b onmouseover=x&gt;" in preview
+    assert preview.startswith("… word") and preview.endswith(" …")
+    assert re.search(r"… word\d+ ", preview) and re.search(r" word\d+ …$", preview)
+    assert '<mark class="search-highlight">Quuxly</mark>' in preview
+    assert len(re.sub(r"<[^>]+>", "", html.unescape(preview))) < 360
+
+
+def test_xss_query_is_reflected_escaped(client, demo_loaded):
+    """A script payload in q is shown as text in the input and the no-results message."""
+    payload = '"><script>alert(1)</script><img src=x onerror=alert(1)>'
+    response = client.get("/search/", {"q": payload})
+    assert response.status_code == 200
+    assert "<script>alert(1)" not in response.text
+    assert "<img src=x" not in response.text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in response.text
+    assert '<p class="search-no-results">No results found for "&quot;&gt;&lt;script' in (
+        response.text
+    )
+
+
+def test_pagination(client, demo_loaded):
+    """Results are paged with the numbered bar and ?q=…&page=N links."""
+    site = SiteSettings.objects.current()
+    site.pager_size = 2
+    site.save()
+    total = len(search.search_notes("matrix"))
+    assert total >= 5
+    response = client.get("/search/", {"q": "matrix", "page": 2})
+    assert len(_items(response)) == 2
+    text = response.text
+    assert '<nav class="numbered-pagination"' in text
+    assert 'class="page-num active" aria-current="page" href="?q=matrix&amp;page=2"' in text
+    assert 'class="page-step prev" href="?q=matrix&amp;page=1"' in text
+    assert 'class="page-step next" href="?q=matrix&amp;page=3"' in text
+    last = client.get("/search/", {"q": "matrix", "page": 999})
+    assert f'aria-current="page" href="?q=matrix&amp;page={-(-total // 2)}"' in last.text
+    assert "page-step next" not in last.text
+
+
+def test_postgres_stemming_or_fallback_substring(client, demo_loaded):
+    """PostgreSQL matches and highlights word forms (stemming); the fallback, substrings."""
+    if connection.vendor == "postgresql":
+        assert "result-theorem-doeblin-convergence" in _slugs("converging")
+        response = client.get("/search/", {"q": "converging"})
+        assert '<mark class="search-highlight">Convergence</mark>' in response.text
+    else:
+        assert _slugs("gershgor")[0] == "result-proof-gershgorin-discs"
+        assert "result-theorem-doeblin-convergence" in _slugs("converg")
+
+
+def _add_notes(count: int) -> None:
+    now = timezone.now() - dt.timedelta(days=2)
+    Note.objects.bulk_create(
+        Note(
+            slug=f"extra-{index}",
+            title=f"Extra matrix note {index}",
+            body="A matrix note.",
+            rendered_html="<p>A matrix note about the spectrum.</p>",
+            rendered_text="A matrix note about the spectrum.",
+            status=Status.PUBLISHED,
+            date=now - dt.timedelta(minutes=index),
+        )
+        for index in range(count)
+    )
+    for note in Note.objects.filter(slug__startswith="extra-")[:50]:
+        note.tags.add(*Note.objects.get(slug="result-proof-gershgorin-discs").tags.all())
+
+
+def test_constant_queries(client, demo_loaded, django_assert_max_num_queries):
+    """The search page runs the same bounded number of queries at 30 and 230 notes."""
+    with django_assert_max_num_queries(10):
+        assert client.get("/search/", {"q": "matrix"}).status_code == 200
+    _add_notes(200)
+    with django_assert_max_num_queries(10):
+        response = client.get("/search/", {"q": "matrix", "page": 3})
+    assert response.status_code == 200 and len(_items(response)) == 8
