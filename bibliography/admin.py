@@ -5,6 +5,7 @@ from django.http import HttpResponseRedirect
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
+from .display import latex_to_text
 from .models import BibEntry, BibFile
 from .services import bib_text_check, bibfile_import
 
@@ -108,7 +109,7 @@ class BibFileAdmin(admin.ModelAdmin):
 
 @admin.register(BibEntry)
 class BibEntryAdmin(admin.ModelAdmin):
-    list_display = ["key", "entry_type", "title", "year", "bibfile"]
+    list_display = ["key", "entry_type", "decoded_title", "first_author", "year", "bibfile"]
     list_filter = ["entry_type", "bibfile"]
     search_fields = ["key", "fields__title", "persons__author"]
     list_select_related = ["bibfile"]
@@ -119,6 +120,15 @@ class BibEntryAdmin(admin.ModelAdmin):
     def has_add_permission(self, request):
         # Entries come from parsing their file; edit the file instead.
         return False
+
+    @admin.display(description="title", ordering="key")
+    def decoded_title(self, obj: BibEntry) -> str:
+        return latex_to_text(obj.title)
+
+    @admin.display(description="first author")
+    def first_author(self, obj: BibEntry) -> str:
+        authors = obj.persons.get("author") or obj.persons.get("editor") or []
+        return latex_to_text(authors[0]) if authors else ""
 
     @admin.display(description="cited by")
     def cited_by(self, obj: BibEntry):

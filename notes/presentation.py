@@ -7,6 +7,7 @@ here and nowhere else.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass
 from urllib.parse import quote
 
@@ -143,3 +144,14 @@ def summary_of(note, words: int = 70) -> tuple[str, bool]:
         return note.summary, False
     text = (note.rendered_text or "").split()
     return " ".join(text[:words]), len(text) > words
+
+
+_HEADING = re.compile(r'<h([1-6]) id="([^"]+)">(.*?)</h\1>', re.S)
+
+
+def anchored_headings(markup: str) -> str:
+    """PaperMod's anchored headings on standalone pages: a # link shown on hover."""
+    return _HEADING.sub(
+        r'<h\1 id="\2">\3<a hidden class="anchor" aria-hidden="true" href="#\2">#</a></h\1>',
+        markup,
+    )

@@ -17,6 +17,7 @@ from .citing import citable_work
 from .identity import identity_for
 from .models import Author, Note, NoteAuthor, NoteCitation, Page, Tag
 from .presentation import (
+    anchored_headings,
     assets_for,
     card,
     date_long,
@@ -227,51 +228,44 @@ def tag_list(request):
     )
 
 
-def tag_detail(request, slug: str, page: int = 1):
+def _entry_list(request, template: str, notes, base: str, page, meta: PageMeta, **context):
+    """A paginated list of note entries (tag and author pages), `pager_size` per page."""
     site = SiteSettings.objects.current()
-    tag = get_object_or_404(Tag, slug=slug)
-    notes = Note.objects.published().with_tag(tag).in_feed_order().for_entries()
-    base, page = f"/tags/{tag.slug}/", int(page)
+    page = int(page)
     pages, offset = _paginate(notes.count(), site.pager_size, page)
-    meta = PageMeta(
-        title=f"{tag.name} | {site.title}", canonical=absolute(request, site, _page_url(base, page))
-    )
+    meta.title = meta.title + f" | {site.title}"
+    meta.canonical = absolute(request, site, _page_url(base, page))
     return render(
         request,
-        "notes/tag_detail.html",
+        template,
         {
-            "tag": tag,
-            "entries": _entries(notes[offset : offset + site.pager_size]),
+            **context,
+            "entries": _entries(
+                notes.in_feed_order().for_entries()[offset : offset + site.pager_size]
+            ),
             "pagination": _pagination(base, page, pages),
             "meta": meta,
             "body_class": "list",
         },
     )
+
+
+def tag_detail(request, slug: str, page: int = 1):
+    tag = get_object_or_404(Tag, slug=slug)
+    notes = Note.objects.published().with_tag(tag)
+    return _entry_list(
+        request, "notes/tag_detail.html", notes, f"/tags/{tag.slug}/", page,
+        PageMeta(title=tag.name), tag=tag,
+    )  # fmt: skip
 
 
 def author_detail(request, handle: str, page: int = 1):
-    site = SiteSettings.objects.current()
     author = get_object_or_404(Author, handle=handle, is_active=True)
-    notes = Note.objects.published().filter(authors=author).in_feed_order().for_entries()
-    base, page = f"/authors/{author.handle}/", int(page)
-    pages, offset = _paginate(notes.count(), site.pager_size, page)
-    meta = PageMeta(
-        title=f"{author.name} | {site.title}",
-        description=author.bio,
-        canonical=absolute(request, site, _page_url(base, page)),
-        og_type="profile",
-    )
-    return render(
-        request,
-        "notes/author_detail.html",
-        {
-            "author": author,
-            "entries": _entries(notes[offset : offset + site.pager_size]),
-            "pagination": _pagination(base, page, pages),
-            "meta": meta,
-            "body_class": "list",
-        },
-    )
+    notes = Note.objects.published().filter(authors=author)
+    return _entry_list(
+        request, "notes/author_detail.html", notes, f"/authors/{author.handle}/", page,
+        PageMeta(title=author.name, description=author.bio, og_type="profile"), author=author,
+    )  # fmt: skip
 
 
 def page_detail(request, slug: str):
@@ -307,8 +301,13 @@ def page_detail(request, slug: str):
         "notes/page_detail.html",
         {
             "page": page,
-            # Trusted: rendered and sanitised by scidraft.markup at save time.
-            "body": mark_safe(page.rendered_html),  # noqa: S308
+            # Trusted: rendered and sanitised by scidraft.markup at save time; the anchors added
+            # reuse the heading ids already in it.
+            "body": mark_safe(  # noqa: S308
+                page.rendered_html
+                if page.disable_anchored_headings
+                else anchored_headings(page.rendered_html)
+            ),
             "toc": mark_safe(page.rendered_toc) if toggle("show_toc") else "",  # noqa: S308
             "show_breadcrumbs": toggle("show_breadcrumbs"),
             "show_reading_time": toggle("show_reading_time"),
