@@ -55,6 +55,11 @@ def _positions(range_text: str, page_length: int, count: int) -> list[int]:
     while len(slots) < count and after <= page_length:
         slots.append(after)
         after += 1
+    before = low - 1
+    # A short page: the range and the slots after it cannot hold them all; use earlier ones.
+    while len(slots) < count and before >= 1:
+        slots.insert(0, before)
+        before -= 1
     return slots
 
 

@@ -453,6 +453,15 @@ class Page(RenderedContent):
     def __str__(self) -> str:
         return self.title
 
+    @property
+    def local_date(self) -> dt.datetime | None:
+        """The date in the offset it was written in, as for notes."""
+        if self.date is None:
+            return None
+        if self.date_offset_minutes is None:
+            return timezone.localtime(self.date)
+        return self.date.astimezone(dt.timezone(dt.timedelta(minutes=self.date_offset_minutes)))
+
 
 class NoteCitation(models.Model):
     """A key a note cites and the file it was found in, kept with the note's stored render.

@@ -9,6 +9,7 @@ from django.utils.safestring import mark_safe
 
 from bibliography import exports
 from bibliography.models import BibEntry, BibFile
+from scidraft.markup import ENGINE_VERSION
 from scidraft.site.meta import PageMeta, absolute
 from scidraft.site.models import ContentGeneration, SiteSettings
 
@@ -25,6 +26,7 @@ from .presentation import (
     share_links,
     summary_of,
 )
+from .rendering import render_page
 
 
 def _paginate(total: int, per_page: int, page: int | str) -> tuple[int, int]:
@@ -280,6 +282,10 @@ def page_detail(request, slug: str):
 
         return archives_page(request, page)
     site = SiteSettings.objects.current()
+    if (page.render_flags or {}).get("has_entry_index") or page.render_version != ENGINE_VERSION:
+        # An entry index lists other notes: it is rendered now, so a note published or coming
+        # due since the page was saved is in it. A row from an older engine is refreshed too.
+        render_page(page)
 
     def toggle(name: str) -> bool:
         value = getattr(page, name)
@@ -310,11 +316,7 @@ def page_detail(request, slug: str):
             ),
             "toc": mark_safe(page.rendered_toc) if toggle("show_toc") else "",  # noqa: S308
             "show_breadcrumbs": toggle("show_breadcrumbs"),
-            "show_reading_time": toggle("show_reading_time"),
-            "show_word_count": bool(page.show_word_count),
-            "reading_minutes": max(1, round(page.word_count / 212)),
-            "date": date_long(page.date) if page.date else "",
-            "author": identity.names,
+            "post_meta": _post_meta(page, toggle, identity.names),
             "meta": meta,
             "assets": {
                 "math": flags.get("has_math", False),
@@ -325,6 +327,20 @@ def page_detail(request, slug: str):
             "copy_code": toggle("show_code_copy_buttons"),
         },
     )
+
+
+def _post_meta(page: Page, toggle, author: str) -> list[str]:
+    """PaperMod's post meta: date, reading time, word count, author — those that apply."""
+    parts = []
+    if page.local_date is not None:
+        parts.append(date_long(page.local_date))
+    if toggle("show_reading_time"):
+        parts.append(f"{max(1, round(page.word_count / 212))} min")
+    if page.show_word_count:
+        parts.append(f"{page.word_count} words")
+    if not page.hide_author and author:
+        parts.append(author)
+    return parts
 
 
 _EXPORTS = {

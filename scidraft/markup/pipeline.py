@@ -20,7 +20,7 @@ from .rendered import CitationList, Rendered, RenderWarning
 from .stash import TOKEN, Stash, strip_placeholder_characters
 
 # Bump when the output for the same source changes: stored renders are refreshed.
-ENGINE_VERSION = "1"
+ENGINE_VERSION = "2"
 
 _TAGS = re.compile(r"<[^>]+>")
 _BLOCK_TAGS = re.compile(
@@ -125,6 +125,7 @@ def render(source: str, context: RenderContext | None = None) -> Rendered:
         has_algorithm="algorithm" in kinds,
         has_code="code" in kinds,
         has_citations=bool(kinds & {"cite", "references"}),
+        has_entry_index="entry-index" in kinds,
         citations=body.citations,
         labels=body.labels,
         environments=body.environments,

@@ -38,6 +38,7 @@ class Rendered:
     has_algorithm: bool = False
     has_code: bool = False
     has_citations: bool = False
+    has_entry_index: bool = False  # lists other notes: its HTML follows them, render on read
     citations: list[CitationList] = field(default_factory=list)
     # label → {"kind", "number", "text", "anchor"}: environments, equations, algorithms.
     labels: dict[str, dict] = field(default_factory=dict)
@@ -53,6 +54,7 @@ class Rendered:
             "has_algorithm": self.has_algorithm,
             "has_code": self.has_code,
             "has_citations": self.has_citations,
+            "has_entry_index": self.has_entry_index,
             "has_preview": self.has_preview,
         }
 

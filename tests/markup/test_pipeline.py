@@ -72,6 +72,14 @@ graph TD; A-->B
 """
 
 
+def test_entry_index_sets_its_flag():
+    """A body with an entry index is flagged: its HTML lists other notes, so views render it
+    on read instead of trusting the stored copy."""
+    context = RenderContext(render_entry_index=lambda name, params: "<p>index</p>")
+    assert render('{{< entry-a-to-z set="math" >}}\n', context).has_entry_index
+    assert not render("plain\n", context).has_entry_index
+
+
 def test_rendered_fields_and_flags():
     """A note using every feature sets every flag; `as_dict` is JSON-serialisable."""
     rendered = render(FULL, _context())
@@ -82,6 +90,7 @@ def test_rendered_fields_and_flags():
         "has_algorithm": True,
         "has_code": True,
         "has_citations": True,
+        "has_entry_index": False,
         "has_preview": False,
     }
     assert [c.keys for c in rendered.citations] == [["k1"]]
