@@ -13,6 +13,7 @@ import json
 from bibliography.formatting import StoredBibliography
 from bibliography.models import BibFile
 from scidraft.markup import (
+    DEFAULT_ENVIRONMENTS,
     ENGINE_VERSION,
     EnvironmentKind,
     ReferenceTarget,
@@ -27,10 +28,13 @@ from .models import Environment, Note, Page, RenderedContent
 
 
 def environment_kinds() -> tuple[EnvironmentKind, ...]:
-    return tuple(
+    """The site's kinds; the built-in ones when the table is empty (a flushed or new database),
+    since a site without any kind would silently unnumber every environment."""
+    kinds = tuple(
         EnvironmentKind(env.key, env.label, env.plural, env.counter, env.numbered, env.style)
         for env in Environment.objects.all()
     )
+    return kinds or DEFAULT_ENVIRONMENTS
 
 
 def _resolve_bibliography(name: str):

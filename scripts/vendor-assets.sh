@@ -9,8 +9,11 @@ mkdir -p "$out/katex" "$out/pseudocode" "$out/mermaid"
 cp node_modules/katex/dist/katex.min.js node_modules/katex/dist/katex.min.css \
    node_modules/katex/LICENSE "$out/katex/"
 cp -r node_modules/katex/dist/fonts "$out/katex/fonts"
-cp node_modules/pseudocode/build/pseudocode.min.js node_modules/pseudocode/build/pseudocode.min.css \
-   node_modules/pseudocode/LICENSE "$out/pseudocode/"
+cp node_modules/pseudocode/build/pseudocode.min.js node_modules/pseudocode/LICENSE "$out/pseudocode/"
+# pseudocode.js's stylesheet @imports KaTeX's from a CDN; SciDraft links its own copy of KaTeX's
+# CSS, and nothing may be fetched from a CDN: drop the @import.
+sed -E 's/@import[[:space:]]+url\([^)]*\)[[:space:]]*;?//g' node_modules/pseudocode/build/pseudocode.min.css \
+  > "$out/pseudocode/pseudocode.min.css"
 cp node_modules/mermaid/dist/mermaid.min.js node_modules/mermaid/LICENSE "$out/mermaid/"
 # Versions, so the renderer can key its caches on them.
 node -e '

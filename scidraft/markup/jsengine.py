@@ -76,6 +76,9 @@ def katex_version() -> str:
 _local = threading.local()
 _contexts: list[MiniRacer] = []
 _contexts_lock = threading.Lock()
+# V8's process-wide set-up is not safe against threads creating their first contexts at the
+# same moment (a gthread worker's first requests): contexts are created one at a time.
+_creation_lock = threading.Lock()
 
 
 def _load() -> MiniRacer:
@@ -94,7 +97,8 @@ def _context() -> MiniRacer:
     context = getattr(_local, "context", None)
     if context is None or getattr(_local, "pid", None) != pid:
         # A context inherited across fork() belongs to the parent's V8 threads: make a new one.
-        context = _load()
+        with _creation_lock:
+            context = _load()
         _local.context, _local.pid = context, pid
         with _contexts_lock:
             _contexts.append(context)

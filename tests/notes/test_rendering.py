@@ -80,3 +80,13 @@ def test_changing_an_environment_kind_makes_stored_renders_stale(demo_loaded):
     assert note_render_store(note=note) is True
     note.refresh_from_db()
     assert "Satz 1" in note.rendered_html
+
+
+@pytest.mark.django_db
+def test_an_empty_environment_table_falls_back_to_the_built_in_kinds():
+    """With no Environment rows (a flushed database), theorems are still numbered."""
+    from notes.rendering import environment_kinds
+    from scidraft.markup import DEFAULT_ENVIRONMENTS
+
+    Environment.objects.all().delete()
+    assert environment_kinds() == DEFAULT_ENVIRONMENTS
