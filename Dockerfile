@@ -21,6 +21,7 @@ COPY pyproject.toml requirements.lock README.md manage.py ./
 COPY scidraft scidraft
 COPY notes notes
 COPY bibliography bibliography
+COPY accounts accounts
 COPY templates templates
 COPY static static
 COPY demo demo
@@ -32,4 +33,5 @@ RUN SECRET_KEY=collectstatic-build-step-only ALLOWED_HOSTS=build DATABASE_URL=sq
     python manage.py collectstatic --noinput
 USER scidraft
 EXPOSE 8000
-CMD ["sh", "-c", "python manage.py migrate --noinput && exec gunicorn scidraft.wsgi --bind 0.0.0.0:8000 --worker-class gthread --workers ${WEB_CONCURRENCY:-2} --threads ${GUNICORN_THREADS:-4} --access-logfile -"]
+COPY gunicorn.conf.py ./
+CMD ["sh", "-c", "python manage.py migrate --noinput && exec gunicorn scidraft.wsgi --config gunicorn.conf.py"]

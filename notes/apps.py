@@ -6,4 +6,21 @@ class NotesConfig(AppConfig):
     verbose_name = "Notes"
 
     def ready(self):
-        from . import receivers  # noqa: F401 - connects the signal receivers
+        from scidraft.site import caching
+
+        from . import receivers
+        from .models import Note
+
+        def next_scheduled():
+            # A scheduled note goes live without a write: the page cache must know when.
+            return Note.objects.scheduled().order_by("date").values_list("date", flat=True).first()
+
+        caching.due_sources.append(next_scheduled)
+
+        from django.core.cache import cache
+
+        from scidraft.markup import jsengine
+
+        # Formulas typeset by one process are reused by the others (Redis in production).
+        jsengine.use_shared_cache(cache)
+        receivers.connect()

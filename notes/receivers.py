@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from django.db.models import Q
+from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
 from bibliography.signals import bibfile_changed
 
-from .models import Note
+from .models import Environment, Note, Page
 
 
 @receiver(bibfile_changed, dispatch_uid="notes.rerender_citing_notes")
@@ -22,6 +23,15 @@ def rerender_citing_notes(sender, bibfile, **kwargs):
     ).distinct()
     for note in citing:
         note_render_store(note=note, force=True)
-    from scidraft.site.services import generation_bump
 
-    generation_bump()
+
+def environments_changed(sender, **kwargs):
+    """Kinds, labels or counters changed: every stored render may number differently. Rows
+    are marked stale (cheap) and re-render on their next read or `manage.py rerender`."""
+    Note.objects.update(source_hash="")
+    Page.objects.update(source_hash="")
+
+
+def connect() -> None:
+    post_save.connect(environments_changed, sender=Environment, dispatch_uid="notes.kinds.save")
+    post_delete.connect(environments_changed, sender=Environment, dispatch_uid="notes.kinds.del")

@@ -27,6 +27,7 @@ from .presentation import (
     summary_of,
 )
 from .rendering import render_page
+from .services import note_render_store
 
 
 def _paginate(total: int, per_page: int, page: int | str) -> tuple[int, int]:
@@ -53,6 +54,14 @@ def _pagination(base: str, page: int, pages: int) -> dict:
     }  # fmt: skip
 
 
+def _refresh_stale(notes) -> None:
+    """Rows rendered by an older engine, or marked stale (environment kinds changed), are
+    rendered again when first read and saved, so this happens once per row."""
+    for note in notes:
+        if note.render_version != ENGINE_VERSION or not note.source_hash:
+            note_render_store(note=note, force=True)
+
+
 def feed(request, page: int = 1, base: str = "/"):
     """The notes feed at / and /notes/ (theme-spec §3.1)."""
     if page == 1 and request.path.endswith("/page/1/"):
@@ -61,6 +70,7 @@ def feed(request, page: int = 1, base: str = "/"):
     notes = Note.objects.published().regular().in_feed_order().for_cards()
     pages, offset = _paginate(notes.count(), site.notes_per_page, page)
     page_notes = list(notes[offset : offset + site.notes_per_page])
+    _refresh_stale(page_notes)
     promotions = []
     if site.promotions_per_page:
         promotions = list(Note.objects.published().promotions().order_by("slug").for_cards())
@@ -108,6 +118,7 @@ def note_detail(request, slug: str):
         ),
         slug=slug,
     )
+    _refresh_stale([note])
     published = Note.objects.published().only("slug", "title", "date")
     # « Prev is the older note, Next » the newer one; promotions included (theme behaviour).
     older = published.filter(date__lt=note.date).order_by("-date", "slug").first()

@@ -288,5 +288,38 @@ MARKDOWNX_SERVER_CALL_LATENCY = 400
 SCIDRAFT_BIB_MAX_BYTES = env_int("SCIDRAFT_BIB_MAX_BYTES", 10 * 1024 * 1024)
 # Largest note body accepted, in characters.
 SCIDRAFT_NOTE_MAX_CHARS = env_int("SCIDRAFT_NOTE_MAX_CHARS", 2 * 1024 * 1024)
+# Page cache (scidraft.site.caching): how long readers' browsers and shared caches may keep a
+# page, how long stale copies may be served while revalidating, and how long the server keeps
+# a rendered page (it is keyed by the content generation, so this only bounds memory).
+SCIDRAFT_PAGE_MAX_AGE = env_int("SCIDRAFT_PAGE_MAX_AGE", 60)
+SCIDRAFT_PAGE_STALE_WHILE_REVALIDATE = env_int("SCIDRAFT_PAGE_STALE_WHILE_REVALIDATE", 600)
+SCIDRAFT_PAGE_CACHE_TTL = env_int("SCIDRAFT_PAGE_CACHE_TTL", 60 * 60 * 24)
+# How long the generation number may be read from the cache before the database is asked again.
+SCIDRAFT_GENERATION_TTL = env_int("SCIDRAFT_GENERATION_TTL", 300)
 # Folder with the demo site loaded by `manage.py seed_demo`.
 SCIDRAFT_DEMO_DIR = Path(os.environ.get("SCIDRAFT_DEMO_DIR", BASE_DIR / "demo"))
+
+# --- Accounts ---------------------------------------------------------------------------------
+# Log in, log out, password change and reset (accounts/). Listed first so its registration/
+# templates win over django.contrib.admin's. Rate limits: accounts/services.py.
+INSTALLED_APPS.insert(0, "accounts")
+LOGIN_URL = "/accounts/login/"  # replaces the admin login set under "Auth"
+LOGIN_REDIRECT_URL = "/"  # the author's dashboard, /write/, once the editor exists
+LOGOUT_REDIRECT_URL = "/"
+EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "webmaster@localhost")
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25)
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+# Failed logins per account and per client address within the window (seconds).
+ACCOUNTS_LOGIN_ACCOUNT_LIMIT = env_int("ACCOUNTS_LOGIN_ACCOUNT_LIMIT", 5)
+ACCOUNTS_LOGIN_ADDRESS_LIMIT = env_int("ACCOUNTS_LOGIN_ADDRESS_LIMIT", 20)
+ACCOUNTS_LOGIN_WINDOW = env_int("ACCOUNTS_LOGIN_WINDOW", 15 * 60)
+# Password reset requests per client address and per email address within the window.
+ACCOUNTS_RESET_LIMIT = env_int("ACCOUNTS_RESET_LIMIT", 5)
+ACCOUNTS_RESET_WINDOW = env_int("ACCOUNTS_RESET_WINDOW", 60 * 60)
+# Proxies of ours in front of the app: 0 means REMOTE_ADDR is the client; N reads the client
+# from the N-th X-Forwarded-For entry from the right (the one our outermost proxy appended).
+ACCOUNTS_TRUSTED_PROXY_COUNT = env_int("ACCOUNTS_TRUSTED_PROXY_COUNT", 0)

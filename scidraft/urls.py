@@ -9,5 +9,6 @@ urlpatterns = [
     path("", include("scidraft.site.urls")),
     path("", include("bibliography.urls")),
     path("", include("notes.machine_urls")),
+    path("accounts/", include("accounts.urls")),
     path("", include("notes.urls")),
 ]

@@ -21,6 +21,15 @@ def _plain_static_storage(settings):
     }
 
 
+@pytest.fixture(autouse=True)
+def _empty_cache():
+    # Each test's database starts from the same generation number: a page cached by an earlier
+    # test under that number must not be served to this one.
+    from django.core.cache import cache
+
+    cache.clear()
+
+
 @pytest.fixture
 def example_site() -> Path:
     if not EXAMPLE_SITE.is_dir():

@@ -11,12 +11,16 @@ from __future__ import annotations
 import atexit
 import contextlib
 import functools
+import hashlib
 import json
+import logging
 import os
 import threading
 from pathlib import Path
 
 from py_mini_racer import JSEvalException, JSOOMException, JSTimeoutException, MiniRacer
+
+logger = logging.getLogger(__name__)
 
 ASSETS = Path(__file__).resolve().parents[2] / "static" / "vendor"
 # Bounds on one call: a \def bomb or a huge algorithm stops here instead of holding a thread.
@@ -141,12 +145,38 @@ def _discard_context() -> None:
         context.close()
 
 
+_shared_cache = None
+
+
+def use_shared_cache(cache) -> None:
+    """A cache shared by processes (Django's, i.e. Redis in production), consulted when this
+    process has not typeset a formula yet; any object with get(key) and set(key, value)."""
+    global _shared_cache
+    _shared_cache = cache
+
+
+def _shared(operation: str, *args):
+    if _shared_cache is None:
+        return None
+    try:
+        return getattr(_shared_cache, operation)(*args)
+    except Exception:  # noqa: BLE001 - a cache outage costs a KaTeX call, never a render
+        logger.warning("shared formula cache %s failed", operation, exc_info=True)
+        return None
+
+
 @functools.lru_cache(maxsize=20_000)
 def _tex_cached(tex: str, display: bool, version: str) -> tuple[bool, str]:
+    key = "katex:" + hashlib.sha256(f"{version}\0{int(display)}\0{tex}".encode()).hexdigest()
+    shared = _shared("get", key)
+    if shared is not None:
+        return tuple(shared)
     try:
-        return True, _call("scidraftTex", tex, display)
+        result = (True, _call("scidraftTex", tex, display))
     except JSError as error:
-        return False, error.message
+        result = (False, error.message)
+    _shared("set", key, list(result))
+    return result
 
 
 def render_tex(tex: str, *, display: bool) -> str:

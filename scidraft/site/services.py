@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 from django.db import transaction
-from django.db.models import F
 
 from scidraft.hugo import SiteConfig
 
-from .models import ContentGeneration, EntrySet, MenuItem, SiteSettings
+from .caching import bump_generation
+from .models import EntrySet, MenuItem, SiteSettings
 
 
 def generation_bump() -> None:
-    """Mark that readers' pages changed; call inside the write's transaction."""
-    updated = ContentGeneration.objects.filter(pk=1).update(value=F("value") + 1)
-    if not updated:
-        ContentGeneration.objects.get_or_create(pk=1, defaults={"value": 1})
+    """Mark that readers' pages changed; call inside the write's transaction (bulk writes send
+    no signals, so their services call this themselves)."""
+    bump_generation()
 
 
 def _assign(instance, values: dict) -> bool:

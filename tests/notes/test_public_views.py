@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.core.cache import cache
 from django.utils import timezone
 
 from notes.models import Author, Note, NoteAuthor, Page, Status, Tag
@@ -519,7 +520,7 @@ def test_unpublished_notes_are_never_listed(client, db, fields):
     get(client, "/notes/invisible/cite.bib", 404)
 
 
-def test_scheduled_note_appears_once_its_date_passes(client, db):
+def test_scheduled_note_appears_once_its_date_passes(client, db, monkeypatch):
     """A note dated in the future is hidden until then, then shows without any re-render."""
     make_note("visible", tags=["Shared"], authors=["ada"])
     soon = timezone.now().astimezone(TOKYO) + dt.timedelta(hours=1)
@@ -529,7 +530,9 @@ def test_scheduled_note_appears_once_its_date_passes(client, db):
     assert "Shared" in html(client, "/tags/").text
     assert "<sup>1</sup>" in get(client, "/tags/").content.decode()
 
-    Note.objects.filter(slug="scheduled").update(date=timezone.now() - dt.timedelta(minutes=1))
+    # Time passes (no write happens): the note's date is now in the past.
+    later = timezone.now() + dt.timedelta(hours=2)
+    monkeypatch.setattr(timezone, "now", lambda: later)
     assert set(_listed(client, "scheduled").values()) == {True}
     get(client, "/notes/scheduled/")
     assert "<sup>2</sup>" in get(client, "/tags/").content.decode()
@@ -1246,17 +1249,19 @@ def test_security_headers(client, db, url):
 # --- Constant queries -------------------------------------------------------------------------
 
 AUTHOR_HANDLES = ["ada", "ben"]
-QUERY_BUDGET = {  # measured; the same at 10 and at 500 notes
-    "feed first page": 11,
-    "feed last page": 11,
-    "note page": 13,
-    "tag page": 7,
-    "author page": 7,
-    "tag index": 4,
-    "search": 8,
-    "rss": 3,
-    "sitemap": 4,
-    "index.json": 3,
+# Measured, uncached; the same at 10 and at 500 notes. Each includes the two queries that
+# read the content generation on a cold cache (its value and the next scheduled note's date).
+QUERY_BUDGET = {
+    "feed first page": 13,
+    "feed last page": 13,
+    "note page": 15,
+    "tag page": 9,
+    "author page": 9,
+    "tag index": 6,
+    "search": 10,
+    "rss": 5,
+    "sitemap": 6,
+    "index.json": 5,
 }
 
 
@@ -1336,11 +1341,13 @@ def test_constant_queries(client, db, django_assert_max_num_queries, name):
     _bulk(template, 0, 10)
     budget = QUERY_BUDGET[name]
     url = _urls(Note.objects.published().regular().count())[name]
+    cache.clear()  # measure the render, not the page cache
     with django_assert_max_num_queries(budget):
         response = client.get(url)
     assert response.status_code == 200, url
 
     _bulk(template, 10, 490)
+    cache.clear()  # bulk_create sends no signals; the rows are new all the same
     total = Note.objects.published().regular().count()
     assert total >= 500
     url = _urls(total)[name]

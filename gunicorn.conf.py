@@ -1,0 +1,22 @@
+"""gunicorn settings, from the environment (docker-compose and the benchmarks use them).
+
+Threads (gthread) suit SciDraft: a cached page is I/O-bound, and each thread keeps its own V8
+context for KaTeX, created after the fork (scidraft.markup.jsengine).
+"""
+
+import os
+
+bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
+worker_class = "gthread"
+workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
+threads = int(os.environ.get("GUNICORN_THREADS", "4"))
+timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
+graceful_timeout = 20
+keepalive = 5
+max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "2000"))
+max_requests_jitter = 200
+accesslog = os.environ.get("GUNICORN_ACCESS_LOG", "-")
+errorlog = "-"
+# The app is loaded in each worker after the fork: nothing (V8, database connections) is
+# shared between processes.
+preload_app = False

@@ -1,0 +1,41 @@
+"""Any write a reader could see bumps the content generation, in the write's transaction.
+
+Connected for every model of the apps that make up public pages, so admin edits, services and
+shell scripts alike invalidate cached pages. Bulk operations send no signals: the services
+that use them bump explicitly.
+"""
+
+from __future__ import annotations
+
+from django.apps import apps
+from django.db.models.signals import m2m_changed, post_delete, post_save
+
+from .caching import bump_generation
+
+# Rows no reader sees (the revision record, derived citation rows, the counter itself).
+SILENT = {"site.contentgeneration", "notes.noterevision", "notes.notecitation"}
+APPS = ("site", "notes", "bibliography")
+
+
+def _changed(sender, **kwargs):
+    if kwargs.get("raw"):  # loaddata: fixtures are not reader-facing writes
+        return
+    bump_generation()
+
+
+def _m2m_changed(sender, action, **kwargs):
+    if action in {"post_add", "post_remove", "post_clear"}:
+        bump_generation()
+
+
+def connect() -> None:
+    for label in APPS:
+        for model in apps.get_app_config(label).get_models():
+            if model._meta.label_lower in SILENT:
+                continue
+            uid = f"generation:{model._meta.label_lower}"
+            post_save.connect(_changed, sender=model, dispatch_uid=uid + ":save")
+            post_delete.connect(_changed, sender=model, dispatch_uid=uid + ":delete")
+            for field in model._meta.local_many_to_many:
+                through = field.remote_field.through
+                m2m_changed.connect(_m2m_changed, sender=through, dispatch_uid=uid + field.name)

@@ -1,0 +1,65 @@
+"""Accounts fixtures: users, a clean cache (the rate-limit counters live there) and a clock."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.cache import cache
+
+from accounts import services
+
+PASSWORD = "correct horse battery staple"
+
+
+@pytest.fixture(autouse=True)
+def _fast_hasher(settings):
+    # Hundreds of logins here: PBKDF2's deliberate slowness is not what these tests measure.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_counters():
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def alice(db):
+    return User.objects.create_user("alice", "alice@example.org", PASSWORD)
+
+
+@pytest.fixture
+def bob(db):
+    return User.objects.create_user("bob", "bob@example.org", PASSWORD)
+
+
+class Clock:
+    def __init__(self, start: float = 1_800_000_000.0):
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    """The rate limiter's clock, moved by the test."""
+    fake = Clock()
+    monkeypatch.setattr(services, "clock", fake)
+    return fake
+
+
+def login(client, username, password, address="203.0.113.5", **extra):
+    """POST the login form from `address`; HTTP_* keywords are headers, the rest form fields."""
+    headers = {key: value for key, value in extra.items() if key.startswith("HTTP_")}
+    fields = {key: value for key, value in extra.items() if key not in headers}
+    return client.post(
+        "/accounts/login/",
+        {"username": username, "password": password, **fields},
+        REMOTE_ADDR=address,
+        **headers,
+    )
