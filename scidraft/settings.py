@@ -183,7 +183,6 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
-LOGIN_URL = "/admin/login/"
 
 # --- Internationalisation ---------------------------------------------------------------------
 
@@ -303,7 +302,7 @@ SCIDRAFT_DEMO_DIR = Path(os.environ.get("SCIDRAFT_DEMO_DIR", BASE_DIR / "demo"))
 # Log in, log out, password change and reset (accounts/). Listed first so its registration/
 # templates win over django.contrib.admin's. Rate limits: accounts/services.py.
 INSTALLED_APPS.insert(0, "accounts")
-LOGIN_URL = "/accounts/login/"  # replaces the admin login set under "Auth"
+LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"  # the author's dashboard, /write/, once the editor exists
 LOGOUT_REDIRECT_URL = "/"
 EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
