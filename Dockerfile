@@ -22,6 +22,7 @@ COPY scidraft scidraft
 COPY notes notes
 COPY bibliography bibliography
 COPY accounts accounts
+COPY ops ops
 COPY templates templates
 COPY static static
 COPY demo demo
@@ -34,4 +35,8 @@ RUN SECRET_KEY=collectstatic-build-step-only ALLOWED_HOSTS=build DATABASE_URL=sq
 USER scidraft
 EXPOSE 8000
 COPY gunicorn.conf.py ./
+# /healthz over loopback (ops/healthcheck.py sends a Host that ALLOWED_HOSTS accepts); the
+# start period covers the migrations CMD runs first.
+HEALTHCHECK --interval=15s --timeout=5s --start-period=120s --retries=3 \
+  CMD ["python", "-m", "ops.healthcheck"]
 CMD ["sh", "-c", "python manage.py migrate --noinput && exec gunicorn scidraft.wsgi --config gunicorn.conf.py"]

@@ -95,12 +95,20 @@ class StoredBibliography:
     def __init__(self, bibfile: BibFile):
         self.bibfile = bibfile
         self.url = f"/{bibfile.name}"
+        # Entries already read (None: not in the file); an object lives for one render or,
+        # in a batch (an import), for all of it.
+        self._seen: dict[str, EntryData | None] = {}
 
     def _data(self, keys: list[str]) -> list[EntryData]:
-        rows = BibEntry.objects.filter(bibfile=self.bibfile, key__in=keys).only(
-            "key", "entry_type", "fields", "persons"
-        )
-        return [EntryData(row.key, row.entry_type, row.fields, row.persons) for row in rows]
+        unknown = [key for key in keys if key not in self._seen]
+        if unknown:
+            rows = BibEntry.objects.filter(bibfile=self.bibfile, key__in=unknown).only(
+                "key", "entry_type", "fields", "persons"
+            )
+            self._seen.update(dict.fromkeys(unknown))
+            for row in rows:
+                self._seen[row.key] = EntryData(row.key, row.entry_type, row.fields, row.persons)
+        return [self._seen[key] for key in keys if self._seen.get(key) is not None]
 
     def format(self, keys: list[str], style: str | None) -> dict[str, str]:
         return format_entries(self._data(keys), style)

@@ -7,6 +7,7 @@ engine version and a hash of everything the output depends on.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 
@@ -52,13 +53,23 @@ def _resolve_reference(slug: str, label: str) -> ReferenceTarget | None:
     return ReferenceTarget(text=target["text"], url=f"/notes/{slug}/#{target['anchor']}")
 
 
-def context_for(note: Note | None = None) -> RenderContext:
-    site = SiteSettings.objects.current()
+def _resolve_data(name: str):
+    from .hugo_io import resolve_data  # imported Hugo data files (data/promotion-visual.yaml)
+
+    return resolve_data(name)
+
+
+def context_for(note: Note | None = None, *, base: RenderContext | None = None) -> RenderContext:
+    """The context a note renders in. `base` (from batch_context) reuses the site-wide parts
+    across many notes: an import renders thousands without asking for them again."""
     defaults: tuple[str, ...] = ()
     if note is not None and note.pk is not None:
         defaults = tuple(
             note.bibliography_links.order_by("position").values_list("bibfile__name", flat=True)
         )
+    if base is not None:
+        return dataclasses.replace(base, default_bibliographies=defaults)
+    site = SiteSettings.objects.current()
     return RenderContext(
         environments=environment_kinds(),
         resolve_bibliography=_resolve_bibliography,
@@ -66,8 +77,23 @@ def context_for(note: Note | None = None) -> RenderContext:
         citation_style=site.citation_style,
         resolve_reference=_resolve_reference,
         render_entry_index=render_entry_index,
+        resolve_data=_resolve_data,
         promotion_link=site.promotion_link,
     )
+
+
+def batch_context() -> RenderContext:
+    """A context for rendering many notes in one go (imports): bibliography files and their
+    entries are looked up once for the whole batch."""
+    base = context_for(None)
+    files: dict[str, StoredBibliography | None] = {}
+
+    def resolve(name: str):
+        if name not in files:
+            files[name] = _resolve_bibliography(name)
+        return files[name]
+
+    return dataclasses.replace(base, resolve_bibliography=resolve)
 
 
 def source_hash(body: str, context: RenderContext) -> str:

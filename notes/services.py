@@ -15,10 +15,18 @@ from django.utils.text import slugify
 from bibliography.models import BibFile
 from bibliography.services import bibfile_import
 from scidraft.hugo import HugoSite, NoteSource, PageSource, Problem
+from scidraft.site.caching import deferred_bumps
 from scidraft.site.services import generation_bump, site_configure
 
 from .models import Author, Note, NoteAuthor, NoteCitation, NoteRevision, Page, Status, Tag
-from .rendering import RENDERED_FIELDS, context_for, render_note, render_page, source_hash
+from .rendering import (
+    RENDERED_FIELDS,
+    batch_context,
+    context_for,
+    render_note,
+    render_page,
+    source_hash,
+)
 
 
 def author_for_identity(identity: str) -> Author:
@@ -100,7 +108,7 @@ def _assign(instance, values: dict) -> bool:
 
 
 @transaction.atomic
-def note_import(*, source: NoteSource, user=None) -> tuple[Note, str]:
+def note_import(*, source: NoteSource, user=None, base=None) -> tuple[Note, str]:
     """Create or update the note `source.slug` from front matter and body.
 
     Returns the note and "created", "updated" or "unchanged"; every change is a revision.
@@ -154,7 +162,7 @@ def note_import(*, source: NoteSource, user=None) -> tuple[Note, str]:
         note.tags.set(tags)
         changed = True
 
-    note_render_store(note=note)
+    note_render_store(note=note, base=base)
     if created or changed:
         revision_record(note=note, kind=NoteRevision.Kind.IMPORT, user=user)
         generation_bump()
@@ -162,13 +170,14 @@ def note_import(*, source: NoteSource, user=None) -> tuple[Note, str]:
     return note, "unchanged"
 
 
-def note_render_store(*, note: Note, force: bool = False) -> bool:
+def note_render_store(*, note: Note, force: bool = False, base=None) -> bool:
     """Render the note and store the result, unless the stored render is already current.
 
     Returns whether it rendered. The source hash covers the body, the engine version and the
-    site's kinds and style, so a stale row is found without comparing HTML.
+    site's kinds and style, so a stale row is found without comparing HTML. `base` is a
+    batch_context() shared by many notes.
     """
-    context = context_for(note)
+    context = context_for(note, base=base)
     if not force and note.source_hash == source_hash(note.body, context):
         return False
     rendered = render_note(note, context)
@@ -304,6 +313,12 @@ def hugo_site_load(*, site: HugoSite, user=None) -> LoadReport:
 
     A file that cannot be read is reported and skipped; the rest loads.
     """
+    # One bump for the whole load instead of one per saved row.
+    with deferred_bumps():
+        return _hugo_site_load(site=site, user=user)
+
+
+def _hugo_site_load(*, site: HugoSite, user=None) -> LoadReport:
     report = LoadReport(problems=list(site.problems))
     for part, outcome in site_configure(config=site.config).items():
         report.count(part, outcome)
@@ -316,9 +331,10 @@ def hugo_site_load(*, site: HugoSite, user=None) -> LoadReport:
         report.count("bibliography files", result.outcome)
         for problem in result.problems:
             report.problems.append(Problem(bib.path, problem.reason, problem.line))
+    base = batch_context()
     for source in site.notes:
         try:
-            _, outcome = note_import(source=source, user=user)
+            _, outcome = note_import(source=source, user=user, base=base)
         except Exception as error:  # reported per file, as above
             report.problems.append(Problem(source.path, _describe(error)))
             continue
@@ -327,7 +343,7 @@ def hugo_site_load(*, site: HugoSite, user=None) -> LoadReport:
     # every note's labels are stored.
     for note in Note.objects.filter(slug__in=[source.slug for source in site.notes]):
         if any(warning["code"] == "ref-unresolved" for warning in note.render_warnings):
-            note_render_store(note=note, force=True)
+            note_render_store(note=note, force=True, base=base)
     for source in site.pages:
         if source.headless:
             continue  # resource bundles (images for promotions) have no page of their own

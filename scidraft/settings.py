@@ -102,6 +102,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Cached public pages are answered here, before sessions and views (scidraft.site.caching).
+    "scidraft.site.caching.PageCacheMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -293,6 +295,8 @@ SCIDRAFT_NOTE_MAX_CHARS = env_int("SCIDRAFT_NOTE_MAX_CHARS", 2 * 1024 * 1024)
 SCIDRAFT_PAGE_MAX_AGE = env_int("SCIDRAFT_PAGE_MAX_AGE", 60)
 SCIDRAFT_PAGE_STALE_WHILE_REVALIDATE = env_int("SCIDRAFT_PAGE_STALE_WHILE_REVALIDATE", 600)
 SCIDRAFT_PAGE_CACHE_TTL = env_int("SCIDRAFT_PAGE_CACHE_TTL", 60 * 60 * 24)
+# Bytes of recently served pages each process keeps in memory (keys never change content).
+SCIDRAFT_PAGE_LOCAL_BYTES = env_int("SCIDRAFT_PAGE_LOCAL_BYTES", 64 * 1024 * 1024)
 # How long the generation number may be read from the cache before the database is asked again.
 SCIDRAFT_GENERATION_TTL = env_int("SCIDRAFT_GENERATION_TTL", 300)
 # Folder with the demo site loaded by `manage.py seed_demo`.
@@ -322,3 +326,49 @@ ACCOUNTS_RESET_WINDOW = env_int("ACCOUNTS_RESET_WINDOW", 60 * 60)
 # Proxies of ours in front of the app: 0 means REMOTE_ADDR is the client; N reads the client
 # from the N-th X-Forwarded-For entry from the right (the one our outermost proxy appended).
 ACCOUNTS_TRUSTED_PROXY_COUNT = env_int("ACCOUNTS_TRUSTED_PROXY_COUNT", 0)
+
+# --- Operations -------------------------------------------------------------------------------
+# Health and readiness endpoints, JSON logs, backup and restore (ops/); media on object storage.
+INSTALLED_APPS.append("ops")
+# Container and load-balancer probes speak plain HTTP to the app itself: never redirected to
+# HTTPS. SecurityMiddleware matches these against the path without its leading slash.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+# …and answered right after SecurityMiddleware, before host validation, the page cache and
+# sessions, so they report an outage instead of failing with it (ops/middleware.py).
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1,
+    "ops.middleware.ProbeMiddleware",
+)
+# Seconds to wait for PostgreSQL to accept a connection: an unreachable database fails a
+# request (and /healthz) promptly instead of hanging a worker.
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
+        "connect_timeout", env_int("DATABASE_CONNECT_TIMEOUT", 5)
+    )
+
+# Logs go to stdout (the container's log), as text or as one JSON object per line.
+LOG_FORMAT = os.environ.get("LOG_FORMAT", "plain").strip().lower()
+if LOG_FORMAT not in {"plain", "json"}:
+    raise ImproperlyConfigured(f"LOG_FORMAT must be plain or json, got {LOG_FORMAT!r}.")
+LOGGING["formatters"]["json"] = {"()": "ops.logging.JsonFormatter"}
+LOGGING["handlers"]["stdout"].update({"stream": "ext://sys.stdout", "formatter": LOG_FORMAT})
+
+# Uploaded media: MEDIA_ROOT (a volume in docker-compose.yml) unless a bucket is configured;
+# then S3 or any S3-compatible store (MinIO, Ceph, R2…) through django-storages. URLs are
+# unsigned, since stored pages embed them: the bucket (or AWS_S3_CUSTOM_DOMAIN) must let
+# anyone read. Without keys, boto3's usual chain (instance role, ~/.aws) applies.
+# https://django-storages.readthedocs.io/en/latest/backends/amazon-S3.html
+if os.environ.get("AWS_STORAGE_BUCKET_NAME"):
+    STORAGES["default"] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": os.environ.get("AWS_STORAGE_BUCKET_NAME"),
+            "endpoint_url": os.environ.get("AWS_S3_ENDPOINT_URL") or None,
+            "region_name": os.environ.get("AWS_S3_REGION_NAME") or None,
+            "access_key": os.environ.get("AWS_ACCESS_KEY_ID") or None,
+            "secret_key": os.environ.get("AWS_SECRET_ACCESS_KEY") or None,
+            "custom_domain": os.environ.get("AWS_S3_CUSTOM_DOMAIN") or None,
+            "querystring_auth": False,
+            "file_overwrite": False,
+        },
+    }

@@ -10,5 +10,6 @@ urlpatterns = [
     path("", include("bibliography.urls")),
     path("", include("notes.machine_urls")),
     path("accounts/", include("accounts.urls")),
+    path("", include("ops.urls")),
     path("", include("notes.urls")),
 ]

@@ -27,7 +27,10 @@ def _empty_cache():
     # test under that number must not be served to this one.
     from django.core.cache import cache
 
+    from scidraft.site.caching import local_pages
+
     cache.clear()
+    local_pages.clear()
 
 
 @pytest.fixture

@@ -15,7 +15,10 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import logging
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
+from contextlib import contextmanager
 from functools import wraps
 
 from django.conf import settings
@@ -73,9 +76,33 @@ def current_generation() -> int:
     return value
 
 
+_deferral = threading.local()
+
+
+@contextmanager
+def deferred_bumps():
+    """Within the block, bumps are collected and made once at its end (a bulk import saves
+    thousands of rows; readers need one new generation, not thousands)."""
+    depth = getattr(_deferral, "depth", 0)
+    _deferral.depth = depth + 1
+    if depth == 0:
+        _deferral.pending = False
+    try:
+        yield
+    finally:
+        _deferral.depth = depth
+        if depth == 0 and _deferral.pending:
+            _deferral.pending = False
+            bump_generation()
+
+
 def bump_generation() -> None:
     """Call inside the write's transaction; readers see the new generation once it commits."""
     from django.db.models import F
+
+    if getattr(_deferral, "depth", 0):
+        _deferral.pending = True
+        return
 
     if not ContentGeneration.objects.filter(pk=1).update(value=F("value") + 1):
         ContentGeneration.objects.get_or_create(pk=1, defaults={"value": 1})
@@ -100,7 +127,12 @@ def page_key(request: HttpRequest, generation: int) -> str:
     return "page:" + hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
 
-_KEPT_HEADERS = ("Content-Type", "Content-Disposition", "Location", "Content-Language")
+# Headers stored with a page. A hit is answered before the inner middleware runs, so the
+# security headers it added when the page was rendered (CSP, frame options) are kept too.
+_KEPT_HEADERS = (
+    "Content-Type", "Content-Disposition", "Location", "Content-Language", "Vary",
+    "Content-Security-Policy", "X-Frame-Options",
+)  # fmt: skip
 
 
 def _store(response: HttpResponse) -> dict:
@@ -122,46 +154,126 @@ def _restore(entry: dict) -> HttpResponse:
     return response
 
 
+class _LocalPages:
+    """This process's most recently served pages. A page key includes the generation, so the
+    content under a key never changes: keeping it here is always safe, and saves the shared
+    cache round trip of a whole page on every hit (the generation read still goes there)."""
+
+    def __init__(self, max_bytes: int):
+        self.max_bytes = max_bytes
+        self.size = 0
+        self.entries: OrderedDict[str, dict] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: str) -> dict | None:
+        with self.lock:
+            entry = self.entries.get(key)
+            if entry is not None:
+                self.entries.move_to_end(key)
+            return entry
+
+    def put(self, key: str, entry: dict) -> None:
+        weight = len(entry["content"])
+        if weight > self.max_bytes // 4:
+            return
+        with self.lock:
+            if key in self.entries:
+                return
+            self.entries[key] = entry
+            self.size += weight
+            while self.size > self.max_bytes:
+                _, old = self.entries.popitem(last=False)
+                self.size -= len(old["content"])
+
+    def clear(self) -> None:
+        with self.lock:
+            self.entries.clear()
+            self.size = 0
+
+
+local_pages = _LocalPages(max_bytes=settings.SCIDRAFT_PAGE_LOCAL_BYTES)
+
+
+def _lookup(key: str) -> dict | None:
+    entry = local_pages.get(key)
+    if entry is None:
+        entry = _safe(cache.get, key)
+        if entry is not None:
+            local_pages.put(key, entry)
+    return entry
+
+
+def _revalidated(request: HttpRequest, response: HttpResponse) -> HttpResponse:
+    if response.status_code != 200:
+        return response
+    conditional = get_conditional_response(request, etag=response["ETag"], response=response)
+    return conditional if conditional is not None else response
+
+
+def _public(response: HttpResponse) -> None:
+    patch_cache_control(
+        response,
+        public=True,
+        max_age=settings.SCIDRAFT_PAGE_MAX_AGE,
+        stale_while_revalidate=settings.SCIDRAFT_PAGE_STALE_WHILE_REVALIDATE,
+    )
+
+
+class PageCacheMiddleware:
+    """Serves cached public pages before sessions, auth and the view run.
+
+    Placed right after whitenoise: a cached page costs about what a static file costs. Only
+    requests without a session cookie are answered from the cache (anyone with a session may be
+    logged in). On the way out it stores responses that a `cached_page` view rendered, with the
+    headers the inner middleware added (CSP, frame options).
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        key = None
+        if request.method in ("GET", "HEAD") and (
+            settings.SESSION_COOKIE_NAME not in request.COOKIES
+        ):
+            key = page_key(request, current_generation())
+            entry = _lookup(key)
+            if entry is not None:
+                response = _restore(entry)
+                response["X-Cache"] = "hit"
+                _public(response)
+                return _revalidated(request, response)
+        response = self.get_response(request)
+        if (
+            key is not None
+            and getattr(request, "_page_cacheable", False)
+            and response.status_code in (200, 301, 302, 404)
+            and not getattr(response, "streaming", False)
+            and not _personal(request)
+        ):
+            entry = _store(response)
+            _safe(cache.set, key, entry, settings.SCIDRAFT_PAGE_CACHE_TTL)
+            local_pages.put(key, entry)
+        return response
+
+
 def cached_page(view):
-    """Cache a public view's anonymous GET responses (200, 301, 302, 404)."""
+    """Mark a public view cacheable: readers get ETag, 304s and public Cache-Control, and
+    PageCacheMiddleware stores the response; anyone logged in gets private, no-store."""
 
     @wraps(view)
     def wrapper(request: HttpRequest, *args, **kwargs):
+        response = view(request, *args, **kwargs)
         if request.method not in ("GET", "HEAD") or _personal(request):
-            response = view(request, *args, **kwargs)
             patch_cache_control(response, private=True, no_store=True)
             return response
-        generation = current_generation()
-        key = page_key(request, generation)
-        entry = _safe(cache.get, key)
-        if entry is not None:
-            response = _restore(entry)
-            response["X-Cache"] = "hit"
-        else:
-            response = view(request, *args, **kwargs)
-            if getattr(response, "streaming", False) or response.status_code not in (
-                200, 301, 302, 404,
-            ):  # fmt: skip
-                return response
-            response["ETag"] = quote_etag(
-                hashlib.sha256(response.content).hexdigest()[:32] + f"-{generation}"
-            )
-            response["Last-Modified"] = http_date()
-            if not _personal(request):  # the view may have logged someone in: then don't
-                _safe(cache.set, key, _store(response), settings.SCIDRAFT_PAGE_CACHE_TTL)
-            response["X-Cache"] = "miss"
-        patch_cache_control(
-            response,
-            public=True,
-            max_age=settings.SCIDRAFT_PAGE_MAX_AGE,
-            stale_while_revalidate=settings.SCIDRAFT_PAGE_STALE_WHILE_REVALIDATE,
-        )
-        if response.status_code == 200:
-            conditional = get_conditional_response(
-                request, etag=response["ETag"], response=response
-            )
-            if conditional is not response:
-                return conditional
-        return response
+        if getattr(response, "streaming", False):
+            return response
+        request._page_cacheable = True
+        response["ETag"] = quote_etag(hashlib.sha256(response.content).hexdigest()[:32])
+        response["Last-Modified"] = http_date()
+        response["X-Cache"] = "miss"
+        _public(response)
+        return _revalidated(request, response)
 
     return wrapper

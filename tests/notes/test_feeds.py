@@ -216,6 +216,7 @@ def _add_notes(count: int) -> None:
             body="Extra.",
             rendered_html="<p>Extra.</p>",
             rendered_text="Extra.",
+            has_body=True,  # bulk_create skips save(), which keeps it
             status=Status.PUBLISHED,
             date=now - dt.timedelta(minutes=index),
         )

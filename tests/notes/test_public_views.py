@@ -1308,6 +1308,7 @@ def _bulk(template: Note, start: int, count: int) -> None:
             slug=f"bulk-{index:04d}",
             title=f"Bulk note {index}",
             body=template.body,
+            has_body=True,  # bulk_create skips save(), which keeps it
             status=Status.PUBLISHED,
             date=SEP_22 - dt.timedelta(hours=index + 1),
             date_offset_minutes=540,

@@ -210,6 +210,7 @@ def _add_notes(count: int) -> None:
             body="A matrix note.",
             rendered_html="<p>A matrix note about the spectrum.</p>",
             rendered_text="A matrix note about the spectrum.",
+            has_body=True,  # bulk_create skips save(), which keeps it
             status=Status.PUBLISHED,
             date=now - dt.timedelta(minutes=index),
         )

@@ -247,3 +247,12 @@ def test_formulas_typeset_by_another_process_are_reused_from_the_shared_cache(mo
 
     monkeypatch.setattr(jsengine, "_call", no_katex)
     assert jsengine.render_tex("\\zeta(2)=\\pi^2/6", display=False) == html
+
+
+@pytest.mark.django_db
+def test_pages_served_from_the_cache_keep_their_security_headers(client, demo_loaded):
+    """A cache hit carries the same CSP and frame options as the rendered page."""
+    first, second = fetch(client, NOTE), fetch(client, NOTE)
+    assert second["X-Cache"] == "hit"
+    for header in ("Content-Security-Policy", "X-Frame-Options", "X-Content-Type-Options"):
+        assert second[header] == first[header]

@@ -1,0 +1,120 @@
+"""docker-compose.yml and deploy/nginx.conf: parsed and checked without a Docker engine."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT
+
+COMPOSE = ROOT / "docker-compose.yml"
+# ${NAME}, ${NAME:-default}, ${NAME-default}, ${NAME:?error}, ${NAME?error}; $$ is a literal $.
+INTERPOLATION = re.compile(r"(?<!\$)\$\{([A-Za-z_][A-Za-z0-9_]*)((?::?[-?+])[^}]*)?\}")
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict:
+    return yaml.safe_load(COMPOSE.read_text())
+
+
+def test_services_are_web_db_redis_and_nginx_behind_a_profile(compose):
+    """The four services exist; only nginx is optional, in the "proxy" profile."""
+    services = compose["services"]
+    assert set(services) == {"web", "db", "redis", "nginx"}
+    assert services["nginx"]["profiles"] == ["proxy"]
+    assert all("profiles" not in services[name] for name in ("web", "db", "redis"))
+    assert services["db"]["image"].startswith("postgres:15")
+    assert services["redis"]["image"].startswith("redis:7")
+    assert "allkeys-lru" in services["redis"]["command"]
+    assert "--maxmemory" in services["redis"]["command"]
+
+
+def test_every_service_has_a_health_check_and_waits_for_healthy_dependencies(compose):
+    """Health checks everywhere; web waits for db and redis, nginx for web, all healthy."""
+    services = compose["services"]
+    for name, service in services.items():
+        assert service["healthcheck"]["test"], name
+    assert "pg_isready" in " ".join(services["db"]["healthcheck"]["test"])
+    assert services["web"]["healthcheck"]["test"] == ["CMD", "python", "-m", "ops.healthcheck"]
+    assert services["web"]["depends_on"] == {
+        "db": {"condition": "service_healthy"},
+        "redis": {"condition": "service_healthy"},
+    }
+    assert services["nginx"]["depends_on"] == {"web": {"condition": "service_healthy"}}
+
+
+def test_volumes_hold_the_database_media_and_proxy_cache(compose):
+    """PostgreSQL data and media live on named volumes; nginx reads media read-only."""
+    assert set(compose["volumes"]) == {"pgdata", "media", "nginxcache"}
+    assert "pgdata:/var/lib/postgresql/data" in compose["services"]["db"]["volumes"]
+    assert "media:/data/media" in compose["services"]["web"]["volumes"]
+    nginx = compose["services"]["nginx"]["volumes"]
+    assert "media:/data/media:ro" in nginx
+    assert "./deploy/nginx.conf:/etc/nginx/conf.d/default.conf:ro" in nginx
+    assert (ROOT / "deploy" / "nginx.conf").is_file()
+
+
+def test_every_interpolated_variable_has_a_default_or_an_error_message():
+    """`${VAR}` alone would silently become empty: each has `:-default` or `:?message`."""
+    found = INTERPOLATION.findall(COMPOSE.read_text())
+    assert found, "no variables found: the pattern is wrong"
+    bare = sorted({name for name, modifier in found if not modifier})
+    assert not bare, f"variables without a default or an error: {bare}"
+    required = {name for name, modifier in found if modifier.lstrip(":").startswith("?")}
+    assert required == {"SECRET_KEY"}
+
+
+def test_web_environment_names_only_documented_variables(compose):
+    """Each variable the web container receives is in README.md."""
+    readme = (ROOT / "README.md").read_text()
+    names = set(compose["services"]["web"]["environment"])
+    names |= {name for name, _ in INTERPOLATION.findall(COMPOSE.read_text())}
+    missing = sorted(name for name in names if f"`{name}`" not in readme)
+    assert not missing, f"undocumented in README.md: {missing}"
+
+
+def test_nginx_honours_the_app_cache_control_and_skips_signed_in_readers():
+    """No proxy_cache_valid (the app decides); the session cookie bypasses the cache."""
+    conf = (ROOT / "deploy" / "nginx.conf").read_text()
+    directives = "\n".join(line.split("#", 1)[0] for line in conf.splitlines())
+    assert "proxy_pass http://scidraft_web;" in directives
+    assert "server web:8000;" in directives
+    assert "proxy_cache_valid" not in directives
+    assert "proxy_cache_bypass $cookie_sessionid;" in directives
+    assert "proxy_no_cache $cookie_sessionid;" in directives
+    assert "proxy_set_header X-Forwarded-Proto $scheme;" in directives
+    assert directives.count("{") == directives.count("}")
+
+
+def test_dockerfile_has_a_health_check_and_ships_the_ops_app():
+    """The image copies ops/ and declares the same health check as the compose file."""
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert "COPY ops ops" in dockerfile
+    assert 'CMD ["python", "-m", "ops.healthcheck"]' in dockerfile
+    assert re.search(r"^HEALTHCHECK ", dockerfile, re.MULTILINE)
+    assert "USER scidraft" in dockerfile
+
+
+def _compose_cli() -> bool:
+    if not shutil.which("docker"):
+        return False
+    version = subprocess.run(["docker", "compose", "version"], capture_output=True, timeout=30)
+    return version.returncode == 0
+
+
+@pytest.mark.skipif(not _compose_cli(), reason="no docker compose CLI (parsed with PyYAML above)")
+def test_docker_compose_config_accepts_the_file():
+    """Where the docker CLI exists, `docker compose config` (no engine needed) validates it."""
+    result = subprocess.run(
+        ["docker", "compose", "--profile", "proxy", "config", "--quiet"],
+        cwd=ROOT,
+        env={"SECRET_KEY": "x" * 50, "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
