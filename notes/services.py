@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Max
 from django.utils.text import slugify
@@ -16,6 +17,7 @@ from bibliography.models import BibFile
 from bibliography.services import bibfile_import
 from scidraft.hugo import HugoSite, NoteSource, PageSource, Problem
 from scidraft.site.caching import deferred_bumps
+from scidraft.site.models import SiteSettings
 from scidraft.site.services import generation_bump, site_configure
 
 from .models import Author, Note, NoteAuthor, NoteCitation, NoteRevision, Page, Status, Tag
@@ -361,3 +363,224 @@ def _describe(error: Exception) -> str:
     if messages:
         return "; ".join(f"{name}: {' '.join(texts)}" for name, texts in messages.items())
     return str(error)
+
+
+# --- The web editor (issue 6): create, save, publish, restore --------------------------------
+
+EDITOR_FIELDS = frozenset(
+    {"title", "body", "summary", "description", "institute", "tags", "show_title", "date"}
+)
+
+
+@dataclass
+class SaveResult:
+    """What a save did: `conflict` means the note changed since `base_version` and nothing
+    was overwritten (the refused text is `revision`, kind "conflict")."""
+
+    note: Note
+    conflict: bool
+    revision: NoteRevision | None
+
+
+def _editable_note(*, note_id: int, user) -> Note:
+    """The note, row-locked, if `user` may edit it; PermissionDenied otherwise."""
+    if not Note.objects.editable_by(user).filter(pk=note_id).exists():
+        raise PermissionDenied("You may not edit this note.")
+    return Note.objects.select_for_update().get(pk=note_id)
+
+
+def _author_for_user(user) -> Author:
+    author = Author.objects.filter(user=user).first()
+    if author is not None:
+        return author
+    base = slugify(user.get_username(), allow_unicode=True) or "author"
+    handle, suffix = base, 2
+    while Author.objects.filter(handle=handle).exists():
+        handle, suffix = f"{base}-{suffix}", suffix + 1
+    author = Author(user=user, name=user.get_full_name() or user.get_username(), handle=handle)
+    author.full_clean()
+    author.save()
+    return author
+
+
+def _unique_note_slug(title: str) -> str:
+    base = (slugify(title, allow_unicode=True) or "note")[:190].strip("-") or "note"
+    slug, suffix = base, 2
+    while Note.objects.filter(slug=slug).exists():
+        slug, suffix = f"{base}-{suffix}", suffix + 1
+    return slug
+
+
+@transaction.atomic
+def note_create(*, user, title: str) -> Note:
+    """A new draft by `user`, who becomes its first author; revision 1."""
+    if not user.is_authenticated or not user.has_perm("notes.add_note"):
+        raise PermissionDenied("You may not create notes.")
+    title = " ".join(title.split())
+    note = Note(title=title, slug=_unique_note_slug(title), status=Status.DRAFT, created_by=user)
+    note.full_clean()
+    note.save()
+    NoteAuthor.objects.create(note=note, author=_author_for_user(user), position=0)
+    note_render_store(note=note, force=True)
+    revision_record(note=note, kind=NoteRevision.Kind.SAVE, user=user, message="Created")
+    return note
+
+
+def _check_fields(fields: dict) -> None:
+    unknown = set(fields) - EDITOR_FIELDS
+    if unknown:
+        raise ValueError(f"Not editable here: {', '.join(sorted(unknown))}")
+
+
+def _revision_from_fields(
+    *, note: Note, kind: str, user, base_version: int, fields: dict, message: str = ""
+) -> NoteRevision:
+    """A revision holding `fields` over the note's current state, without touching the note."""
+    metadata = note_metadata(note)
+    for name, value in fields.items():
+        if name in {"title", "body"}:
+            continue
+        if name == "date":
+            value = value.isoformat() if value else None
+        if name == "tags":
+            value = sorted(value)
+        metadata[name] = value
+    last = note.revisions.aggregate(last=Max("number"))["last"] or 0
+    return NoteRevision.objects.create(
+        note=note,
+        number=last + 1,
+        kind=kind,
+        title=fields.get("title", note.title),
+        body=fields.get("body", note.body),
+        metadata=metadata,
+        base_version=base_version,
+        message=message,
+        created_by=user if user is not None and user.is_authenticated else None,
+    )
+
+
+def _apply_fields(note: Note, fields: dict) -> None:
+    tags = fields.get("tags")
+    _assign(note, {name: value for name, value in fields.items() if name != "tags"})
+    note.version += 1
+    note.full_clean()
+    note.save()
+    if tags is not None:
+        note.tags.set([tag_get_or_create(name) for name in dict.fromkeys(tags) if name.strip()])
+    note_render_store(note=note, force=True)
+
+
+@transaction.atomic
+def note_save(
+    *, note_id: int, user, base_version: int, fields: dict, kind: str = NoteRevision.Kind.SAVE
+) -> SaveResult:
+    """Save the editor's fields if nobody saved since `base_version`; else keep them as a
+    "conflict" revision and change nothing. An autosave of a published note records the
+    revision only: the public text stays until an explicit save or publish."""
+    if kind not in {NoteRevision.Kind.SAVE, NoteRevision.Kind.AUTOSAVE}:
+        raise ValueError(f"Not a save kind: {kind}")
+    _check_fields(fields)
+    note = _editable_note(note_id=note_id, user=user)
+    if note.version != base_version:
+        revision = _revision_from_fields(
+            note=note,
+            kind=NoteRevision.Kind.CONFLICT,
+            user=user,
+            base_version=base_version,
+            fields=fields,
+            message=f"Refused: the note is at version {note.version}, not {base_version}.",
+        )
+        return SaveResult(note=note, conflict=True, revision=revision)
+    if kind == NoteRevision.Kind.AUTOSAVE and note.status == Status.PUBLISHED:
+        revision = _revision_from_fields(
+            note=note, kind=kind, user=user, base_version=base_version, fields=fields
+        )
+        return SaveResult(note=note, conflict=False, revision=revision)
+    _apply_fields(note, fields)
+    revision = revision_record(note=note, kind=kind, user=user, base_version=base_version)
+    if note.status == Status.PUBLISHED:
+        generation_bump()
+    return SaveResult(note=note, conflict=False, revision=revision)
+
+
+def _stale(note: Note, base_version: int) -> SaveResult | None:
+    if note.version == base_version:
+        return None
+    return SaveResult(note=note, conflict=True, revision=None)
+
+
+@transaction.atomic
+def note_publish(*, note_id: int, user, base_version: int) -> SaveResult:
+    """Publish (a future date schedules it). When the site requires review, a user without
+    notes.review_note submits the note for review instead; a reviewer's publish approves it."""
+    if not user.has_perm("notes.publish_note"):
+        raise PermissionDenied("You may not publish notes.")
+    note = _editable_note(note_id=note_id, user=user)
+    stale = _stale(note, base_version)
+    if stale is not None:
+        return stale
+    review = SiteSettings.objects.current().require_review and not user.has_perm(
+        "notes.review_note"
+    )
+    note.status = Status.REVIEW if review else Status.PUBLISHED
+    note.version += 1
+    note.full_clean()
+    note.save()
+    if review:
+        kind, message = NoteRevision.Kind.SAVE, "Submitted for review"
+    else:
+        kind, message = NoteRevision.Kind.PUBLISH, ""
+        generation_bump()
+    revision = revision_record(
+        note=note, kind=kind, user=user, base_version=base_version, message=message
+    )
+    return SaveResult(note=note, conflict=False, revision=revision)
+
+
+@transaction.atomic
+def note_unpublish(*, note_id: int, user, base_version: int) -> SaveResult:
+    """Back to draft: readers no longer see it (also withdraws a review request)."""
+    note = _editable_note(note_id=note_id, user=user)
+    stale = _stale(note, base_version)
+    if stale is not None:
+        return stale
+    was_public = note.status == Status.PUBLISHED
+    note.status = Status.DRAFT
+    note.version += 1
+    note.full_clean()
+    note.save()
+    if was_public:
+        generation_bump()
+    revision = revision_record(
+        note=note, kind=NoteRevision.Kind.UNPUBLISH, user=user, base_version=base_version
+    )
+    return SaveResult(note=note, conflict=False, revision=revision)
+
+
+_RESTORED_METADATA = ("summary", "description", "institute", "show_title", "tags")
+
+
+@transaction.atomic
+def revision_restore(*, revision_id: int, user) -> SaveResult:
+    """Copy a revision's title, body and metadata into its note as a new version (the status
+    stays: restoring never publishes)."""
+    revision = NoteRevision.objects.filter(pk=revision_id).first()
+    if revision is None:
+        raise PermissionDenied("No such revision.")
+    note = _editable_note(note_id=revision.note_id, user=user)
+    base_version = note.version
+    fields = {"title": revision.title, "body": revision.body}
+    for name in _RESTORED_METADATA:
+        if name in revision.metadata:
+            fields[name] = revision.metadata[name]
+    _apply_fields(note, fields)
+    result = revision_record(
+        note=note,
+        kind=NoteRevision.Kind.RESTORE,
+        user=user,
+        base_version=base_version,
+        message=f"Restored revision {revision.number}",
+    )
+    if note.status == Status.PUBLISHED:
+        generation_bump()
+    return SaveResult(note=note, conflict=False, revision=result)

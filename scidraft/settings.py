@@ -97,6 +97,7 @@ INSTALLED_APPS = [
     "scidraft.site",
     "notes",
     "bibliography",
+    "editor",
 ]
 
 MIDDLEWARE = [
@@ -307,7 +308,7 @@ SCIDRAFT_DEMO_DIR = Path(os.environ.get("SCIDRAFT_DEMO_DIR", BASE_DIR / "demo"))
 # templates win over django.contrib.admin's. Rate limits: accounts/services.py.
 INSTALLED_APPS.insert(0, "accounts")
 LOGIN_URL = "/accounts/login/"
-LOGIN_REDIRECT_URL = "/"  # the author's dashboard, /write/, once the editor exists
+LOGIN_REDIRECT_URL = "/write/"  # the author's dashboard
 LOGOUT_REDIRECT_URL = "/"
 EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "webmaster@localhost")

@@ -11,5 +11,6 @@ urlpatterns = [
     path("", include("notes.machine_urls")),
     path("accounts/", include("accounts.urls")),
     path("", include("ops.urls")),
+    path("write/", include("editor.urls")),
     path("", include("notes.urls")),
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.contrib.sessions.models import Session
 from django.test import Client, override_settings
@@ -70,7 +71,7 @@ def test_login_redirects_to_the_default_page_and_rotates_the_session(client, ali
     before = session.session_key
     response = login(client, "alice", PASSWORD)
     assert response.status_code == 302
-    assert response["Location"] == "/"
+    assert response["Location"] == settings.LOGIN_REDIRECT_URL == "/write/"
     after = client.session.session_key
     assert after and after != before
     assert not Session.objects.filter(session_key=before).exists()
@@ -86,24 +87,29 @@ def test_login_sets_the_signed_device_cookie(client, alice):
     assert cookie.value.count(":") >= 1  # value:signature
 
 
+DEFAULT = object()  # the default page after login: settings.LOGIN_REDIRECT_URL
+
+
 @pytest.mark.parametrize(
     ("next_url", "expected"),
     [
         ("/notes/", "/notes/"),
         ("/tags/?page=2", "/tags/?page=2"),
         ("http://testserver/archives/", "http://testserver/archives/"),
-        ("https://evil.example/", "/"),
-        ("//evil.example/", "/"),
-        ("/\\evil.example/", "/"),
-        ("javascript:alert(1)", "/"),
-        ("http:///evil.example/", "/"),
+        ("https://evil.example/", DEFAULT),
+        ("//evil.example/", DEFAULT),
+        ("/\\evil.example/", DEFAULT),
+        ("javascript:alert(1)", DEFAULT),
+        ("http:///evil.example/", DEFAULT),
     ],
 )
 def test_next_redirects_only_to_same_site_urls(client, alice, next_url, expected):
     """`next` is followed only when it stays on this site; otherwise the default page."""
     response = login(client, "alice", PASSWORD, next=next_url)
     assert response.status_code == 302
-    assert response["Location"] == expected
+    assert response["Location"] == (
+        settings.LOGIN_REDIRECT_URL if expected is DEFAULT else expected
+    )
 
 
 def test_login_page_keeps_a_safe_next_and_drops_an_unsafe_one(client, db):

@@ -1,0 +1,8 @@
+from django.apps import AppConfig
+
+
+class EditorConfig(AppConfig):
+    """The web editor at /write/ (issue 6): dashboard, editor, preview, revisions."""
+
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "editor"

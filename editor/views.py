@@ -1,0 +1,256 @@
+"""The web editor (issue 6). Thin views: every write goes through notes.services, and every
+view that takes a note looks it up in Note.objects.editable_by(request.user): 404 otherwise."""
+
+from __future__ import annotations
+
+import difflib
+import json
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.db.models import Q
+from django.http import HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from notes import services
+from notes.models import Note, NoteRevision, Status
+from notes.rendering import context_for
+from scidraft.markup import render as markup_render
+from scidraft.site.meta import PageMeta
+
+from .forms import NoteEditorForm
+
+STATUS_FILTERS = ("draft", "review", "scheduled", "published")
+EDITOR_ASSETS = {"math": True, "algorithm": True, "code": True}
+
+
+def _meta(title: str) -> PageMeta:
+    return PageMeta(title=f"{title} | SciDraft editor", noindex=True)
+
+
+def _editable(request, note_id: int) -> Note:
+    return get_object_or_404(Note.objects.editable_by(request.user), pk=note_id)
+
+
+def problems_html(warnings) -> str:
+    """The preview's problems list: line and message of each warning, escaped."""
+    items = format_html_join(
+        "",
+        '<li data-line="{}"><span class="editor-problem-line">line {}</span> {}</li>',
+        ((w.line or 0, w.line or "?", w.message) for w in warnings),
+    )
+    return format_html(
+        '<div class="editor-problems" data-count="{}"><ul>{}</ul></div>', len(warnings), items
+    )
+
+
+@never_cache
+@login_required
+@require_GET
+def dashboard(request):
+    """The author's notes (own and co-authored), searchable and filtered by status."""
+    user = request.user
+    notes = (
+        Note.objects.editable_by(user)
+        .filter(Q(created_by=user) | Q(authors__user=user))
+        .distinct()
+        .only("pk", "slug", "title", "status", "date", "updated_at", "created_by")
+        .order_by("-updated_at")
+    )
+    query = request.GET.get("q", "").strip()
+    if query:
+        notes = notes.filter(title__icontains=query)
+    status = request.GET.get("status", "")
+    now = timezone.now()
+    if status == "scheduled":
+        notes = notes.filter(status=Status.PUBLISHED, date__gt=now)
+    elif status == "published":
+        notes = notes.filter(status=Status.PUBLISHED, date__lte=now)
+    elif status in STATUS_FILTERS:
+        notes = notes.filter(status=status)
+    rows = list(notes)
+    sections = {
+        "Drafts": [n for n in rows if n.status == Status.DRAFT],
+        "In review": [n for n in rows if n.status == Status.REVIEW],
+        "Scheduled": [n for n in rows if n.status == Status.PUBLISHED and n.date > now],
+        "Published": [n for n in rows if n.status == Status.PUBLISHED and n.date <= now],
+    }
+    return render(
+        request,
+        "editor/dashboard.html",
+        {
+            "sections": sections,
+            "query": query,
+            "status": status,
+            "status_filters": STATUS_FILTERS,
+            "meta": _meta("My notes"),
+            "assets": {},
+        },
+    )
+
+
+@never_cache
+@login_required
+@require_POST
+def note_new(request):
+    note = services.note_create(user=request.user, title=request.POST.get("title", ""))
+    return redirect("editor:edit", note_id=note.pk)
+
+
+def _editor_page(request, note, form, *, conflict=None, status=200):
+    return render(
+        request,
+        "editor/edit.html",
+        {
+            "note": note,
+            "form": form,
+            "conflict": conflict,
+            "warnings": note.render_warnings,
+            "meta": _meta(note.title or note.slug),
+            "assets": EDITOR_ASSETS,
+        },
+        status=status,
+    )
+
+
+@never_cache
+@login_required
+@require_http_methods(["GET", "POST"])
+def note_edit(request, note_id: int):
+    """The editor: GET shows the form; POST saves, publishes or unpublishes."""
+    note = _editable(request, note_id)
+    if request.method == "GET":
+        form = NoteEditorForm(initial=NoteEditorForm.initial_for(note), note_id=note.pk)
+        return _editor_page(request, note, form)
+    action = request.POST.get("action", "save")
+    form = NoteEditorForm(request.POST, note_id=note.pk)
+    if not form.is_valid():
+        return _editor_page(request, note, form, status=400)
+    base_version = form.cleaned_data["base_version"]
+    if action == "unpublish":
+        result = services.note_unpublish(
+            note_id=note.pk, user=request.user, base_version=base_version
+        )
+    else:
+        result = services.note_save(
+            note_id=note.pk, user=request.user, base_version=base_version,
+            fields=form.note_fields(),
+        )  # fmt: skip
+        if not result.conflict and action == "publish":
+            result = services.note_publish(
+                note_id=note.pk, user=request.user, base_version=result.note.version
+            )
+    if result.conflict:
+        current = result.note
+        yours = result.revision
+        fresh = NoteEditorForm(initial=NoteEditorForm.initial_for(current), note_id=current.pk)
+        conflict = {
+            "yours_title": yours.title if yours else form.cleaned_data["title"],
+            "yours_body": yours.body if yours else form.cleaned_data["body"],
+            "revision": yours,
+            "theirs": current,
+        }
+        return _editor_page(request, current, fresh, conflict=conflict, status=409)
+    done = {
+        "publish": "Submitted for review." if result.note.status == Status.REVIEW else "Published.",
+        "unpublish": "Unpublished: back to draft.",
+    }.get(action, "Saved.")
+    messages.success(request, done)
+    return redirect("editor:edit", note_id=note.pk)
+
+
+@never_cache
+@login_required
+@require_POST
+def note_preview(request, note_id: int):
+    """markdownx's preview: the published renderer in the note's context, with its problems."""
+    note = _editable(request, note_id)
+    source = request.POST.get("content", "")
+    rendered = markup_render(source, context_for(note))
+    # Trusted: scidraft.markup sanitises its output; the problems list is escaped.
+    return HttpResponse(mark_safe(problems_html(rendered.warnings) + rendered.html))  # noqa: S308
+
+
+@never_cache
+@login_required
+@require_POST
+def note_autosave(request, note_id: int):
+    """JSON {body, title, base_version} → {status: "saved", version} or a 409 conflict."""
+    note = _editable(request, note_id)
+    try:
+        data = json.loads(request.body or b"{}")
+        base_version = int(data["base_version"])
+        fields = {"body": str(data["body"])}
+        if "title" in data:
+            fields["title"] = str(data["title"])[:300]
+    except (ValueError, KeyError, TypeError):
+        return JsonResponse({"status": "error", "error": "Send body and base_version."}, status=400)
+    result = services.note_save(
+        note_id=note.pk, user=request.user, base_version=base_version, fields=fields,
+        kind=NoteRevision.Kind.AUTOSAVE,
+    )  # fmt: skip
+    if result.conflict:
+        return JsonResponse(
+            {
+                "status": "conflict",
+                "conflict": {"version": result.note.version, "revision": result.revision.number},
+            },
+            status=409,
+        )
+    return JsonResponse(
+        {"status": "saved", "version": result.note.version, "revision": result.revision.number}
+    )
+
+
+@never_cache
+@login_required
+@require_GET
+def revision_list(request, note_id: int):
+    """Who saved when, and the diff between any two revisions (?a=&b= numbers)."""
+    note = _editable(request, note_id)
+    revisions = list(note.revisions.select_related("created_by").order_by("-number"))
+    by_number = {revision.number: revision for revision in revisions}
+    diff = None
+    try:
+        a, b = int(request.GET.get("a", "")), int(request.GET.get("b", ""))
+    except ValueError:
+        a = b = None
+    if a in by_number and b in by_number:
+        # difflib escapes the lines; the descriptions are our own text.
+        diff = mark_safe(  # noqa: S308
+            difflib.HtmlDiff(wrapcolumn=80).make_table(
+                by_number[a].body.splitlines(),
+                by_number[b].body.splitlines(),
+                f"Revision {a}",
+                f"Revision {b}",
+            )
+        )
+    return render(
+        request,
+        "editor/revisions.html",
+        {
+            "note": note,
+            "revisions": revisions,
+            "diff": diff,
+            "a": a,
+            "b": b,
+            "meta": _meta(f"Revisions of {note.title or note.slug}"),
+            "assets": {},
+        },
+    )
+
+
+@never_cache
+@login_required
+@require_POST
+def revision_restore_view(request, note_id: int, revision_id: int):
+    note = _editable(request, note_id)
+    revision = get_object_or_404(NoteRevision, pk=revision_id, note=note)
+    services.revision_restore(revision_id=revision.pk, user=request.user)
+    messages.success(request, f"Restored revision {revision.number}.")
+    return redirect("editor:edit", note_id=note.pk)

@@ -1,0 +1,165 @@
+"""The permission matrix: every URL of the `editor` namespace × role × method.
+
+The URL list comes from the URLconf itself, so a new editor URL without a rule in RULES
+fails `test_every_editor_url_has_a_rule` (and the matrix cannot skip it).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+
+from notes.models import Note
+
+ROLES = ("anonymous", "own", "other", "editor", "admin")
+LOGIN = "login"  # 302 to /accounts/login/
+INTO_APP = "app"  # 302 to a /write/ page
+
+# name → method → role → expected: LOGIN, INTO_APP or a status code.
+ALL_ALLOWED_GET = {"anonymous": LOGIN, "own": 200, "other": 404, "editor": 200, "admin": 200}
+POST_ONLY_GET = {"anonymous": LOGIN, "own": 405, "other": 405, "editor": 405, "admin": 405}
+RULES: dict[str, dict[str, dict[str, object]]] = {
+    "dashboard": {
+        "GET": {"anonymous": LOGIN, "own": 200, "other": 200, "editor": 200, "admin": 200},
+        "POST": POST_ONLY_GET,
+    },
+    "new": {
+        "GET": POST_ONLY_GET,
+        "POST": {
+            "anonymous": LOGIN,
+            "own": INTO_APP,
+            "other": INTO_APP,
+            "editor": INTO_APP,
+            "admin": INTO_APP,
+        },
+    },  # fmt: skip
+    "edit": {
+        "GET": ALL_ALLOWED_GET,
+        "POST": {
+            "anonymous": LOGIN,
+            "own": INTO_APP,
+            "other": 404,
+            "editor": INTO_APP,
+            "admin": INTO_APP,
+        },
+    },  # fmt: skip
+    "preview": {
+        "GET": POST_ONLY_GET,
+        "POST": {"anonymous": LOGIN, "own": 200, "other": 404, "editor": 200, "admin": 200},
+    },
+    "autosave": {
+        "GET": POST_ONLY_GET,
+        "POST": {"anonymous": LOGIN, "own": 200, "other": 404, "editor": 200, "admin": 200},
+    },
+    "revisions": {"GET": ALL_ALLOWED_GET, "POST": POST_ONLY_GET},
+    "restore": {
+        "GET": POST_ONLY_GET,
+        "POST": {
+            "anonymous": LOGIN,
+            "own": INTO_APP,
+            "other": 404,
+            "editor": INTO_APP,
+            "admin": INTO_APP,
+        },
+    },  # fmt: skip
+}
+
+
+def editor_patterns() -> list[URLPattern]:
+    """The URL patterns of the `editor` namespace, found by walking the root URLconf."""
+    found: list[URLPattern] = []
+
+    def walk(patterns, inside: bool) -> None:
+        for entry in patterns:
+            if isinstance(entry, URLResolver):
+                walk(entry.url_patterns, inside or entry.namespace == "editor")
+            elif inside:
+                found.append(entry)
+
+    walk(get_resolver().url_patterns, False)
+    return found
+
+
+def _post_data(name: str, note: Note) -> dict:
+    """A well-formed request body for each state-changing URL (so refusals are permissions)."""
+    note.refresh_from_db()
+    if name == "edit":
+        return {
+            "data": {
+                "base_version": note.version, "title": note.title, "body": "Edited.",
+                "summary": "", "tags": "", "date": note.date.strftime("%Y-%m-%dT%H:%M"),
+                "show_title": "unknown", "action": "save",
+            }
+        }  # fmt: skip
+    if name == "autosave":
+        payload = {"body": "Typing.", "base_version": note.version}
+        return {"data": json.dumps(payload), "content_type": "application/json"}
+    if name == "preview":
+        return {"data": {"content": "$x$"}}
+    if name == "new":
+        return {"data": {"title": "Another"}}
+    return {"data": {}}
+
+
+def test_every_editor_url_has_a_rule():
+    """The URLconf's editor URLs and the rule table list the same names."""
+    names = [pattern.name for pattern in editor_patterns()]
+    assert names and None not in names
+    assert set(names) == set(RULES), "add a rule for every editor URL"
+    for rules in RULES.values():
+        assert set(rules) == {"GET", "POST"}
+        assert all(set(by_role) == set(ROLES) for by_role in rules.values())
+
+
+@pytest.mark.django_db
+def test_permission_matrix(author, other_author, editor_user, admin_user, note):
+    """Each editor URL × role × GET/POST is allowed or refused as RULES says."""
+    users = {"own": author, "other": other_author, "editor": editor_user, "admin": admin_user}
+    revision = note.revisions.first()
+    failures = []
+    for pattern in editor_patterns():
+        params = {"note_id": note.pk, "revision_id": revision.pk}
+        kwargs = {key: params[key] for key in pattern.pattern.converters}
+        url = reverse(f"editor:{pattern.name}", kwargs=kwargs)
+        for method in ("GET", "POST"):
+            for role in ROLES:
+                client = Client()
+                if role != "anonymous":
+                    client.force_login(users[role])
+                if method == "GET":
+                    response = client.get(url)
+                else:
+                    response = client.post(url, **_post_data(pattern.name, note))
+                expected = RULES[pattern.name][method][role]
+                location = response.get("Location", "")
+                if expected == LOGIN:
+                    ok = response.status_code == 302 and location.startswith("/accounts/login/")
+                elif expected == INTO_APP:
+                    ok = response.status_code == 302 and location.startswith("/write/")
+                else:
+                    ok = response.status_code == expected
+                if not ok:
+                    failures.append(f"{method} {url} as {role}: {response.status_code} {location}")
+    assert not failures, "\n".join(failures)
+
+
+def test_a_new_url_without_a_rule_fails(settings):
+    """A URL added to the editor namespace without a rule makes the check fail."""
+    import types
+
+    from django.urls import include, path
+
+    import editor.urls
+
+    extra = path("<int:note_id>/secret/", lambda request, note_id: None, name="secret")
+    root = types.ModuleType("extended_urls")
+    root.urlpatterns = [
+        path("write/", include(([*editor.urls.urlpatterns, extra], "editor"))),
+    ]
+    settings.ROOT_URLCONF = root
+    assert "secret" in [pattern.name for pattern in editor_patterns()]
+    with pytest.raises(AssertionError, match="add a rule"):
+        test_every_editor_url_has_a_rule()

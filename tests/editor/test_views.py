@@ -1,0 +1,230 @@
+"""The editor's pages: dashboard, editor, preview, autosave, conflicts, revisions."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+from django.utils import timezone
+
+from bibliography.models import BibFile
+from bibliography.services import bibfile_import
+from editor.views import problems_html
+from notes import services
+from notes.models import Note, NoteAuthor, NoteBibliography, NoteRevision, Status
+from notes.rendering import context_for
+from scidraft.markup import render
+
+SOURCE = "See \\cite{knuth} and \\cite{nobody <b>} and $x^2$.\n\n{{< references >}}\n"
+
+
+@pytest.fixture
+def cited_note(note):
+    bibfile_import(
+        name="bib/main.bib", raw="@book{knuth, title={The Art}, author={Knuth, Donald}, year=1968}"
+    )
+    NoteBibliography.objects.create(note=note, bibfile=BibFile.objects.get(name="bib/main.bib"))
+    return note
+
+
+def _form(note, **changes):
+    data = {
+        "base_version": note.version,
+        "title": note.title,
+        "body": note.body,
+        "summary": "",
+        "tags": "",
+        "date": timezone.localtime(note.date).strftime("%Y-%m-%dT%H:%M"),
+        "show_title": "unknown",
+        "action": "save",
+    }
+    data.update(changes)
+    return data
+
+
+def test_login_required_redirects_to_the_login_page(client, note):
+    """Anonymous visitors are sent to /accounts/login/ with next=."""
+    response = client.get(f"/write/{note.pk}/")
+    assert response.status_code == 302
+    assert response["Location"].startswith(f"/accounts/login/?next=/write/{note.pk}/")
+
+
+def test_dashboard_lists_own_and_coauthored_notes_only(client, author, other_author, note):
+    """The dashboard shows my notes and notes I co-author, not others' notes."""
+    services.note_create(user=other_author, title="Not mine")
+    shared = services.note_create(user=other_author, title="Shared work")
+    NoteAuthor.objects.create(note=shared, author=author.author, position=1)
+    client.force_login(author)
+    response = client.get("/write/")
+    text = response.content.decode()
+    assert response.status_code == 200
+    assert "Heat equation" in text and "Shared work" in text and "Not mine" not in text
+    assert "co-author" in text
+
+
+def test_dashboard_search_and_status_filter(client, author, note):
+    """?q= filters by title, ?status= by state."""
+    services.note_create(user=author, title="Wave equation")
+    client.force_login(author)
+    text = client.get("/write/?q=wave").content.decode()
+    assert "Wave equation" in text and "Heat equation" not in text
+    text = client.get("/write/?status=published").content.decode()
+    assert "Wave equation" not in text and "Heat equation" not in text
+
+
+def test_new_note_post_creates_and_redirects_to_the_editor(client, author):
+    """POST /write/new/ creates a draft and opens it."""
+    client.force_login(author)
+    response = client.post("/write/new/", {"title": "Fresh idea"})
+    note = Note.objects.get(title="Fresh idea")
+    assert response.status_code == 302 and response["Location"] == f"/write/{note.pk}/"
+    assert client.get("/write/new/").status_code == 405
+
+
+def test_editor_page_uses_the_per_note_preview_url(client, author, note):
+    """The markdownx widget posts its preview to /write/<id>/preview/."""
+    client.force_login(author)
+    response = client.get(f"/write/{note.pk}/")
+    text = response.content.decode()
+    assert response.status_code == 200
+    assert f'data-markdownx-urls-path="/write/{note.pk}/preview/"' in text
+    assert 'name="base_version"' in text and f'value="{note.version}"' in text
+    assert "katex.min.css" in text and "markdownx" in text
+    assert f'data-autosave-url="/write/{note.pk}/autosave/"' in text and "js/editor.js" in text
+
+
+def test_editor_save_and_publish(client, author, note):
+    """Save then Publish through the form; the public page shows the text."""
+    client.force_login(author)
+    response = client.post(f"/write/{note.pk}/", _form(note, body="Hello $y$.", tags="a, b"))
+    assert response.status_code == 302
+    note.refresh_from_db()
+    assert note.body == "Hello $y$." and note.version == 2
+    response = client.post(f"/write/{note.pk}/", _form(note, action="publish"))
+    note.refresh_from_db()
+    assert response.status_code == 302 and note.status == Status.PUBLISHED
+    client.logout()
+    assert client.get(f"/notes/{note.slug}/").status_code == 200
+
+
+def test_preview_renders_math_and_numbered_citations_and_lists_warnings(client, author, cited_note):
+    """The preview resolves citations against the note's bibliographies and lists problems."""
+    client.force_login(author)
+    response = client.post(f"/write/{cited_note.pk}/preview/", {"content": SOURCE})
+    text = response.content.decode()
+    assert response.status_code == 200
+    assert text.startswith('<div class="editor-problems" data-count="1">')
+    assert 'class="katex"' in text
+    assert '<a href="#ref-0-knuth">[1]</a>' in text and "Knuth D." in text
+    assert "line 1" in text and "&lt;b&gt;" in text and "nobody <b>" not in text
+
+
+def test_preview_equals_the_public_page_body(client, author, cited_note):
+    """Preview output (after the problems list) is the stored rendered_html for that source."""
+    client.force_login(author)
+    preview = client.post(f"/write/{cited_note.pk}/preview/", {"content": SOURCE})
+    services.note_save(
+        note_id=cited_note.pk, user=author, base_version=cited_note.version,
+        fields={"body": SOURCE},
+    )  # fmt: skip
+    stored = Note.objects.get(pk=cited_note.pk)
+    warnings = render(SOURCE, context_for(stored)).warnings
+    assert preview.content.decode() == str(problems_html(warnings)) + stored.rendered_html
+    stored.status = Status.PUBLISHED
+    stored.save()
+    client.logout()
+    public = client.get(f"/notes/{stored.slug}/").content.decode()
+    assert stored.rendered_html in public
+
+
+def test_autosave_json(client, author, note):
+    """Autosave answers the new version, then 409 with the current one when stale."""
+    client.force_login(author)
+    url = f"/write/{note.pk}/autosave/"
+    payload = {"body": "typing…", "title": "Heat", "base_version": note.version}
+    response = client.post(url, json.dumps(payload), content_type="application/json")
+    assert response.status_code == 200
+    assert response.json()["status"] == "saved" and response.json()["version"] == 2
+    response = client.post(url, json.dumps(payload), content_type="application/json")
+    assert response.status_code == 409
+    assert response.json()["status"] == "conflict"
+    assert response.json()["conflict"]["version"] == 2
+    assert client.post(url, "not json", content_type="application/json").status_code == 400
+
+
+def test_two_browsers_conflict_page_shows_both_versions(client, author, editor_user, note):
+    """Two sessions load version 1; the second save is refused and both texts are shown."""
+    from django.test import Client
+
+    other = Client()
+    other.force_login(editor_user)
+    client.force_login(author)
+    loaded = Note.objects.get(pk=note.pk)
+    assert other.post(f"/write/{note.pk}/", _form(loaded, body="THEIRS text")).status_code == 302
+    response = client.post(f"/write/{note.pk}/", _form(loaded, body="MINE <text>"))
+    text = response.content.decode()
+    assert response.status_code == 409
+    assert "Someone else saved this note" in text
+    assert "MINE &lt;text&gt;" in text and "THEIRS text" in text
+    assert Note.objects.get(pk=note.pk).body == "THEIRS text"
+    refused = note.revisions.get(kind=NoteRevision.Kind.CONFLICT)
+    assert refused.body == "MINE <text>" and refused.created_by == author
+
+
+def test_revisions_diff_and_restore(client, author, note):
+    """The revisions page lists who and when, diffs two bodies (escaped) and restores."""
+    first = services.note_save(
+        note_id=note.pk, user=author, base_version=note.version, fields={"body": "alpha <x>\n"}
+    )
+    services.note_save(
+        note_id=note.pk, user=author, base_version=first.note.version, fields={"body": "beta\n"}
+    )
+    client.force_login(author)
+    response = client.get(f"/write/{note.pk}/revisions/?a=2&b=3")
+    text = response.content.decode()
+    assert response.status_code == 200
+    assert "ada" in text and "Save" in text
+    assert 'class="diff"' in text and "alpha&nbsp;&lt;x&gt;" in text and "beta" in text
+    response = client.post(f"/write/{note.pk}/revisions/{first.revision.pk}/restore/")
+    assert response.status_code == 302
+    restored = Note.objects.get(pk=note.pk)
+    assert restored.body == "alpha <x>\n"
+    assert restored.revisions.first().kind == "restore"
+
+
+def test_every_editor_response_is_no_store(client, author, note):
+    """Editor pages, JSON and redirects are private, no-store (never in the page cache)."""
+    responses = [client.get("/write/")]  # anonymous redirect
+    client.force_login(author)
+    responses += [
+        client.get("/write/"),
+        client.get(f"/write/{note.pk}/"),
+        client.get(f"/write/{note.pk}/revisions/"),
+        client.post(f"/write/{note.pk}/preview/", {"content": "x"}),
+        client.post(
+            f"/write/{note.pk}/autosave/",
+            json.dumps({"body": "x", "base_version": note.version}),
+            content_type="application/json",
+        ),
+        client.post("/write/new/", {"title": "n"}),
+    ]
+    for response in responses:
+        assert "no-store" in response["Cache-Control"], response
+        assert "private" in response["Cache-Control"] or "no-cache" in response["Cache-Control"]
+
+
+def test_publishing_with_a_future_date_schedules_the_note(client, author, note):
+    """A future date plus Publish is "scheduled": listed so, and not public yet."""
+    client.force_login(author)
+    future = (timezone.localtime() + dt.timedelta(days=3)).strftime("%Y-%m-%dT%H:%M")
+    response = client.post(f"/write/{note.pk}/", _form(note, body="Later.", date=future))
+    assert response.status_code == 302
+    note.refresh_from_db()
+    client.post(f"/write/{note.pk}/", _form(note, date=future, action="publish"))
+    note.refresh_from_db()
+    assert note.is_scheduled and not note.is_published
+    text = client.get("/write/?status=scheduled").content.decode()
+    assert "Heat equation" in text
+    client.logout()
+    assert client.get(f"/notes/{note.slug}/").status_code == 404
