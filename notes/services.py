@@ -16,9 +16,9 @@ from django.utils.text import slugify
 from bibliography.models import BibFile
 from bibliography.services import bibfile_import
 from scidraft.hugo import HugoSite, NoteSource, PageSource, Problem
-from scidraft.site.caching import deferred_bumps
+from scidraft.site.caching import bump_generation, deferred_bumps
 from scidraft.site.models import SiteSettings
-from scidraft.site.services import generation_bump, site_configure
+from scidraft.site.services import assign_fields, site_configure
 
 from .models import Author, Note, NoteAuthor, NoteCitation, NoteRevision, Page, Status, Tag
 from .rendering import (
@@ -100,15 +100,6 @@ def revision_record(
     )
 
 
-def _assign(instance, values: dict) -> bool:
-    changed = False
-    for name, value in values.items():
-        if getattr(instance, name) != value:
-            setattr(instance, name, value)
-            changed = True
-    return changed
-
-
 @transaction.atomic
 def note_import(*, source: NoteSource, user=None, base=None) -> tuple[Note, str]:
     """Create or update the note `source.slug` from front matter and body.
@@ -142,7 +133,7 @@ def note_import(*, source: NoteSource, user=None, base=None) -> tuple[Note, str]
     }
     if source.date is not None:
         values["date"] = source.date
-    changed = _assign(note, values)
+    changed = assign_fields(note, values)
     if changed or created:
         if not created:
             note.version += 1
@@ -157,6 +148,7 @@ def note_import(*, source: NoteSource, user=None, base=None) -> tuple[Note, str]
             NoteAuthor(note=note, author=author, position=position)
             for position, author in enumerate(dict.fromkeys(authors))
         )
+        bump_generation()  # bulk_create sends no signal; every other write here does
         changed = True
 
     tags = [tag_get_or_create(name) for name in dict.fromkeys(source.tags)]
@@ -167,7 +159,6 @@ def note_import(*, source: NoteSource, user=None, base=None) -> tuple[Note, str]
     note_render_store(note=note, base=base)
     if created or changed:
         revision_record(note=note, kind=NoteRevision.Kind.IMPORT, user=user)
-        generation_bump()
         return note, "created" if created else "updated"
     return note, "unchanged"
 
@@ -262,7 +253,7 @@ def page_import(*, source: PageSource) -> tuple[Page, str]:
         "params": params,
         **{name: source.flags.get(name, default) for name, default in _PAGE_FLAG_DEFAULTS.items()},
     }
-    changed = _assign(page, values)
+    changed = assign_fields(page, values)
     if changed or created:
         if not created:
             page.version += 1
@@ -276,8 +267,6 @@ def page_import(*, source: PageSource) -> tuple[Page, str]:
     if page.source_hash != source_hash(page.body, context):
         render_page(page, context)
         page.save(update_fields=RENDERED_FIELDS)
-    if created or changed:
-        generation_bump()
     if created:
         return page, "created"
     return page, "updated" if changed else "unchanged"
@@ -461,7 +450,7 @@ def _revision_from_fields(
 
 def _apply_fields(note: Note, fields: dict) -> None:
     tags = fields.get("tags")
-    _assign(note, {name: value for name, value in fields.items() if name != "tags"})
+    assign_fields(note, {name: value for name, value in fields.items() if name != "tags"})
     note.version += 1
     note.full_clean()
     note.save()
@@ -498,8 +487,6 @@ def note_save(
         return SaveResult(note=note, conflict=False, revision=revision)
     _apply_fields(note, fields)
     revision = revision_record(note=note, kind=kind, user=user, base_version=base_version)
-    if note.status == Status.PUBLISHED:
-        generation_bump()
     return SaveResult(note=note, conflict=False, revision=revision)
 
 
@@ -530,7 +517,6 @@ def note_publish(*, note_id: int, user, base_version: int) -> SaveResult:
         kind, message = NoteRevision.Kind.SAVE, "Submitted for review"
     else:
         kind, message = NoteRevision.Kind.PUBLISH, ""
-        generation_bump()
     revision = revision_record(
         note=note, kind=kind, user=user, base_version=base_version, message=message
     )
@@ -544,13 +530,10 @@ def note_unpublish(*, note_id: int, user, base_version: int) -> SaveResult:
     stale = _stale(note, base_version)
     if stale is not None:
         return stale
-    was_public = note.status == Status.PUBLISHED
     note.status = Status.DRAFT
     note.version += 1
     note.full_clean()
     note.save()
-    if was_public:
-        generation_bump()
     revision = revision_record(
         note=note, kind=NoteRevision.Kind.UNPUBLISH, user=user, base_version=base_version
     )
@@ -581,6 +564,4 @@ def revision_restore(*, revision_id: int, user) -> SaveResult:
         base_version=base_version,
         message=f"Restored revision {revision.number}",
     )
-    if note.status == Status.PUBLISHED:
-        generation_bump()
     return SaveResult(note=note, conflict=False, revision=result)

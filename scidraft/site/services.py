@@ -6,17 +6,11 @@ from django.db import transaction
 
 from scidraft.hugo import SiteConfig
 
-from .caching import bump_generation
 from .models import EntrySet, MenuItem, SiteSettings
 
 
-def generation_bump() -> None:
-    """Mark that readers' pages changed; call inside the write's transaction (bulk writes send
-    no signals, so their services call this themselves)."""
-    bump_generation()
-
-
-def _assign(instance, values: dict) -> bool:
+def assign_fields(instance, values: dict) -> bool:
+    """Set the values that differ; returns whether any did (imports save only real changes)."""
     changed = False
     for name, value in values.items():
         if getattr(instance, name) != value:
@@ -34,7 +28,7 @@ def site_configure(*, config: SiteConfig) -> dict[str, str]:
     """
     outcome = {}
     settings = SiteSettings.objects.current()
-    if _assign(settings, config.settings):
+    if assign_fields(settings, config.settings):
         settings.full_clean()
         settings.save()
         outcome["settings"] = "updated"
@@ -59,7 +53,7 @@ def site_configure(*, config: SiteConfig) -> dict[str, str]:
             "note": entry.note,
             "parent_id": parent.pk if parent else None,
         }
-        if _assign(item, values) or item.pk is None:
+        if assign_fields(item, values) or item.pk is None:
             item.full_clean()
             item.save()
             menu_changed = True
@@ -74,11 +68,9 @@ def site_configure(*, config: SiteConfig) -> dict[str, str]:
             sets_changed = True
     for key, values in config.entry_sets.items():
         entry_set = EntrySet.objects.filter(key=key).first() or EntrySet(key=key)
-        if _assign(entry_set, values) or entry_set.pk is None:
+        if assign_fields(entry_set, values) or entry_set.pk is None:
             entry_set.full_clean()
             entry_set.save()
             sets_changed = True
     outcome["entry sets"] = "updated" if sets_changed else "unchanged"
-    if "updated" in outcome.values():
-        generation_bump()
     return outcome
