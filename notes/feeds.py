@@ -20,24 +20,11 @@ from django.utils.encoding import iri_to_uri
 from scidraft.site.meta import PageMeta, absolute
 from scidraft.site.models import SiteSettings
 
-from .models import Note, Page, Tag
-from .search import EXCLUDED_LAYOUTS, MONTHS, local_date
+from .models import Note, Page, Tag, in_written_offset
+from .presentation import MONTHS, date_long, month_name
+from .search import EXCLUDED_LAYOUTS, searchable_pages
 
 DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
-MONTH_NAMES = (
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-)
 SUMMARY_WORDS = 70
 _EMPTY = r"^\s*$"
 
@@ -53,11 +40,6 @@ def rfc822(value: dt.datetime) -> str:
 def w3c(value: dt.datetime) -> str:
     """`2026-09-22T07:20:00+09:00` (Go's `2006-01-02T15:04:05-07:00`)."""
     return value.replace(microsecond=0).isoformat()
-
-
-def long_date(value: dt.datetime) -> str:
-    """PaperMod's `:date_long`: `September 22, 2026`."""
-    return f"{MONTH_NAMES[value.month - 1]} {value.day}, {value.year}"
 
 
 def note_path(note: Note) -> str:
@@ -92,16 +74,6 @@ def indexed_notes():
     return Note.objects.published().filter(search_hidden=False).order_by("-date", "slug")
 
 
-def indexed_pages():
-    return (
-        Page.objects.published()
-        .filter(search_hidden=False)
-        .exclude(layout__in=EXCLUDED_LAYOUTS)
-        .exclude(body__regex=_EMPTY)
-        .order_by("weight", "title")
-    )
-
-
 _INDEX_FIELDS = ("slug", "title", "summary", "rendered_text")
 
 
@@ -111,7 +83,7 @@ def index_json(request):
     entries = []
     for note in indexed_notes().only(*_INDEX_FIELDS):
         entries.append(_index_entry(note, absolute(request, site, note_path(note))))
-    for page in indexed_pages().only(*_INDEX_FIELDS):
+    for page in searchable_pages().order_by("weight", "title").only(*_INDEX_FIELDS):
         entries.append(_index_entry(page, absolute(request, site, page_path(page))))
     return JsonResponse(entries, safe=False, json_dumps_params={"ensure_ascii": False})
 
@@ -205,12 +177,7 @@ def site_rss(request):
     notes = list(rss_notes().only(*_RSS_FIELDS)[:limit])
     pages = list(rss_pages().only(*_RSS_FIELDS)[:limit])
     items = [_feed_item(request, site, note, note_path(note), note.local_date) for note in notes]
-    items += [
-        _feed_item(
-            request, site, page, page_path(page), local_date(page.date, page.date_offset_minutes)
-        )
-        for page in pages
-    ]
+    items += [_feed_item(request, site, page, page_path(page), page.local_date) for page in pages]
     return _rss_response(request, site, title=site.title, path="/", items=items)
 
 
@@ -278,7 +245,7 @@ def sitemap(request):
         .only("slug", "date", "date_offset_minutes", "updated_at")
     ):
         moment = page.updated_at if page.date is None else _latest(page.date, page.updated_at)
-        moment = local_date(moment, page.date_offset_minutes)
+        moment = in_written_offset(moment, page.date_offset_minutes)
         entries.append(SitemapEntry(absolute(request, site, page_path(page)), w3c(moment)))
     if tag_lastmod:
         entries.append(
@@ -309,7 +276,7 @@ class ArchiveEntry:
 
     @property
     def date_text(self) -> str:
-        return long_date(self.date)
+        return date_long(self.date)
 
 
 @dataclass
@@ -341,7 +308,7 @@ def archive_years(notes) -> list[ArchiveYear]:
         if not years or years[-1].year != date.year:
             years.append(ArchiveYear(date.year))
         months = years[-1].months
-        name = MONTH_NAMES[date.month - 1]
+        name = month_name(date.month)
         if not months or months[-1].name != name:
             months.append(ArchiveMonth(name))
         title = note.title or _untitled(note.rendered_text) or note.slug

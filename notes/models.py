@@ -20,6 +20,13 @@ from django.utils.text import slugify
 from scidraft.site.models import validate_share_buttons
 
 
+def in_written_offset(moment: dt.datetime, offset_minutes: int | None) -> dt.datetime:
+    """`moment` in the UTC offset its front matter was written in; the site's zone if none."""
+    if offset_minutes is None:
+        return timezone.localtime(moment)
+    return moment.astimezone(dt.timezone(dt.timedelta(minutes=offset_minutes)))
+
+
 def validate_string_list(value) -> None:
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise ValidationError("Write a list of words or phrases.")
@@ -317,9 +324,7 @@ class Note(RenderedContent):
     @property
     def local_date(self) -> dt.datetime:
         """The date in the offset it was written in (theme-spec §1.1: times print in it)."""
-        if self.date_offset_minutes is None:
-            return timezone.localtime(self.date)
-        return self.date.astimezone(dt.timezone(dt.timedelta(minutes=self.date_offset_minutes)))
+        return in_written_offset(self.date, self.date_offset_minutes)
 
 
 class NoteAuthor(models.Model):
@@ -467,11 +472,7 @@ class Page(RenderedContent):
     @property
     def local_date(self) -> dt.datetime | None:
         """The date in the offset it was written in, as for notes."""
-        if self.date is None:
-            return None
-        if self.date_offset_minutes is None:
-            return timezone.localtime(self.date)
-        return self.date.astimezone(dt.timezone(dt.timedelta(minutes=self.date_offset_minutes)))
+        return in_written_offset(self.date, self.date_offset_minutes) if self.date else None
 
 
 class NoteCitation(models.Model):

@@ -18,15 +18,15 @@ from scidraft.site.models import SHARE_BUTTONS, SiteSettings
 from .identity import Identity, identity_for
 from .models import Note
 
-_MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-_MONTHS_LONG = ["January", "February", "March", "April", "May", "June", "July", "August",
+MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+MONTHS_LONG = ["January", "February", "March", "April", "May", "June", "July", "August",
                 "September", "October", "November", "December"]  # fmt: skip
 
 
 # The theme prints English dates in the offset the note was written in, whatever the server's
 # locale: formats are built here rather than with strftime or the date filter.
 def date_short(moment: dt.datetime) -> str:
-    return f"{_MONTHS[moment.month - 1]} {moment.day}, {moment.year}"
+    return f"{MONTHS[moment.month - 1]} {moment.day}, {moment.year}"
 
 
 def date_with_time(moment: dt.datetime) -> str:
@@ -38,11 +38,11 @@ def date_note_page(moment: dt.datetime) -> str:
 
 
 def date_long(moment: dt.datetime) -> str:
-    return f"{_MONTHS_LONG[moment.month - 1]} {moment.day}, {moment.year}"
+    return f"{MONTHS_LONG[moment.month - 1]} {moment.day}, {moment.year}"
 
 
 def month_name(month: int) -> str:
-    return _MONTHS_LONG[month - 1]
+    return MONTHS_LONG[month - 1]
 
 
 def card_shows_title(note: Note) -> bool:

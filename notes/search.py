@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from django.db import connection
 from django.db.models import Q
 from django.shortcuts import render
-from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 
 from scidraft.markup import jsengine
@@ -34,12 +33,12 @@ from scidraft.site.models import SiteSettings
 
 from .feed import pagination_window
 from .models import Note, Page
+from .presentation import date_short
 
 MIN_QUERY_LENGTH = 2
 EXCERPT_LENGTH = 300
 MAX_QUERY_LENGTH = 200
 EXCLUDED_LAYOUTS = (Page.Layout.SEARCH, Page.Layout.ARCHIVES)
-MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 # Sentinels for ts_headline: control characters that cannot occur in stored text.
 _START, _STOP, _FRAGMENT = "\x02", "\x03", "\x04"
@@ -77,19 +76,6 @@ def searchable_pages():
         .exclude(layout__in=EXCLUDED_LAYOUTS)
         .exclude(body__regex=r"^\s*$")
     )
-
-
-def short_date(value: dt.datetime | None) -> str:
-    """`Sep 22, 2026`, whatever the process locale."""
-    return f"{MONTHS[value.month - 1]} {value.day}, {value.year}" if value else ""
-
-
-def local_date(value: dt.datetime | None, offset_minutes: int | None) -> dt.datetime | None:
-    if value is None:
-        return None
-    if offset_minutes is None:
-        return timezone.localtime(value)
-    return value.astimezone(dt.timezone(dt.timedelta(minutes=offset_minutes)))
 
 
 # --- Query parsing ----------------------------------------------------------------------------
@@ -437,7 +423,7 @@ class SearchResult:
 
     @property
     def date_text(self) -> str:
-        return short_date(self.date)
+        return date_short(self.date) if self.date else ""
 
 
 def _headline_words(*headlines: str | None) -> list[str]:
@@ -520,7 +506,7 @@ def _result(kind: str, item, pattern: re.Pattern | None) -> SearchResult:
         tags = list(item.tags.all())
     else:
         url = f"/{item.slug}/"
-        date = local_date(item.date, item.date_offset_minutes)
+        date = item.local_date
         tags = []
     return SearchResult(
         kind=kind,
