@@ -5,9 +5,10 @@ from __future__ import annotations
 from django.utils import timezone
 
 from bibliography.exports import CitableWork, Person
+from bibliography.models import BibEntry
 from scidraft.site.models import SiteSettings
 
-from .models import Note
+from .models import Note, NoteCitation
 
 
 def note_url(request, note: Note, site: SiteSettings) -> str:
@@ -33,3 +34,23 @@ def citable_work(request, note: Note) -> CitableWork:
         accessed=timezone.localdate(),
         summary=note.summary or note.description,
     )
+
+
+def cited_entries(note: Note, *fields: str) -> list[BibEntry]:
+    """The entries the note cites, each once, in citation order; `fields` are loaded."""
+    cited = list(
+        dict.fromkeys(
+            NoteCitation.objects.filter(note=note, bibfile__isnull=False).values_list(
+                "bibfile_id", "key"
+            )
+        )
+    )
+    if not cited:
+        return []
+    found = {
+        (entry.bibfile_id, entry.key): entry
+        for entry in BibEntry.objects.filter(
+            bibfile_id__in={file for file, _ in cited}, key__in={key for _, key in cited}
+        ).only("bibfile_id", "key", *fields)
+    }
+    return [found[pair] for pair in cited if pair in found]

@@ -8,15 +8,15 @@ from django.shortcuts import get_object_or_404, render
 from django.utils.safestring import mark_safe
 
 from bibliography import exports
-from bibliography.models import BibEntry, BibFile
+from bibliography.models import BibFile
 from scidraft.markup import ENGINE_VERSION
 from scidraft.site.meta import PageMeta, absolute
 from scidraft.site.models import ContentGeneration, SiteSettings
 
 from . import feed as feed_math
-from .citing import citable_work
+from .citing import citable_work, cited_entries
 from .identity import identity_for
-from .models import Author, Note, NoteAuthor, NoteCitation, Page, Tag
+from .models import Author, Note, NoteAuthor, Page, Tag
 from .presentation import (
     anchored_headings,
     assets_for,
@@ -182,22 +182,10 @@ def _scholar_tags(note: Note, identity, site: SiteSettings, url: str) -> list[tu
         ("citation_journal_title", site.title),
         ("citation_fulltext_html_url", url),
     ]
-    cited = list(
-        NoteCitation.objects.filter(note=note, bibfile__isnull=False).values_list(
-            "bibfile_id", "key"
-        )
-    )
-    if cited:
-        entries = {
-            (entry.bibfile_id, entry.key): entry
-            for entry in BibEntry.objects.filter(
-                bibfile_id__in={file for file, _ in cited}, key__in={key for _, key in cited}
-            ).only("bibfile_id", "key", "fields", "persons")
-        }
-        for pair in dict.fromkeys(cited):
-            entry = entries.get(pair)
-            if entry is not None:
-                tags.append(("citation_reference", exports.scholar_reference(entry)))
+    tags += [
+        ("citation_reference", exports.scholar_reference(entry))
+        for entry in cited_entries(note, "fields", "persons")
+    ]
     return tags
 
 
@@ -373,23 +361,12 @@ def note_cite(request, slug: str, format: str):
 def note_references_bib(request, slug: str):
     """Exactly the entries the note cites, in citation order, as written in their files."""
     note = get_object_or_404(Note.objects.published(), slug=slug)
-    cited = list(
-        dict.fromkeys(
-            NoteCitation.objects.filter(note=note, bibfile__isnull=False).values_list(
-                "bibfile_id", "key"
-            )
-        )
+    entries = cited_entries(note, "source")
+    files = BibFile.objects.filter(pk__in={entry.bibfile_id for entry in entries}).values_list(
+        "raw", flat=True
     )
-    entries = {
-        (entry.bibfile_id, entry.key): entry.source
-        for entry in BibEntry.objects.filter(
-            bibfile_id__in={file for file, _ in cited}, key__in={key for _, key in cited}
-        ).only("bibfile_id", "key", "source")
-    }
-    sources = [entries[pair] for pair in cited if pair in entries]
-    files = BibFile.objects.filter(pk__in={file for file, _ in cited}).values_list("raw", flat=True)
     response = HttpResponse(
-        exports.bibtex_with_macros(sources, list(files)),
+        exports.bibtex_with_macros([entry.source for entry in entries], list(files)),
         content_type="application/x-bibtex; charset=utf-8",
     )
     response["Content-Disposition"] = f'inline; filename="{slug}-references.bib"'
