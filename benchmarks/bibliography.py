@@ -24,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _table import status, table  # benchmarks/ is on sys.path: the script's folder
+
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
@@ -284,24 +286,7 @@ def _styles() -> list[str | None]:
 
 
 def _table(rows: list[list[str]]) -> str:
-    header = ["case", "entries", "median", "target", "status"]
-    rows = [header, *rows]
-    widths = [max(len(row[index]) for row in rows) for index in range(len(header))]
-    numeric = {1, 2}
-    lines = []
-    for number, row in enumerate(rows):
-        cells = [
-            cell.rjust(widths[index]) if index in numeric and number else cell.ljust(widths[index])
-            for index, cell in enumerate(row)
-        ]
-        lines.append("  ".join(cells).rstrip())
-        if number == 0:
-            lines.append("  ".join("-" * width for width in widths))
-    return "\n".join(lines)
-
-
-def _status(ok: bool) -> str:
-    return "PASS" if ok else "FAIL"
+    return table(["case", "entries", "median", "target", "status"], rows, {1, 2})
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -359,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{result.entries_kept:,}",
                 f"{imported:.2f} s",
                 f"< {TARGET_IMPORT_S:g} s",
-                _status(ok),
+                status(ok),
             ]
         )
 
@@ -380,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{updated.entries_kept:,}",
                 f"{elapsed:.2f} s",
                 f"< {TARGET_IMPORT_S:g} s",
-                _status(ok),
+                status(ok),
             ]
         )
         bibfile_import(name=BIB_NAME, raw=text.encode())  # back to the file the note cites
@@ -408,7 +393,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"{CITED}",
                     f"{measured['format_ms']:.1f} ms",
                     f"< {TARGET_FORMAT_MS:g} ms",
-                    _status(ok),
+                    status(ok),
                 ]
             )
             rows.append(

@@ -21,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _table import table  # benchmarks/ is on sys.path: the script's folder
+
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
@@ -124,10 +126,7 @@ def _run(directory: str) -> list[list[str]]:
 
 
 def _print(rows: list[list[str]]) -> None:
-    header = ["site", "run", "notes c/u/u", "time", "per note", "target"]
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    for row in [header, ["-" * w for w in widths], *rows]:
-        print("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=True)))
+    print(table(["site", "run", "notes c/u/u", "time", "per note", "target"], rows))
 
 
 def main(argv: list[str] | None = None) -> int:

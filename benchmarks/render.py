@@ -22,6 +22,8 @@ import sys
 import time
 from pathlib import Path
 
+from _table import table  # benchmarks/ is on sys.path: the script's folder
+
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
@@ -301,29 +303,11 @@ def _note(case: str, result: dict) -> str:
 
 
 def _table(rows: list[list[str]]) -> str:
-    header = [
-        "case",
-        "words",
-        "formulas",
-        "cold ms",
-        "warm ms",
-        "formulas/s cold",
-        "target",
-        "status",
-    ]
-    rows = [header, *rows]
-    widths = [max(len(row[index]) for row in rows) for index in range(len(header))]
-    numeric = {1, 2, 3, 4, 5}
-    lines = []
-    for number, row in enumerate(rows):
-        cells = [
-            cell.rjust(widths[index]) if index in numeric and number else cell.ljust(widths[index])
-            for index, cell in enumerate(row)
-        ]
-        lines.append("  ".join(cells).rstrip())
-        if number == 0:
-            lines.append("  ".join("-" * width for width in widths))
-    return "\n".join(lines)
+    return table(
+        ["case", "words", "formulas", "cold ms", "warm ms", "formulas/s cold", "target", "status"],
+        rows,
+        {1, 2, 3, 4, 5},
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

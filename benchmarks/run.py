@@ -1,8 +1,8 @@
 """Run every benchmark module in this folder, in name order: `make bench`.
 
-A module is any benchmarks/*.py other than this runner and __init__.py, and must define
-main(). Benchmarks report rather than gate, so a missed target never changes the exit code;
-only a benchmark that crashes does, after the others have still run.
+A module is any benchmarks/*.py other than this runner, __init__.py and the _*.py helpers,
+and must define main(). Benchmarks report rather than gate, so a missed target never changes
+the exit code; only a benchmark that crashes does, after the others have still run.
 """
 
 from __future__ import annotations
@@ -19,7 +19,12 @@ if str(ROOT) not in sys.path:
 
 
 def modules() -> list[Path]:
-    return sorted(path for path in HERE.glob("*.py") if path.name not in {"run.py", "__init__.py"})
+    # _*.py are shared helpers (the table printer), not benchmarks.
+    return sorted(
+        path
+        for path in HERE.glob("*.py")
+        if path.name not in {"run.py", "__init__.py"} and not path.name.startswith("_")
+    )
 
 
 def main() -> int:

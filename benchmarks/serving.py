@@ -37,6 +37,8 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
+from _table import status, table  # benchmarks/ is on sys.path: the script's folder
+
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
@@ -437,24 +439,11 @@ def child_queries(result: Path, heaviest: str) -> None:
 
 
 def _table(rows: list[list[str]]) -> str:
-    header = ["case", "req/s", "p50 ms", "p99 ms", "errors", "queries", "target", "status"]
-    rows = [header, *rows]
-    widths = [max(len(row[index]) for row in rows) for index in range(len(header))]
-    numeric = {1, 2, 3, 4, 5}
-    lines = []
-    for number, row in enumerate(rows):
-        cells = [
-            cell.rjust(widths[index]) if index in numeric and number else cell.ljust(widths[index])
-            for index, cell in enumerate(row)
-        ]
-        lines.append("  ".join(cells).rstrip())
-        if number == 0:
-            lines.append("  ".join("-" * width for width in widths))
-    return "\n".join(lines)
-
-
-def _status(ok: bool) -> str:
-    return "PASS" if ok else "FAIL"
+    return table(
+        ["case", "req/s", "p50 ms", "p99 ms", "errors", "queries", "target", "status"],
+        rows,
+        {1, 2, 3, 4, 5},
+    )
 
 
 def _environment(database_url: str, redis_url: str, static_root: Path) -> dict:
@@ -537,7 +526,7 @@ def http_rows(wrk_path: str, server: Gunicorn, heaviest: str, static_name: str, 
                 str(errors),
                 DASH,
                 "0 errors",
-                _status(not errors),
+                status(not errors),
             ]
         )
     ratio = medians["1"]["rps"] / medians["5"]["rps"]
@@ -552,7 +541,7 @@ def http_rows(wrk_path: str, server: Gunicorn, heaviest: str, static_name: str, 
             DASH,
             DASH,
             f">= {TARGET_RATIO}",
-            _status(ratio >= TARGET_RATIO),
+            status(ratio >= TARGET_RATIO),
         ]
     )
     if status != 200 or etag is None:
@@ -579,7 +568,7 @@ def query_rows(report: dict) -> tuple[list[list[str]], list[str]]:
                 DASH,
                 " / ".join(map(str, counts)),
                 "constant",
-                _status(ok),
+                status(ok),
             ]
         )
     for entry in sizes:
@@ -596,7 +585,7 @@ def query_rows(report: dict) -> tuple[list[list[str]], list[str]]:
                 DASH,
                 str(entry["queries"]["feed page 1"]),
                 f"< {TARGET_FEED_MS:g} ms" if last else DASH,
-                _status(ok) if last else DASH,
+                status(ok) if last else DASH,
             ]
         )
     return rows, failures
