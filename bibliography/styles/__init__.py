@@ -19,6 +19,7 @@ from .bibtex import AlphaStyle, PlainStyle, UnsrtStyle
 from .vancouver import VancouverStyle
 
 
+@functools.cache
 def _register_pybtex_plugins() -> None:
     """Resolve pybtex's plugins once. pybtex looks a plugin up among every installed
     package's entry points on each call (each Text.render_as, each style's __init__), which
@@ -44,8 +45,6 @@ def _register_pybtex_plugins() -> None:
                     register_plugin(group, name, found[0].load(), force=True)
                     break
 
-
-_register_pybtex_plugins()
 
 
 DEFAULT_STYLE = "vancouver"
@@ -80,6 +79,7 @@ def style_name(name: str | None) -> str:
 def get_style(name: str | None) -> BaseStyle:
     """One instance per style: styles hold no per-call state, and building one costs plugin
     lookups."""
+    _register_pybtex_plugins()  # on first use, not at every worker's start-up
     return STYLES[style_name(name)]()
 
 
