@@ -10,8 +10,9 @@ from django.utils.safestring import mark_safe
 from bibliography import exports
 from bibliography.models import BibFile
 from scidraft.markup import ENGINE_VERSION
+from scidraft.site.caching import current_generation
 from scidraft.site.meta import PageMeta, absolute
-from scidraft.site.models import ContentGeneration, SiteSettings
+from scidraft.site.models import SiteSettings
 
 from . import feed as feed_math
 from .citing import citable_work, cited_entries
@@ -80,7 +81,7 @@ def feed(request, page: int = 1, base: str = "/"):
         notes_on_page=len(page_notes),
         per_page=site.promotions_per_page,
         positions=site.promotion_positions,
-        seed=ContentGeneration.objects.value(),
+        seed=current_generation(),
     )
     by_slug = {promotion.slug: promotion for promotion in promotions}
     cards = [
@@ -127,7 +128,7 @@ def note_detail(request, slug: str):
         Note.objects.published().regular().exclude(pk=note.pk).values_list("slug", "title")
     )
     recommended = feed_math.ranked_recommendations(
-        ContentGeneration.objects.value(), note.slug, sorted(candidates), site.recommendation_count
+        current_generation(), note.slug, sorted(candidates), site.recommendation_count
     )
     url = absolute(request, site, f"/notes/{note.slug}/")
     identity = identity_for(note, site)
