@@ -27,10 +27,11 @@ def _empty_cache():
     # test under that number must not be served to this one.
     from django.core.cache import cache
 
-    from scidraft.site.caching import local_pages
+    from scidraft.site.caching import lease, local_pages
 
     cache.clear()
     local_pages.clear()
+    lease.drop()
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ import datetime as dt
 import hashlib
 import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from contextlib import contextmanager
@@ -58,20 +59,59 @@ def _load_generation() -> tuple[int, float | None]:
     return (row or 0, due.timestamp() if due else None)
 
 
-def current_generation() -> int:
-    """The generation pages are keyed by; bumps it once a scheduled note has come due."""
+class _Lease:
+    """The generation this process read last, reusable until its lease ends.
+
+    A page hit would otherwise cost a shared-cache round trip for one small number. The lease
+    is timed from before the read was sent, and every writer waits one lease after publishing
+    a new generation (publish_generation) before it answers: so any copy read before that
+    publication has expired by the time anyone can know the write happened.
+    """
+
+    def __init__(self):
+        # One tuple, replaced whole: threads read it without a lock.
+        self.current: tuple[tuple[int, float | None], float] | None = None
+
+    def held(self) -> tuple[int, float | None] | None:
+        current = self.current
+        return current[0] if current is not None and time.monotonic() < current[1] else None
+
+    def hold(self, state: tuple[int, float | None], since: float) -> None:
+        seconds = settings.SCIDRAFT_GENERATION_LEASE_MS / 1000
+        if seconds > 0:
+            self.current = (state, since + seconds)
+
+    def drop(self) -> None:
+        self.current = None
+
+
+lease = _Lease()
+
+
+def _read_generation() -> tuple[int, float | None]:
+    state = lease.held()
+    if state is not None:
+        return state
+    since = time.monotonic()
     state = _safe(cache.get, GENERATION_KEY)
     if state is None:
         state = _load_generation()
         # add, not set: a value read before a concurrent write committed must not replace the
         # writer's (writers set; see publish_generation).
         _safe(cache.add, GENERATION_KEY, state, settings.SCIDRAFT_GENERATION_TTL)
-    value, due = state
+    lease.hold(state, since)
+    return state
+
+
+def current_generation() -> int:
+    """The generation pages are keyed by; bumps it once a scheduled note has come due."""
+    value, due = _read_generation()
     if due is not None and timezone.now().timestamp() >= due:
         with transaction.atomic():
             bump_generation()
         state = _load_generation()
         _safe(cache.set, GENERATION_KEY, state, settings.SCIDRAFT_GENERATION_TTL)
+        lease.drop()
         value = state[0]
     return value
 
@@ -109,11 +149,18 @@ def bump_generation() -> None:
     # Forget the cached number now (this transaction reads its own write) and publish the new
     # one once committed: that replaces any old value a concurrent reader added meanwhile.
     _safe(cache.delete, GENERATION_KEY)
+    lease.drop()
     transaction.on_commit(publish_generation)
 
 
 def publish_generation() -> None:
+    """After the write commits: the new generation goes to the shared cache, then the writer
+    waits out one lease, so that no process still holds an older one when it answers."""
     _safe(cache.set, GENERATION_KEY, _load_generation(), settings.SCIDRAFT_GENERATION_TTL)
+    lease.drop()
+    seconds = settings.SCIDRAFT_GENERATION_LEASE_MS / 1000
+    if seconds > 0:
+        time.sleep(seconds)
 
 
 def _personal(request: HttpRequest) -> bool:
@@ -241,7 +288,11 @@ class PageCacheMiddleware:
             if entry is not None:
                 response = _restore(entry)
                 response["X-Cache"] = "hit"
-                _public(response)
+                # What _public writes, without parsing a header the restored page lacks.
+                response["Cache-Control"] = (
+                    f"public, max-age={settings.SCIDRAFT_PAGE_MAX_AGE}, "
+                    f"stale-while-revalidate={settings.SCIDRAFT_PAGE_STALE_WHILE_REVALIDATE}"
+                )
                 return _revalidated(request, response)
         response = self.get_response(request)
         if (
