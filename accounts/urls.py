@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import invites, views
 
 app_name = "accounts"
 
@@ -29,4 +29,5 @@ urlpatterns = [
         views.PasswordResetCompleteView.as_view(),
         name="password_reset_complete",
     ),
+    path("invite/<uidb64>/<token>/", invites.InviteAcceptView.as_view(), name="invite_accept"),
 ]

@@ -1,7 +1,21 @@
+from django.conf import settings
 from django.contrib import admin
-from markdownx.widgets import AdminMarkdownxWidget
+from django.contrib.admin import widgets
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponse, HttpResponseNotAllowed
+from django.urls import path, reverse
+from django.utils.safestring import mark_safe
+from markdownx.widgets import MarkdownxWidget
+
+from editor.forms import NotePreviewWidget
+from editor.views import problems_html
+from scidraft.markup import render as markup_render
 
 from .models import Author, Environment, Note, NoteAuthor, NoteBibliography, NoteRevision, Page, Tag
+from .rendering import context_for
+
+# Who may use the admin's site-context preview (add pages and standalone pages).
+PREVIEW_PERMISSIONS = ("notes.add_note", "notes.change_note", "notes.add_page", "notes.change_page")
 
 
 class NoteAuthorInline(admin.TabularInline):
@@ -18,13 +32,46 @@ class NoteBibliographyInline(admin.TabularInline):
     ordering = ["position"]
 
 
-class MarkdownBodyMixin:
-    """The body field is edited with the django-markdownx editor."""
+class AdminNotePreviewWidget(NotePreviewWidget, widgets.AdminTextareaWidget):
+    """The editor's markdownx widget (same endpoints) in the admin's look. The editor page's
+    own preview script is not on admin pages: markdownx's timer drives the preview here."""
 
-    def formfield_for_dbfield(self, db_field, request, **kwargs):
-        if db_field.name == "body":
-            kwargs["widget"] = AdminMarkdownxWidget
-        return super().formfield_for_dbfield(db_field, request, **kwargs)
+    template_name = MarkdownxWidget.template_name
+
+    def __init__(self, preview_url: str, *, uploads: bool, attrs=None):
+        super().__init__(preview_url, attrs)
+        self.uploads = uploads
+
+    def get_context(self, name, value, attrs=None):
+        context = super().get_context(name, value, attrs)
+        widget_attrs = context["widget"]["attrs"]
+        widget_attrs["data-markdownx-latency"] = settings.MARKDOWNX_SERVER_CALL_LATENCY
+        if not self.uploads:  # images go into a note's folder: none before it exists
+            widget_attrs["data-markdownx-upload-urls-path"] = ""
+        return context
+
+    class Media:
+        css = {"all": ["markdownx/admin/css/markdownx.min.css"]}
+
+
+class MarkdownBodyMixin:
+    """The body field is the editor's markdownx widget. Its preview posts to an endpoint behind
+    login and permissions that renders with the published renderer (never markdownx's stock,
+    anonymous URL): a note's own /write/<id>/preview/ on its change page, else the admin's
+    site-context preview."""
+
+    def preview_url(self, obj) -> str:
+        return reverse("admin:notes_note_preview")
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form = super().get_form(request, obj, change=change, **kwargs)
+        field = form.base_fields.get("body")
+        if field is not None:  # the form class is built for this request: ours to change
+            url = self.preview_url(obj)
+            uploads = url != reverse("admin:notes_note_preview")
+            field.widget = AdminNotePreviewWidget(preview_url=url, uploads=uploads)
+            field.widget.is_required = field.required
+        return form
 
 
 @admin.register(Note)
@@ -78,6 +125,28 @@ class NoteAdmin(MarkdownBodyMixin, admin.ModelAdmin):
             },
         ),
     ]
+
+    def preview_url(self, obj) -> str:
+        if obj is not None and obj.pk is not None:
+            return reverse("editor:preview", args=[obj.pk])
+        return super().preview_url(obj)
+
+    def get_urls(self):
+        preview = path(
+            "preview/", self.admin_site.admin_view(self.preview_view), name="notes_note_preview"
+        )
+        return [preview, *super().get_urls()]
+
+    def preview_view(self, request):
+        """The preview of a note not saved yet, or of a page: the published renderer in the
+        site's context (no note bibliographies yet). Staff with note or page rights only."""
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        if not any(request.user.has_perm(name) for name in PREVIEW_PERMISSIONS):
+            raise PermissionDenied
+        rendered = markup_render(request.POST.get("content", ""), context_for(None))
+        # Trusted: scidraft.markup sanitises its output; the problems list is escaped.
+        return HttpResponse(mark_safe(problems_html(rendered.warnings) + rendered.html))  # noqa: S308
 
 
 @admin.register(NoteRevision)

@@ -295,6 +295,14 @@ class Note(RenderedContent):
     def __str__(self) -> str:
         return self.title or self.slug
 
+    @classmethod
+    def from_db(cls, db, field_names, values):
+        note = super().from_db(db, field_names, values)
+        # The status the row has in the database: saving a note that is and was a draft changes
+        # nothing a reader sees, so it need not invalidate cached pages (scidraft.site.receivers).
+        note.stored_status = note.__dict__.get("status")
+        return note
+
     def save(self, *args, **kwargs):
         self.has_body = bool(self.body.strip())
         update_fields = kwargs.get("update_fields")
@@ -556,3 +564,37 @@ class HugoAsset(models.Model):
     @property
     def url(self) -> str:
         return settings.MEDIA_URL + self.storage_name
+
+
+class ReviewCommentQuerySet(models.QuerySet):
+    def latest_for(self, note: Note) -> ReviewComment | None:
+        return self.filter(note=note).select_related("reviewer").first()
+
+
+class ReviewComment(models.Model):
+    """A reviewer's decision on a note submitted for review (site setting "require review"):
+    sent back with a comment for its authors, or approved (which published it)."""
+
+    class Kind(models.TextChoices):
+        SEND_BACK = "send_back", "Sent back"
+        APPROVE = "approve", "Approved"
+
+    note = models.ForeignKey(Note, on_delete=models.CASCADE, related_name="review_comments")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="review_comments",
+    )
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    body = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = ReviewCommentQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()}: {self.note}"

@@ -17,14 +17,29 @@ SILENT = {"site.contentgeneration", "notes.noterevision", "notes.notecitation"}
 APPS = ("site", "notes", "bibliography")
 
 
-def _changed(sender, **kwargs):
+UNSEEN_STATUSES = {"draft", "review"}
+
+
+def _unseen_note(instance, created: bool = False) -> bool:
+    """A note that is not published and was not when it was read: no reader can see the write
+    (an author's autosaves of a draft must not empty everyone's page cache)."""
+    if instance._meta.label_lower != "notes.note" or instance.status not in UNSEEN_STATUSES:
+        return False
+    return created or getattr(instance, "stored_status", None) in UNSEEN_STATUSES
+
+
+def _changed(sender, instance, **kwargs):
     if kwargs.get("raw"):  # loaddata: fixtures are not reader-facing writes
         return
-    bump_generation()
+    unseen = _unseen_note(instance, kwargs.get("created", False))
+    if kwargs.get("signal") is post_save and instance._meta.label_lower == "notes.note":
+        instance.stored_status = instance.status  # what the row holds from now on
+    if not unseen:
+        bump_generation()
 
 
-def _m2m_changed(sender, action, **kwargs):
-    if action in {"post_add", "post_remove", "post_clear"}:
+def _m2m_changed(sender, instance, action, **kwargs):
+    if action in {"post_add", "post_remove", "post_clear"} and not _unseen_note(instance):
         bump_generation()
 
 

@@ -1,0 +1,164 @@
+"""The review queue (site setting "require review"): notes Authors submitted, which an Editor or
+Admin reads, then approves (publishes) or sends back with a comment. Writes go through
+notes.services; users without notes.review_note get 403."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.db.models import Max, Prefetch, Q
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.safestring import mark_safe
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_POST
+
+from notes import services
+from notes.models import Note, NoteAuthor, Status
+from notes.rendering import context_for
+from scidraft.markup import render as markup_render
+from scidraft.site.meta import PageMeta
+from scidraft.site.models import SiteSettings
+
+SUBMITTED = "Submitted for review"  # the revision message notes.services.note_publish writes
+CHANGED = "The note changed since you opened it: read the current version before deciding."
+
+
+def _meta(title: str) -> PageMeta:
+    return PageMeta(title=f"{title} | SciDraft editor", noindex=True)
+
+
+def _require_reviewer(user) -> None:
+    if not user.has_perm("notes.review_note"):
+        raise PermissionDenied("Only editors review notes.")
+
+
+def _base_version(request) -> int | None:
+    try:
+        return int(request.POST.get("base_version", ""))
+    except ValueError:
+        return None
+
+
+@never_cache
+@login_required
+@require_GET
+def review_queue(request):
+    """Notes awaiting review, oldest submission first."""
+    _require_reviewer(request.user)
+    notes = (
+        Note.objects.filter(status=Status.REVIEW)
+        .annotate(submitted_at=Max("revisions__created_at", filter=Q(revisions__message=SUBMITTED)))
+        .select_related("created_by")
+        .prefetch_related(
+            Prefetch("authorships", queryset=NoteAuthor.objects.select_related("author"))
+        )
+        .only("pk", "slug", "title", "status", "version", "date", "updated_at", "created_by")
+        .order_by("submitted_at", "pk")
+    )
+    return render(
+        request,
+        "editor/review_queue.html",
+        {
+            "notes": list(notes),
+            "require_review": SiteSettings.objects.current().require_review,
+            "meta": _meta("Review queue"),
+            "assets": {},
+        },
+    )
+
+
+def _review_page(request, note: Note, *, comment: str = "", status: int = 200):
+    rendered = markup_render(note.body, context_for(note))
+    flags = rendered.flags
+    return render(
+        request,
+        "editor/review_note.html",
+        {
+            "note": note,
+            "authors": [link.author for link in note.authorships.select_related("author")],
+            "submitted": note.revisions.filter(message=SUBMITTED)
+            .select_related("created_by")
+            .first(),
+            "history": note.review_comments.select_related("reviewer")[:20],
+            # Trusted: scidraft.markup sanitises its output (the public page shows the same).
+            "body": mark_safe(rendered.html),  # noqa: S308
+            "warnings": rendered.warnings,
+            "comment": comment,
+            "comment_limit": services.REVIEW_COMMENT_MAX_CHARS,
+            "meta": _meta(f"Review: {note.title or note.slug}"),
+            "assets": {
+                "math": flags.get("has_math", False),
+                "code": flags.get("has_code", False),
+                "algorithm": flags.get("has_algorithm", False),
+                "mermaid": flags.get("has_mermaid", False),
+            },
+        },
+        status=status,
+    )
+
+
+@never_cache
+@login_required
+@require_GET
+def review_note(request, note_id: int):
+    """A read-only preview of the note as it would be published, with the decision forms."""
+    _require_reviewer(request.user)
+    return _review_page(request, get_object_or_404(Note, pk=note_id))
+
+
+def _refused(request, note_id: int, message: str, comment: str, status: int):
+    messages.error(request, message)
+    # The reviewer's comment is kept in the form, so nothing typed is lost.
+    return _review_page(
+        request, get_object_or_404(Note, pk=note_id), comment=comment, status=status
+    )
+
+
+@never_cache
+@login_required
+@require_POST
+def review_approve(request, note_id: int):
+    _require_reviewer(request.user)
+    note = get_object_or_404(Note, pk=note_id)
+    comment = request.POST.get("comment", "")
+    try:
+        result = services.note_review_approve(
+            note_id=note.pk, user=request.user, base_version=_base_version(request),
+            comment=comment,
+        )  # fmt: skip
+    except services.ReviewError as error:
+        return _refused(request, note.pk, str(error), comment, 409)
+    if result.conflict:
+        return _refused(request, note.pk, CHANGED, comment, 409)
+    title = result.note.title or result.note.slug
+    if result.note.is_scheduled:
+        messages.success(
+            request, f"Approved “{title}”: scheduled for {result.note.date:%Y-%m-%d %H:%M}."
+        )
+    else:
+        messages.success(request, f"Approved and published “{title}”.")
+    return redirect("editor:review")
+
+
+@never_cache
+@login_required
+@require_POST
+def review_send_back(request, note_id: int):
+    _require_reviewer(request.user)
+    note = get_object_or_404(Note, pk=note_id)
+    comment = request.POST.get("comment", "")
+    try:
+        result = services.note_review_send_back(
+            note_id=note.pk, user=request.user, comment=comment,
+            base_version=_base_version(request),
+        )  # fmt: skip
+    except services.ReviewError as error:
+        status = 400 if note.status == Status.REVIEW else 409
+        return _refused(request, note.pk, str(error), comment, status)
+    if result.conflict:
+        return _refused(request, note.pk, CHANGED, comment, 409)
+    messages.success(
+        request, f"Sent “{result.note.title or result.note.slug}” back to its authors."
+    )
+    return redirect("editor:review")

@@ -1,0 +1,89 @@
+"""Which writes bump the content generation (scidraft.site.receivers): everything a reader could
+see, and nothing about a note that is and was a draft (an author's autosaves must not empty
+everyone's page cache)."""
+
+from __future__ import annotations
+
+import pytest
+
+from notes.models import Note, Status, Tag
+from scidraft.site.models import ContentGeneration
+
+
+def generation() -> int:
+    return ContentGeneration.objects.filter(pk=1).values_list("value", flat=True).first() or 0
+
+
+@pytest.fixture
+def draft(db):
+    return Note.objects.create(slug="draft-note", title="Draft", body="Text.", status=Status.DRAFT)
+
+
+@pytest.mark.django_db
+def test_creating_and_editing_a_draft_does_not_bump(draft):
+    tag = Tag.objects.create(name="Unseen", slug="unseen")
+    before = generation()
+    draft.title = "Still a draft"
+    draft.save()
+    reloaded = Note.objects.get(pk=draft.pk)
+    reloaded.body = "Edited text."
+    reloaded.save()
+    reloaded.tags.add(tag)
+    Note.objects.create(slug="another-draft", title="Another", body="Text.", status=Status.DRAFT)
+    assert generation() == before
+
+
+@pytest.mark.django_db
+def test_submitting_a_draft_for_review_does_not_bump(draft):
+    before = generation()
+    draft.status = Status.REVIEW
+    draft.save()
+    assert generation() == before
+
+
+@pytest.mark.django_db
+def test_publishing_a_draft_bumps(draft):
+    before = generation()
+    note = Note.objects.get(pk=draft.pk)
+    note.status = Status.PUBLISHED
+    note.save()
+    assert generation() == before + 1
+
+
+@pytest.mark.django_db
+def test_unpublishing_bumps_and_the_next_draft_save_does_not(draft):
+    note = Note.objects.get(pk=draft.pk)
+    note.status = Status.PUBLISHED
+    note.save()
+    before = generation()
+    note.status = Status.DRAFT
+    note.save()  # the same instance: it knows the row was published
+    assert generation() == before + 1
+    note.title = "Back to work"
+    note.save()
+    assert generation() == before + 1
+
+
+@pytest.mark.django_db
+def test_a_note_read_without_its_status_is_assumed_visible(draft):
+    """Deferred status: the receiver cannot tell, so it bumps rather than risk a stale page."""
+    note = Note.objects.only("pk", "title").get(pk=draft.pk)
+    before = generation()
+    note.title = "Unknown status"
+    note.save(update_fields=["title"])
+    assert generation() == before + 1
+
+
+@pytest.mark.django_db
+def test_editing_or_deleting_a_published_note_bumps(draft):
+    Note.objects.filter(pk=draft.pk).update(status=Status.PUBLISHED)
+    note = Note.objects.get(pk=draft.pk)
+    tag = Tag.objects.create(name="Seen", slug="seen")
+    before = generation()
+    note.title = "Edited in public"
+    note.save()
+    assert generation() == before + 1
+    note.tags.add(tag)
+    assert generation() == before + 2
+    Note.objects.get(pk=draft.pk).delete()
+    assert generation() == before + 3
