@@ -1,15 +1,43 @@
-"""The editor's form: the note's fields an author edits, and the version the page loaded."""
+"""The editor's form: every field of a note an author edits, and the version the page loaded.
+
+A field left out of a POST altogether keeps the note's value (a client that posts only the body
+changes only the body); check boxes are the exception, as browsers omit unticked ones.
+"""
 
 from __future__ import annotations
 
 from django import forms
 from django.utils import timezone
+from django.utils.text import slugify
 from markdownx.widgets import MarkdownxWidget
+
+from bibliography.models import BibFile
+from notes.models import Author, Note
+from scidraft.site.models import EntrySet
+
+# markdownx would post a preview after every pause in typing; editor-preview.js drives the
+# preview instead (debounced, one request in flight), so markdownx's own timer never fires.
+# The largest delay setTimeout takes (2**31 - 1 ms); a larger one would fire at once.
+MARKDOWNX_NEVER_MS = 2_147_483_647
+
+# The entry-set fields of theme-spec §1.3 when the site configures no set.
+FALLBACK_ENTRY_SET = EntrySet(
+    key="entry",
+    title_field="entryTitle",
+    category_field="entryCategory",
+    aliases_field="entryAliases",
+    summary_field="entrySummary",
+)
+ENTRY_PARTS = ("title", "category", "aliases", "summary")
+FLAGS = ("disable_share", "search_hidden", "hidden_in_rss", "robots_noindex")
+CHECKBOXES = frozenset({"promotion", *FLAGS})
 
 
 class NotePreviewWidget(MarkdownxWidget):
-    """markdownx's widget, previewing through the note's own endpoint (login and permission
-    checked, rendered in the note's context) instead of the site-wide setting."""
+    """markdownx's widget (its keyboard handling and uploads), previewing through the note's own
+    endpoint (login and permission checked, rendered in the note's context)."""
+
+    template_name = "editor/widgets/markdownx.html"
 
     def __init__(self, preview_url: str, attrs=None):
         super().__init__(attrs)
@@ -18,50 +46,275 @@ class NotePreviewWidget(MarkdownxWidget):
     def get_context(self, name, value, attrs=None):
         context = super().get_context(name, value, attrs)
         context["widget"]["attrs"]["data-markdownx-urls-path"] = self.preview_url
-        context["widget"]["attrs"]["data-markdownx-upload-urls-path"] = ""
+        context["widget"]["attrs"]["data-markdownx-upload-urls-path"] = self.preview_url.replace(
+            "/preview/", "/images/"
+        )  # editor:image_upload, a sibling
+        context["widget"]["attrs"]["data-markdownx-latency"] = MARKDOWNX_NEVER_MS
+        # Growing the textarea to its content on every keystroke forces a layout of the whole
+        # note; the split view scrolls the textarea instead.
+        context["widget"]["attrs"]["data-markdownx-editor-resizable"] = "False"
         return context
+
+
+def split_list(text: str, separator: str = ",") -> list[str]:
+    """Non-empty, stripped items in order, each once."""
+    return list(dict.fromkeys(item.strip() for item in text.split(separator) if item.strip()))
+
+
+def _value(params: dict, field: str):
+    """A params value by front-matter key, matched case-insensitively as Hugo does."""
+    for key, value in params.items():
+        if key.lower() == field.lower():
+            return value
+    return None
+
+
+def _set_value(params: dict, field: str, value) -> None:
+    current = _value(params, field)
+    if current == value or (current is None and value in ("", [])):
+        return  # unchanged: keep the key as it was written (Hugo's case-insensitive keys)
+    for key in [key for key in params if key.lower() == field.lower()]:
+        del params[key]
+    if value not in (None, "", []):
+        params[field] = value
 
 
 class NoteEditorForm(forms.Form):
     base_version = forms.IntegerField(widget=forms.HiddenInput, min_value=1)
     title = forms.CharField(max_length=300, required=False)
     body = forms.CharField(required=False, strip=False)
-    summary = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
-    tags = forms.CharField(required=False, max_length=2000, help_text="Comma-separated tag names.")
+    slug = forms.CharField(
+        max_length=200,
+        required=False,
+        help_text="The note's address, /notes/<slug>/. Other characters become hyphens; "
+        "blank keeps the current slug.",
+    )
     date = forms.DateTimeField(
         widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
         help_text="A future date schedules the note.",
+    )
+    authors = forms.CharField(
+        required=False,
+        max_length=2000,
+        help_text="Author handles, comma-separated, in order; the first is the card's @handle.",
+        widget=forms.TextInput(attrs={"list": "editor-author-options", "autocomplete": "off"}),
+    )
+    institute = forms.CharField(
+        max_length=200, required=False, help_text="Blank: the site's institute."
+    )
+    tags = forms.CharField(
+        required=False,
+        max_length=2000,
+        help_text="Comma-separated; a new name creates the tag.",
+        widget=forms.TextInput(attrs={"list": "editor-tag-options", "autocomplete": "off"}),
+    )
+    summary = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    description = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Meta description; RSS prefers it to the summary.",
     )
     show_title = forms.NullBooleanField(
         required=False,
         widget=forms.Select(choices=[("unknown", "Theme rule"), ("true", "Yes"), ("false", "No")]),
     )
+    promotion = forms.BooleanField(
+        required=False, help_text="Out of the feed's flow, into the promotion pool."
+    )
+    weight = forms.IntegerField(
+        required=False, help_text="Pins the feed order (lower first); 0 or blank: by date."
+    )
+    keywords = forms.CharField(
+        required=False, max_length=2000, help_text="Comma-separated; blank: the tags."
+    )
+    canonical_url = forms.URLField(required=False, assume_scheme="https", label="Canonical URL")
+    disable_share = forms.BooleanField(required=False, label="Hide the share buttons")
+    search_hidden = forms.BooleanField(required=False, label="Leave out of site search")
+    hidden_in_rss = forms.BooleanField(required=False, label="Leave out of RSS")
+    robots_noindex = forms.BooleanField(required=False, label="Ask search engines not to index")
+    bibliographies = forms.CharField(
+        required=False,
+        max_length=2000,
+        label="Default bibliographies",
+        help_text="File names, comma-separated, searched in order by reference lists without bib=.",
+        widget=forms.TextInput(attrs={"list": "editor-bib-options", "autocomplete": "off"}),
+    )
 
-    def __init__(self, *args, note_id: int, **kwargs):
+    def __init__(self, *args, note: Note, user, **kwargs):
         super().__init__(*args, **kwargs)
+        self.note = note
+        self.user = user
         self.fields["body"].widget = NotePreviewWidget(
-            preview_url=f"/write/{note_id}/preview/", attrs={"rows": 24}
+            preview_url=f"/write/{note.pk}/preview/", attrs={"rows": 24}
         )
+        self.entry_sets = list(EntrySet.objects.order_by("key")) or [FALLBACK_ENTRY_SET]
+        for entry_set in self.entry_sets:
+            for part in ENTRY_PARTS:
+                self.fields[self.entry_field(entry_set, part)] = self._entry_form_field(
+                    entry_set, part
+                )
+        if self.is_bound:
+            # Left out of the POST: keep the note's value (see the module docstring).
+            self.omitted = {
+                name
+                for name in self.fields
+                if name not in CHECKBOXES and name != "base_version" and name not in self.data
+            }
+            for name in self.omitted:
+                self.fields[name].required = False
+        else:
+            self.omitted = set()
+
+    # --- Entry sets (theme-spec §1.3), kept in Note.params under the set's field names -------
+
+    @staticmethod
+    def entry_field(entry_set: EntrySet, part: str) -> str:
+        return f"entry_{entry_set.key}_{part}"
+
+    @staticmethod
+    def _entry_form_field(entry_set: EntrySet, part: str) -> forms.Field:
+        key = getattr(entry_set, f"{part}_field")
+        if part in {"aliases", "summary"}:
+            help_text = "One per line." if part == "aliases" else ""
+            return forms.CharField(
+                required=False,
+                label=key,
+                help_text=help_text,
+                widget=forms.Textarea(attrs={"rows": 2}),
+            )
+        return forms.CharField(required=False, max_length=300, label=key)
+
+    def entry_groups(self) -> list[tuple[str, list]]:
+        """(set key, its four bound fields) for the template."""
+        return [
+            (entry_set.key, [self[self.entry_field(entry_set, part)] for part in ENTRY_PARTS])
+            for entry_set in self.entry_sets
+        ]
+
+    def flag_fields(self) -> list:
+        return [self[name] for name in FLAGS]
+
+    # --- Initial values ----------------------------------------------------------------------
 
     @classmethod
-    def initial_for(cls, note) -> dict:
-        return {
+    def initial_for(cls, note: Note) -> dict:
+        initial = {
             "base_version": note.version,
             "title": note.title,
             "body": note.body,
-            "summary": note.summary,
-            "tags": ", ".join(sorted(note.tags.values_list("name", flat=True))),
+            "slug": note.slug,
             "date": timezone.localtime(note.date),
+            "authors": ", ".join(
+                link.author.handle for link in note.authorships.select_related("author")
+            ),
+            "institute": note.institute,
+            "tags": ", ".join(sorted(note.tags.values_list("name", flat=True))),
+            "summary": note.summary,
+            "description": note.description,
             "show_title": note.show_title,
+            "promotion": note.promotion,
+            "weight": note.weight or None,
+            "keywords": ", ".join(note.keywords),
+            "canonical_url": note.canonical_url,
+            "bibliographies": ", ".join(
+                link.bibfile.name for link in note.bibliography_links.select_related("bibfile")
+            ),
+            **{name: getattr(note, name) for name in FLAGS},
         }
+        for entry_set in list(EntrySet.objects.order_by("key")) or [FALLBACK_ENTRY_SET]:
+            for part in ENTRY_PARTS:
+                value = _value(note.params, getattr(entry_set, f"{part}_field"))
+                if part == "aliases" and isinstance(value, list):
+                    value = "\n".join(str(alias) for alias in value)
+                initial[cls.entry_field(entry_set, part)] = "" if value is None else str(value)
+        return initial
+
+    # --- Validation --------------------------------------------------------------------------
+
+    def clean_slug(self) -> str:
+        raw = self.cleaned_data["slug"].strip()
+        if not raw:
+            return self.note.slug
+        slug = slugify(raw, allow_unicode=True)[:200].strip("-")
+        if not slug:
+            raise forms.ValidationError("Write the slug with letters or digits.")
+        if Note.objects.filter(slug=slug).exclude(pk=self.note.pk).exists():
+            raise forms.ValidationError(f"Another note already has the slug “{slug}”.")
+        return slug
+
+    def clean_authors(self) -> list[str]:
+        handles = [item.lstrip("@").strip() for item in split_list(self.cleaned_data["authors"])]
+        handles = list(dict.fromkeys(handle for handle in handles if handle))
+        known = set(Author.objects.filter(handle__in=handles).values_list("handle", flat=True))
+        unknown = [handle for handle in handles if handle not in known]
+        if unknown:
+            raise forms.ValidationError(
+                f"No author has the handle {', '.join(unknown)}. "
+                "An administrator adds authors; pick a handle from the list."
+            )
+        return handles
+
+    def clean_tags(self) -> list[str]:
+        names = [" ".join(name.split()) for name in split_list(self.cleaned_data["tags"])]
+        too_long = [name for name in names if len(name) > 100]
+        if too_long:
+            raise forms.ValidationError(f"A tag is at most 100 characters: {too_long[0][:40]}…")
+        return list(dict.fromkeys(names))
+
+    def clean_keywords(self) -> list[str]:
+        return split_list(self.cleaned_data["keywords"])
+
+    def clean_weight(self) -> int:
+        return self.cleaned_data["weight"] or 0
+
+    def clean_bibliographies(self) -> list[BibFile]:
+        names = split_list(self.cleaned_data["bibliographies"])
+        usable = {
+            bibfile.name: bibfile
+            for bibfile in BibFile.objects.usable_by(self.user, note=self.note).filter(
+                name__in=names
+            )
+        }
+        unknown = [name for name in names if name not in usable]
+        if unknown:
+            raise forms.ValidationError(
+                f"No bibliography file you may use is called {', '.join(unknown)}."
+            )
+        return [usable[name] for name in names]
+
+    # --- What the services write -------------------------------------------------------------
 
     def note_fields(self) -> dict:
+        """The fields for notes.services.note_save (bibliographies are written apart)."""
         data = self.cleaned_data
-        return {
-            "title": data["title"],
-            "body": data["body"],
-            "summary": data["summary"],
-            "tags": [name.strip() for name in data["tags"].split(",") if name.strip()],
-            "date": data["date"],
-            "show_title": data["show_title"],
-        }
+        names = [
+            "title", "body", "slug", "date", "authors", "institute", "tags", "summary",
+            "description", "show_title", "promotion", "weight", "keywords", "canonical_url",
+            *FLAGS,
+        ]  # fmt: skip
+        fields = {name: data[name] for name in names if name not in self.omitted}
+        params = self._params()
+        if params != self.note.params:
+            fields["params"] = params
+        return fields
+
+    def bibliographies_changed(self) -> bool:
+        if "bibliographies" in self.omitted:
+            return False
+        current = list(
+            self.note.bibliography_links.order_by("position").values_list("bibfile_id", flat=True)
+        )
+        return current != [bibfile.pk for bibfile in self.cleaned_data["bibliographies"]]
+
+    def _params(self) -> dict:
+        params = dict(self.note.params)
+        for entry_set in self.entry_sets:
+            for part in ENTRY_PARTS:
+                name = self.entry_field(entry_set, part)
+                if name in self.omitted:
+                    continue
+                value = self.cleaned_data[name].strip()
+                if part == "aliases":
+                    value = split_list(value, "\n")
+                _set_value(params, getattr(entry_set, f"{part}_field"), value)
+        return params

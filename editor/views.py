@@ -8,6 +8,7 @@ import json
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db import transaction
 from django.db.models import Q
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -17,16 +18,25 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from bibliography.models import BibFile
 from notes import services
-from notes.models import Note, NoteRevision, Status
+from notes.models import Author, Note, NoteRevision, Status, Tag
 from notes.rendering import context_for
 from scidraft.markup import render as markup_render
+from scidraft.markup.rendered import RenderWarning
 from scidraft.site.meta import PageMeta
 
 from .forms import NoteEditorForm
 
 STATUS_FILTERS = ("draft", "review", "scheduled", "published")
 EDITOR_ASSETS = {"math": True, "algorithm": True, "code": True}
+# Warnings that mean readers would see something broken: publishing them asks first.
+PUBLISH_BLOCKERS = frozenset(
+    {
+        "cite-missing", "cite-unlisted", "bib-missing", "ref-unresolved", "duplicate-label",
+        "math-error", "math-unclosed",
+    }
+)  # fmt: skip
 
 
 def _meta(title: str) -> PageMeta:
@@ -47,6 +57,18 @@ def problems_html(warnings) -> str:
     return format_html(
         '<div class="editor-problems" data-count="{}"><ul>{}</ul></div>', len(warnings), items
     )
+
+
+def publish_problems(warnings: list[dict]) -> list[dict]:
+    """The stored render warnings that publishing should not pass over silently."""
+    return [warning for warning in warnings if warning.get("code") in PUBLISH_BLOCKERS]
+
+
+def _stored_warnings(note: Note) -> list[RenderWarning]:
+    return [
+        RenderWarning(w.get("line") or 0, w.get("code", ""), w.get("message", ""))
+        for w in note.render_warnings
+    ]
 
 
 @never_cache
@@ -102,7 +124,8 @@ def note_new(request):
     return redirect("editor:edit", note_id=note.pk)
 
 
-def _editor_page(request, note, form, *, conflict=None, status=200):
+def _editor_page(request, note, form, *, conflict=None, confirm=None, autosave=None, status=200):
+    warnings = _stored_warnings(note)
     return render(
         request,
         "editor/edit.html",
@@ -110,7 +133,20 @@ def _editor_page(request, note, form, *, conflict=None, status=200):
             "note": note,
             "form": form,
             "conflict": conflict,
-            "warnings": note.render_warnings,
+            "confirm_problems": confirm,
+            "autosave": autosave,
+            # Whether the textarea holds the text of the stored render shown as the preview.
+            "preview_current": not form.is_bound and autosave is None,
+            "future_date": note.date > timezone.now(),
+            "warnings": warnings,
+            # The stored render of the saved text: the preview without JavaScript, and what
+            # the page shows before the first live preview arrives. Sanitised at render time.
+            "preview_html": mark_safe(note.rendered_html),  # noqa: S308
+            "tag_options": Tag.objects.order_by("name").values_list("name", flat=True),
+            "author_options": Author.objects.filter(is_active=True).values_list("handle", "name"),
+            "bib_options": BibFile.objects.usable_by(request.user, note=note).values_list(
+                "name", flat=True
+            ),
             "meta": _meta(note.title or note.slug),
             "assets": EDITOR_ASSETS,
         },
@@ -118,17 +154,44 @@ def _editor_page(request, note, form, *, conflict=None, status=200):
     )
 
 
+def _fresh_form(request, note: Note, revision: NoteRevision | None = None) -> NoteEditorForm:
+    initial = NoteEditorForm.initial_for(note)
+    if revision is not None:
+        initial.update(title=revision.title, body=revision.body)
+    return NoteEditorForm(initial=initial, note=note, user=request.user)
+
+
+def pending_autosave(note: Note) -> NoteRevision | None:
+    """The autosave of a published note made on its current version and not published yet
+    (autosaves never replace the public text): the editor continues from it."""
+    if note.status != Status.PUBLISHED:
+        return None  # a draft's autosave is the note itself
+    latest = note.revisions.order_by("-number").first()
+    if (
+        latest is None
+        or latest.kind != NoteRevision.Kind.AUTOSAVE
+        or latest.base_version != note.version
+        or (latest.title, latest.body) == (note.title, note.body)
+    ):
+        return None
+    return latest
+
+
 @never_cache
 @login_required
 @require_http_methods(["GET", "POST"])
 def note_edit(request, note_id: int):
-    """The editor: GET shows the form; POST saves, publishes or unpublishes."""
+    """The editor: GET shows the form; POST saves, publishes or unpublishes.
+
+    Publishing a note whose render has PUBLISH_BLOCKERS warnings saves it, then shows the
+    problems and a "Publish anyway" button (confirm=1) instead of publishing."""
     note = _editable(request, note_id)
     if request.method == "GET":
-        form = NoteEditorForm(initial=NoteEditorForm.initial_for(note), note_id=note.pk)
-        return _editor_page(request, note, form)
-    action = request.POST.get("action", "save")
-    form = NoteEditorForm(request.POST, note_id=note.pk)
+        autosave = None if request.GET.get("published") else pending_autosave(note)
+        return _editor_page(request, note, _fresh_form(request, note, autosave), autosave=autosave)
+    confirmed = request.POST.get("confirm") == "1"
+    action = "publish" if confirmed else request.POST.get("action", "save")
+    form = NoteEditorForm(request.POST, note=note, user=request.user)
     if not form.is_valid():
         return _editor_page(request, note, form, status=400)
     base_version = form.cleaned_data["base_version"]
@@ -137,25 +200,38 @@ def note_edit(request, note_id: int):
             note_id=note.pk, user=request.user, base_version=base_version
         )
     else:
-        result = services.note_save(
-            note_id=note.pk, user=request.user, base_version=base_version,
-            fields=form.note_fields(),
-        )  # fmt: skip
+        with transaction.atomic():
+            result = services.note_save(
+                note_id=note.pk, user=request.user, base_version=base_version,
+                fields=form.note_fields(),
+            )  # fmt: skip
+            if not result.conflict and form.bibliographies_changed():
+                services.note_bibliographies_set(
+                    note_id=note.pk,
+                    user=request.user,
+                    bibfile_ids=form.cleaned_data["bibliographies"],
+                )
+                result.note.refresh_from_db()
         if not result.conflict and action == "publish":
+            problems = publish_problems(result.note.render_warnings)
+            if problems and not confirmed:
+                saved = result.note
+                return _editor_page(request, saved, _fresh_form(request, saved), confirm=problems)
             result = services.note_publish(
                 note_id=note.pk, user=request.user, base_version=result.note.version
             )
     if result.conflict:
         current = result.note
         yours = result.revision
-        fresh = NoteEditorForm(initial=NoteEditorForm.initial_for(current), note_id=current.pk)
         conflict = {
             "yours_title": yours.title if yours else form.cleaned_data["title"],
             "yours_body": yours.body if yours else form.cleaned_data["body"],
             "revision": yours,
             "theirs": current,
         }
-        return _editor_page(request, current, fresh, conflict=conflict, status=409)
+        return _editor_page(
+            request, current, _fresh_form(request, current), conflict=conflict, status=409
+        )
     done = {
         "publish": "Submitted for review." if result.note.status == Status.REVIEW else "Published.",
         "unpublish": "Unpublished: back to draft.",

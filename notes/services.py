@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from django.core.exceptions import PermissionDenied
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import Max
 from django.utils.text import slugify
@@ -16,11 +17,22 @@ from django.utils.text import slugify
 from bibliography.models import BibFile
 from bibliography.services import bibfile_import
 from scidraft.hugo import HugoSite, NoteSource, PageSource, Problem
+from scidraft.markup import limits as render_limits
 from scidraft.site.caching import bump_generation, deferred_bumps
 from scidraft.site.models import SiteSettings
 from scidraft.site.services import assign_fields, site_configure
 
-from .models import Author, Note, NoteAuthor, NoteCitation, NoteRevision, Page, Status, Tag
+from .models import (
+    Author,
+    Note,
+    NoteAuthor,
+    NoteCitation,
+    NoteRevision,
+    Page,
+    ReviewComment,
+    Status,
+    Tag,
+)
 from .rendering import (
     RENDERED_FIELDS,
     batch_context,
@@ -100,12 +112,29 @@ def revision_record(
     )
 
 
+def body_check(body: str) -> None:
+    """Refuse a body over NOTE_BODY_MAX_BYTES (UTF-8) with a ValidationError on "body" that
+    says both sizes (issue #10): it is checked before anything is written, revisions included,
+    so the caller still holds the text and can show the error next to it."""
+    limit = settings.NOTE_BODY_MAX_BYTES
+    size = render_limits.oversized(body, limit)
+    if size:
+        raise ValidationError(
+            {
+                "body": f"The note is {size:,} bytes ({render_limits.describe_bytes(size)}); "
+                f"the limit is {limit:,} bytes ({render_limits.describe_bytes(limit)}). "
+                "Split it into several notes. Nothing was saved."
+            }
+        )
+
+
 @transaction.atomic
 def note_import(*, source: NoteSource, user=None, base=None) -> tuple[Note, str]:
     """Create or update the note `source.slug` from front matter and body.
 
     Returns the note and "created", "updated" or "unchanged"; every change is a revision.
     """
+    body_check(source.body)
     note = Note.objects.select_for_update().filter(slug=source.slug).first()
     created = note is None
     if created:
@@ -357,8 +386,12 @@ def _describe(error: Exception) -> str:
 # --- The web editor (issue 6): create, save, publish, restore --------------------------------
 
 EDITOR_FIELDS = frozenset(
-    {"title", "body", "summary", "description", "institute", "tags", "show_title", "date"}
-)
+    {
+        "title", "body", "slug", "date", "authors", "institute", "tags", "summary",
+        "description", "show_title", "promotion", "weight", "keywords", "canonical_url",
+        "disable_share", "search_hidden", "hidden_in_rss", "robots_noindex", "params",
+    }
+)  # fmt: skip
 
 
 @dataclass
@@ -448,14 +481,36 @@ def _revision_from_fields(
     )
 
 
+def _authors_set(note: Note, handles: list[str]) -> None:
+    """The note's authors, in order, from their handles; an unknown handle is an error."""
+    handles = list(dict.fromkeys(handles))
+    found = dict(Author.objects.filter(handle__in=handles).values_list("handle", "pk"))
+    missing = [handle for handle in handles if handle not in found]
+    if missing:
+        raise ValueError(f"No author has the handle {', '.join(missing)}.")
+    wanted = [found[handle] for handle in handles]
+    if list(note.authorships.values_list("author_id", flat=True)) == wanted:
+        return
+    note.authorships.all().delete()
+    NoteAuthor.objects.bulk_create(
+        NoteAuthor(note=note, author_id=pk, position=position) for position, pk in enumerate(wanted)
+    )
+    bump_generation()  # bulk_create sends no signal
+
+
 def _apply_fields(note: Note, fields: dict) -> None:
     tags = fields.get("tags")
-    assign_fields(note, {name: value for name, value in fields.items() if name != "tags"})
+    authors = fields.get("authors")
+    assign_fields(
+        note, {name: value for name, value in fields.items() if name not in {"tags", "authors"}}
+    )
     note.version += 1
     note.full_clean()
     note.save()
     if tags is not None:
         note.tags.set([tag_get_or_create(name) for name in dict.fromkeys(tags) if name.strip()])
+    if authors is not None:
+        _authors_set(note, authors)
     note_render_store(note=note, force=True)
 
 
@@ -469,6 +524,8 @@ def note_save(
     if kind not in {NoteRevision.Kind.SAVE, NoteRevision.Kind.AUTOSAVE}:
         raise ValueError(f"Not a save kind: {kind}")
     _check_fields(fields)
+    if "body" in fields:
+        body_check(fields["body"])
     note = _editable_note(note_id=note_id, user=user)
     if note.version != base_version:
         revision = _revision_from_fields(
@@ -540,7 +597,13 @@ def note_unpublish(*, note_id: int, user, base_version: int) -> SaveResult:
     return SaveResult(note=note, conflict=False, revision=revision)
 
 
-_RESTORED_METADATA = ("summary", "description", "institute", "show_title", "tags")
+# Not the slug, date or authors: another note may have taken the slug since, restoring a date
+# could publish or unpublish, and a removed author's handle no longer resolves.
+_RESTORED_METADATA = (
+    "summary", "description", "institute", "show_title", "tags", "promotion", "weight",
+    "keywords", "canonical_url", "disable_share", "search_hidden", "hidden_in_rss",
+    "robots_noindex", "params",
+)  # fmt: skip
 
 
 @transaction.atomic
@@ -565,3 +628,136 @@ def revision_restore(*, revision_id: int, user) -> SaveResult:
         message=f"Restored revision {revision.number}",
     )
     return SaveResult(note=note, conflict=False, revision=result)
+
+
+# --- Review (site setting "require review"): approve or send back ----------------------------
+
+REVIEW_COMMENT_MAX_CHARS = 10_000
+
+
+class ReviewError(Exception):
+    """A review action that does not apply to the note as it stands; the message says why."""
+
+
+def _reviewable_note(*, note_id: int, user) -> Note:
+    """The note, row-locked, if `user` may review notes; PermissionDenied otherwise."""
+    if not (user.is_authenticated and user.is_active and user.has_perm("notes.review_note")):
+        raise PermissionDenied("Only editors review notes.")
+    note = Note.objects.select_for_update().get(pk=note_id)
+    if note.status != Status.REVIEW:
+        raise ReviewError(f"This note is not awaiting review: it is {note.get_status_display()}.")
+    return note
+
+
+def _reviewer_name(user) -> str:
+    return user.get_full_name() or user.get_username()
+
+
+def _review_comment(comment: str, *, required: bool) -> str:
+    comment = comment.strip()
+    if required and not comment:
+        raise ReviewError("Write a comment: it tells the authors what to change.")
+    if len(comment) > REVIEW_COMMENT_MAX_CHARS:
+        raise ReviewError(
+            f"The comment is {len(comment):,} characters; the limit is "
+            f"{REVIEW_COMMENT_MAX_CHARS:,}."
+        )
+    return comment
+
+
+@transaction.atomic
+def note_review_approve(
+    *, note_id: int, user, base_version: int | None = None, comment: str = ""
+) -> SaveResult:
+    """Publish a note submitted for review (a future date schedules it). With `base_version`,
+    a note changed since the reviewer read it is not approved: the result is a conflict."""
+    comment = _review_comment(comment, required=False)
+    note = _reviewable_note(note_id=note_id, user=user)
+    if base_version is not None:
+        stale = _stale(note, base_version)
+        if stale is not None:
+            return stale
+    base = note.version
+    note.status = Status.PUBLISHED
+    note.version += 1
+    note.full_clean()
+    note.save()
+    revision = revision_record(
+        note=note,
+        kind=NoteRevision.Kind.PUBLISH,
+        user=user,
+        base_version=base,
+        message=f"Approved by {_reviewer_name(user)}",
+    )
+    ReviewComment.objects.create(
+        note=note, reviewer=user, kind=ReviewComment.Kind.APPROVE, body=comment
+    )
+    return SaveResult(note=note, conflict=False, revision=revision)
+
+
+@transaction.atomic
+def note_review_send_back(
+    *, note_id: int, user, comment: str, base_version: int | None = None
+) -> SaveResult:
+    """Return a note submitted for review to its authors as a draft, with a comment they see
+    in the editor."""
+    comment = _review_comment(comment, required=True)
+    note = _reviewable_note(note_id=note_id, user=user)
+    if base_version is not None:
+        stale = _stale(note, base_version)
+        if stale is not None:
+            return stale
+    base = note.version
+    note.status = Status.DRAFT
+    note.version += 1
+    note.full_clean()
+    note.save()
+    revision = revision_record(
+        note=note,
+        kind=NoteRevision.Kind.UNPUBLISH,
+        user=user,
+        base_version=base,
+        message=f"Sent back by {_reviewer_name(user)}",
+    )
+    ReviewComment.objects.create(
+        note=note, reviewer=user, kind=ReviewComment.Kind.SEND_BACK, body=comment
+    )
+    return SaveResult(note=note, conflict=False, revision=revision)
+
+
+# --- Default bibliographies (issue 6): the files a note's reference lists search -------------
+
+
+@transaction.atomic
+def note_bibliographies_set(*, note_id: int, user, bibfile_ids) -> Note:
+    """Make `bibfile_ids` (ids or BibFiles, in order) the note's default bibliographies and
+    re-render it, so citations resolve against them at once.
+
+    Only files usable by `user` may be named (BibFile.objects.usable_by, which includes the
+    files already attached, so a co-author can keep another author's choice); otherwise
+    PermissionDenied and nothing changes. The link rows' signals bump the content generation,
+    once for the whole change.
+    """
+    note = _editable_note(note_id=note_id, user=user)
+    wanted = list(dict.fromkeys(int(getattr(item, "pk", item)) for item in bibfile_ids))
+    usable = set(
+        BibFile.objects.usable_by(user, note=note)
+        .filter(pk__in=wanted)
+        .values_list("pk", flat=True)
+    )
+    refused = [pk for pk in wanted if pk not in usable]
+    if refused:
+        raise PermissionDenied(
+            f"You may not attach these bibliography files: {', '.join(map(str, refused))}."
+        )
+    current = list(
+        note.bibliography_links.order_by("position").values_list("bibfile_id", flat=True)
+    )
+    if current == wanted:
+        return note
+    with deferred_bumps():
+        note.bibliography_links.all().delete()
+        for position, pk in enumerate(wanted):
+            note.bibliography_links.create(bibfile_id=pk, position=position)
+        note_render_store(note=note, force=True)
+    return note

@@ -228,3 +228,179 @@ def test_publishing_with_a_future_date_schedules_the_note(client, author, note):
     assert "Heat equation" in text
     client.logout()
     assert client.get(f"/notes/{note.slug}/").status_code == 404
+
+
+# --- The side panel, validation and publishing with problems ---------------------------------
+
+
+def test_editor_page_has_every_side_panel_field_and_autocomplete_lists(client, author, note):
+    """Slug, authors, institute, tags, flags, entry-set fields and default bibliographies are
+    on the page, with datalists of existing tags and authors, and the stored preview."""
+    services.tag_get_or_create("Partial <differential>")
+    client.force_login(author)
+    text = client.get(f"/write/{note.pk}/").content.decode()
+    for name in (
+        "slug", "date", "authors", "institute", "tags", "summary", "description", "show_title",
+        "promotion", "weight", "keywords", "canonical_url", "disable_share", "search_hidden",
+        "hidden_in_rss", "robots_noindex", "bibliographies", "entry_entry_title",
+        "entry_entry_category", "entry_entry_aliases", "entry_entry_summary",
+    ):  # fmt: skip
+        assert f'name="{name}"' in text, name
+    assert '<option value="Partial &lt;differential&gt;">' in text
+    assert f'<option value="{author.author.handle}" label="Ada Lovelace">' in text
+    assert 'data-markdownx-latency="2147483647"' in text
+    assert 'class="editor-preview note-body md-content" data-current="true"' in text
+    assert "js/editor-preview.js" in text and "js/editor-fields.js" in text
+
+
+def test_side_panel_save_writes_every_field(client, author, other_author, note):
+    """One Save writes slug, ordered authors, tags (new ones created), flags, entry-set
+    fields and default bibliographies, as one new version with a revision."""
+    second = services._author_for_user(other_author)
+    bibfile_import(name="bib/main.bib", raw="@book{knuth, title={The Art}, year=1968}")
+    client.force_login(author)
+    response = client.post(
+        f"/write/{note.pk}/",
+        _form(
+            note,
+            body="See \\cite{knuth}.\n\n{{< references >}}\n",
+            slug="Heat, again",
+            authors=f"{second.handle}, {author.author.handle}",
+            institute="Fourier Lab",
+            tags="PDE, Heat",
+            description="About heat.",
+            promotion="on",
+            search_hidden="on",
+            keywords="heat",
+            entry_entry_title="Heat equation",
+            bibliographies="bib/main.bib",
+        ),
+    )
+    assert response.status_code == 302
+    saved = Note.objects.get(pk=note.pk)
+    assert saved.slug == "heat-again" and saved.version == 2
+    assert [link.author_id for link in saved.authorships.all()] == [second.pk, author.author.pk]
+    assert sorted(saved.tags.values_list("name", flat=True)) == ["Heat", "PDE"]
+    assert saved.institute == "Fourier Lab" and saved.description == "About heat."
+    assert saved.promotion and saved.search_hidden and not saved.hidden_in_rss
+    assert saved.keywords == ["heat"] and saved.params == {"entryTitle": "Heat equation"}
+    assert list(saved.bibliographies.values_list("name", flat=True)) == ["bib/main.bib"]
+    # Rendered after the bibliography was attached: the citation resolves.
+    assert not saved.render_warnings and '<a href="#ref-0-knuth">[1]</a>' in saved.rendered_html
+    revision = saved.revisions.first()
+    assert revision.metadata["authors"] == [second.handle, author.author.handle]
+    assert revision.metadata["slug"] == "heat-again"
+
+
+def test_duplicate_slug_is_refused_and_the_typed_text_kept(client, author, note):
+    """A taken slug answers 400 with the error; nothing is saved, the form keeps the text."""
+    services.note_create(user=author, title="Wave equation")
+    client.force_login(author)
+    response = client.post(
+        f"/write/{note.pk}/", _form(note, body="Typed <text>", slug="wave-equation")
+    )
+    text = response.content.decode()
+    assert response.status_code == 400
+    assert "Another note already has the slug" in text
+    assert "Typed &lt;text&gt;" in text and 'data-current="false"' in text
+    assert Note.objects.get(pk=note.pk).version == note.version
+
+
+def test_bad_date_is_refused(client, author, note):
+    client.force_login(author)
+    response = client.post(f"/write/{note.pk}/", _form(note, date="2026-02-31T10:00"))
+    assert response.status_code == 400
+    assert "Enter a valid date" in response.content.decode()
+    assert Note.objects.get(pk=note.pk).version == note.version
+
+
+PROBLEMS = (
+    "Cited \\cite{ghost}.\n\n{{< references >}}\n\n"
+    "See \\ref{nowhere}.\n\n$$x\\label{eq:a}$$\n\n$$y\\label{eq:a}$$\n\n$\\frac{1}{$\n"
+)
+
+
+def test_publishing_with_problems_asks_for_confirmation(client, author, cited_note):
+    """Publish saves the text, then lists the blocking problems with a "Publish anyway"
+    button instead of publishing; confirm=1 publishes."""
+    client.force_login(author)
+    response = client.post(
+        f"/write/{cited_note.pk}/", _form(cited_note, body=PROBLEMS, action="publish")
+    )
+    text = response.content.decode()
+    saved = Note.objects.get(pk=cited_note.pk)
+    assert response.status_code == 200
+    assert saved.body == PROBLEMS and saved.status == Status.DRAFT
+    codes = {warning["code"] for warning in saved.render_warnings}
+    assert {"cite-missing", "ref-unresolved", "duplicate-label"} <= codes
+    assert {"math-error", "math-unclosed"} & codes
+    assert "Publish anyway" in text and 'name="confirm" value="1"' in text
+    assert "missing reference: ghost" in text and "line 1:" in text
+    assert f'name="base_version" value="{saved.version}"' in text
+    response = client.post(f"/write/{saved.pk}/", _form(saved, action="save", confirm="1"))
+    assert response.status_code == 302
+    assert Note.objects.get(pk=cited_note.pk).status == Status.PUBLISHED
+
+
+def test_publishing_without_problems_needs_no_confirmation(client, author, cited_note):
+    """A note whose only warnings are not blocking publishes at once."""
+    client.force_login(author)
+    body = "Fine \\cite{knuth}.\n\n{{< references >}}\n\n{{< no-such-shortcode >}}\n"
+    response = client.post(
+        f"/write/{cited_note.pk}/", _form(cited_note, body=body, action="publish")
+    )
+    saved = Note.objects.get(pk=cited_note.pk)
+    assert response.status_code == 302 and saved.status == Status.PUBLISHED
+    assert saved.render_warnings  # the unknown shortcode: listed in the panel, not blocking
+
+
+def test_editor_page_lists_stored_problems_with_their_lines(client, author, note):
+    """The problems panel starts with the stored render's warnings, line by line, escaped."""
+    services.note_save(
+        note_id=note.pk, user=author, base_version=note.version,
+        fields={"body": "ok\n\n\\cite{<b>x}\n"},
+    )  # fmt: skip
+    client.force_login(author)
+    text = client.get(f"/write/{note.pk}/").content.decode()
+    assert 'class="editor-problem" type="button" data-line="3"' in text
+    assert "&lt;b&gt;x" in text and "<b>x" not in text
+
+
+def test_editor_continues_from_an_unpublished_autosave_of_a_published_note(client, author, note):
+    """A published note's autosave leaves the public text alone; the editor opens with the
+    autosaved text and says so, and ?published=1 shows the published text instead."""
+    services.note_save(
+        note_id=note.pk, user=author, base_version=note.version, fields={"body": "Public."}
+    )
+    published = services.note_publish(note_id=note.pk, user=author, base_version=2).note
+    client.force_login(author)
+    url = f"/write/{note.pk}/autosave/"
+    payload = {"body": "Draft <edit>.", "title": note.title, "base_version": published.version}
+    assert (
+        client.post(url, json.dumps(payload), content_type="application/json").json()["status"]
+        == "saved"
+    )
+    assert Note.objects.get(pk=note.pk).body == "Public."
+    text = client.get(f"/write/{note.pk}/").content.decode()
+    assert "Draft &lt;edit&gt;." in text and "readers still see the published text" in text
+    assert 'data-current="false"' in text
+    text = client.get(f"/write/{note.pk}/?published=1").content.decode()
+    assert "Draft &lt;edit&gt;." not in text and 'data-current="true"' in text
+
+
+def test_restore_brings_back_side_panel_fields_but_not_the_slug(client, author, note):
+    """Restoring a revision restores flags, keywords and entry-set fields; the slug stays."""
+    client.force_login(author)
+    client.post(
+        f"/write/{note.pk}/",
+        _form(note, body="First.", search_hidden="on", keywords="k1", entry_entry_title="E1"),
+    )
+    first = Note.objects.get(pk=note.pk).revisions.first()
+    note.refresh_from_db()
+    client.post(f"/write/{note.pk}/", _form(note, body="Second.", slug="renamed", keywords=""))
+    response = client.post(f"/write/{note.pk}/revisions/{first.pk}/restore/")
+    assert response.status_code == 302
+    restored = Note.objects.get(pk=note.pk)
+    assert restored.body == "First." and restored.search_hidden
+    assert restored.keywords == ["k1"] and restored.params == {"entryTitle": "E1"}
+    assert restored.slug == "renamed"
