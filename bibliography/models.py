@@ -10,6 +10,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
+from django.db.models import Q
 
 
 def validate_bib_name(value: str) -> None:
@@ -31,6 +32,28 @@ def validate_bib_name(value: str) -> None:
 class BibFileQuerySet(models.QuerySet):
     def owned_by(self, user):
         return self.filter(owner=user)
+
+    def editable_by(self, user):
+        """Files `user` may change (ARCHITECTURE "Roles"): Editors and admins all, Authors their
+        own. Mirrors Note.objects.editable_by."""
+        if not user.is_authenticated or not user.is_active:
+            return self.none()
+        if user.is_superuser or user.has_perm("bibliography.edit_any_bibfile"):
+            return self.all()
+        return self.filter(owner=user)
+
+    def usable_by(self, user, note=None):
+        """Files `user` may attach to a note and pick citations from: the files they may edit,
+        the site's shared files (no owner: imported by a command), and the files already
+        attached to `note`, so a co-author keeps the files another author attached."""
+        if not user.is_authenticated or not user.is_active:
+            return self.none()
+        if user.is_superuser or user.has_perm("bibliography.edit_any_bibfile"):
+            return self.all()
+        usable = Q(owner=user) | Q(owner__isnull=True)
+        if note is not None and note.pk is not None:
+            usable |= Q(note_links__note=note)
+        return self.filter(usable).distinct()
 
 
 class BibFile(models.Model):
@@ -64,6 +87,7 @@ class BibFile(models.Model):
     class Meta:
         ordering = ["name"]
         verbose_name = "bibliography file"
+        permissions = [("edit_any_bibfile", "Can edit any bibliography file")]
 
     def __str__(self) -> str:
         return self.name
@@ -71,6 +95,22 @@ class BibFile(models.Model):
     @property
     def filename(self) -> str:
         return self.name.rsplit("/", 1)[-1]
+
+
+class BibEntryQuerySet(models.QuerySet):
+    def matching(self, query: str):
+        """Entries whose key, title, authors, editors or year contain every word of `query`
+        (case-insensitive; as written in the file, so `M{\\"u}ller` is found by `ller`)."""
+        entries = self
+        for word in query.split()[:10]:
+            entries = entries.filter(
+                Q(key__icontains=word)
+                | Q(fields__title__icontains=word)
+                | Q(fields__year__icontains=word)
+                | Q(persons__author__icontains=word)
+                | Q(persons__editor__icontains=word)
+            )
+        return entries
 
 
 class BibEntry(models.Model):
@@ -83,6 +123,8 @@ class BibEntry(models.Model):
     )
     source = models.TextField(blank=True, help_text="The entry's own BibTeX text.")
     position = models.PositiveIntegerField(default=0, help_text="Order in the file.")
+
+    objects = BibEntryQuerySet.as_manager()
 
     class Meta:
         ordering = ["bibfile", "position"]

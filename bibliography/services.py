@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
-from django.db import connections, router, transaction
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import IntegrityError, connections, router, transaction
 
 from .models import BibEntry, BibFile
 from .parsing import ParseProblem, parse_bibtex
@@ -49,14 +50,19 @@ def bib_text_check(raw: bytes | str) -> str:
 
 
 @transaction.atomic
-def bibfile_import(*, name: str, raw: bytes | str, owner=None) -> BibImportResult:
+def bibfile_import(
+    *, name: str, raw: bytes | str, owner=None, only_new: bool = False
+) -> BibImportResult:
     """Create or update the file `name` from BibTeX text, updating entries in place by key.
 
-    Unchanged text changes nothing, so importing the same file twice is a no-op.
+    Unchanged text changes nothing, so importing the same file twice is a no-op. With
+    `only_new`, an existing file of that name is refused instead of updated.
     """
     text = bib_text_check(raw)
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     bibfile = BibFile.objects.select_for_update().filter(name=name).first()
+    if only_new and bibfile is not None:
+        raise ValidationError(f"A bibliography file named {name} already exists.")
     if bibfile is not None and bibfile.sha256 == digest:
         # Same text, same report: the stored one, so re-importing still shows what failed.
         problems = [ParseProblem(**item) for item in bibfile.parse_report]
@@ -119,3 +125,40 @@ def _update_entries(entries: list[BibEntry], names: list[str]) -> None:
     ]
     with connection.cursor() as cursor:
         cursor.executemany(sql, rows)
+
+
+_BIB_STEM = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,100}")
+
+
+def bib_name_for(stem: str) -> str:
+    """`bib/<stem>.bib` from what an author typed: `refs`, `refs.bib` or `bib/refs.bib`."""
+    stem = stem.strip().removeprefix("bib/").removesuffix(".bib")
+    if not _BIB_STEM.fullmatch(stem):
+        raise ValidationError(
+            "Name the file with letters, digits, '-', '_' or '.', starting with a letter or "
+            "digit (it becomes bib/<name>.bib)."
+        )
+    return f"bib/{stem}.bib"
+
+
+def bibfile_create(*, user, name: str, raw: bytes | str) -> BibImportResult:
+    """A new file `name` owned by `user`; an existing name is refused, never overwritten
+    (replacing a file's text is bibfile_replace, on a file the user may edit)."""
+    if not user.is_authenticated or not user.has_perm("bibliography.add_bibfile"):
+        raise PermissionDenied("You may not add bibliography files.")
+    try:
+        with transaction.atomic():
+            return bibfile_import(name=name, raw=raw, owner=user, only_new=True)
+    except IntegrityError:
+        # Created by someone else between our look-up and our insert.
+        raise ValidationError(f"A bibliography file named {name} already exists.") from None
+
+
+@transaction.atomic
+def bibfile_replace(*, user, bibfile_id: int, raw: bytes | str) -> BibImportResult:
+    """New text for a file `user` may edit; entries are updated in place by key, so notes
+    citing the keys that remain keep resolving."""
+    bibfile = BibFile.objects.editable_by(user).filter(pk=bibfile_id).first()
+    if bibfile is None or not user.has_perm("bibliography.change_bibfile"):
+        raise PermissionDenied("You may not change this bibliography file.")
+    return bibfile_import(name=bibfile.name, raw=raw)

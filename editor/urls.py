@@ -1,6 +1,8 @@
 from django.urls import path
 
-from . import views
+from images import views as image_views
+
+from . import bibliographies, people, review, views
 
 app_name = "editor"
 
@@ -10,10 +12,23 @@ urlpatterns = [
     path("<int:note_id>/", views.note_edit, name="edit"),
     path("<int:note_id>/preview/", views.note_preview, name="preview"),
     path("<int:note_id>/autosave/", views.note_autosave, name="autosave"),
+    path("<int:note_id>/images/", image_views.upload, name="image_upload"),
     path("<int:note_id>/revisions/", views.revision_list, name="revisions"),
     path(
         "<int:note_id>/revisions/<int:revision_id>/restore/",
         views.revision_restore_view,
         name="restore",
     ),
+    path("<int:note_id>/cite-search/", bibliographies.cite_search, name="cite_search"),
+    path("bibliographies/", bibliographies.bibfile_list, name="bibliographies"),
+    path(
+        "bibliographies/<int:bibfile_id>/", bibliographies.bibfile_detail, name="bibliography"
+    ),
+    path("review/", review.review_queue, name="review"),
+    path("review/<int:note_id>/", review.review_note, name="review_note"),
+    path("review/<int:note_id>/approve/", review.review_approve, name="review_approve"),
+    path("review/<int:note_id>/send-back/", review.review_send_back, name="review_send_back"),
+    path("people/", people.people_list, name="people"),
+    path("people/invite/", people.people_invite, name="people_invite"),
+    path("people/<int:user_id>/", people.people_change, name="people_change"),
 ]

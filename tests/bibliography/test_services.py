@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 
 from bibliography.models import BibEntry, BibFile
-from bibliography.services import bibfile_import
+from bibliography.services import bib_name_for, bibfile_create, bibfile_import, bibfile_replace
 
 ONE = "@article{a, title={First}, year=2001}\n@book{b, title={Second}, year=2002}\n"
 
@@ -88,3 +88,75 @@ def test_names_must_be_relative_bib_paths(name):
     """Names are paths like bib/refs.bib: no absolute paths, `..` or other extensions."""
     with pytest.raises(ValidationError):
         bibfile_import(name=name, raw=ONE)
+
+
+# --- Files added and replaced by users (the editor's bibliography pages) -----------------------
+
+
+def _user(name: str, group: str | None = None):
+    from django.contrib.auth.models import Group, User
+
+    user = User.objects.create_user(name, f"{name}@example.org", "pw")
+    if group:
+        user.groups.add(Group.objects.get(name=group))
+    return user
+
+
+@pytest.mark.parametrize(
+    ("typed", "name"),
+    [
+        ("refs", "bib/refs.bib"),
+        ("refs.bib", "bib/refs.bib"),
+        (" bib/a-b_c.2.bib ", "bib/a-b_c.2.bib"),
+    ],
+)
+def test_bib_name_for_accepts_a_plain_name_in_any_spelling(typed, name):
+    assert bib_name_for(typed) == name
+
+
+@pytest.mark.parametrize("typed", ["", "../x", "a/b", ".hidden", "sp ace", "x" * 102, "é"])
+def test_bib_name_for_refuses_paths_and_odd_characters(typed):
+    with pytest.raises(ValidationError, match="Name the file with letters"):
+        bib_name_for(typed)
+
+
+@pytest.mark.django_db
+def test_bibfile_create_makes_the_user_the_owner():
+    ada = _user("ada", "Author")
+    result = bibfile_create(user=ada, name="bib/refs.bib", raw=ONE)
+    assert (result.outcome, result.bibfile.owner, result.entries_kept) == ("created", ada, 2)
+
+
+@pytest.mark.django_db
+def test_bibfile_create_never_overwrites_an_existing_file():
+    """Even an Editor adding a file under a taken name gets an error; the file stays as it was."""
+    bibfile_import(name="bib/refs.bib", raw=ONE)
+    with pytest.raises(ValidationError, match="already exists"):
+        bibfile_create(user=_user("eve", "Editor"), name="bib/refs.bib", raw="@misc{z, t={u}}")
+    assert BibFile.objects.get().raw == ONE
+
+
+@pytest.mark.django_db
+def test_bibfile_create_needs_the_add_permission():
+    """A user in no group may not add files."""
+    with pytest.raises(PermissionDenied):
+        bibfile_create(user=_user("nobody"), name="bib/refs.bib", raw=ONE)
+    assert not BibFile.objects.exists()
+
+
+@pytest.mark.django_db
+def test_bibfile_replace_is_for_files_the_user_may_edit():
+    """The owner and an Editor may replace the text (entries in place, owner kept); another
+    Author may not, and nothing changes."""
+    ada, bert, eve = _user("ada", "Author"), _user("bert", "Author"), _user("eve", "Editor")
+    bibfile = bibfile_create(user=ada, name="bib/refs.bib", raw=ONE).bibfile
+    kept = BibEntry.objects.get(key="a").pk
+    with pytest.raises(PermissionDenied):
+        bibfile_replace(user=bert, bibfile_id=bibfile.pk, raw="@misc{a, title={Bert's}}")
+    assert bibfile_replace(user=ada, bibfile_id=bibfile.pk, raw=ONE + "@misc{c}").outcome == (
+        "updated"
+    )
+    result = bibfile_replace(user=eve, bibfile_id=bibfile.pk, raw="@misc{a, title={Eve's}}")
+    assert result.outcome == "updated" and result.bibfile.owner == ada
+    assert BibEntry.objects.get(key="a").pk == kept
+    assert BibEntry.objects.get(key="a").title == "Eve's"

@@ -6,13 +6,16 @@ fails `test_every_editor_url_has_a_rule` (and the matrix cannot skip it).
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
+from bibliography.services import bibfile_create
 from notes.models import Note
+from tests.images.samples import png_upload
 
 ROLES = ("anonymous", "own", "other", "editor", "admin")
 LOGIN = "login"  # 302 to /accounts/login/
@@ -21,6 +24,8 @@ INTO_APP = "app"  # 302 to a /write/ page
 # name → method → role → expected: LOGIN, INTO_APP or a status code.
 ALL_ALLOWED_GET = {"anonymous": LOGIN, "own": 200, "other": 404, "editor": 200, "admin": 200}
 POST_ONLY_GET = {"anonymous": LOGIN, "own": 405, "other": 405, "editor": 405, "admin": 405}
+REVIEWERS_GET = {"anonymous": LOGIN, "own": 403, "other": 403, "editor": 200, "admin": 200}
+ADMIN_ONLY = {"anonymous": LOGIN, "own": 403, "other": 403, "editor": 403, "admin": 200}
 RULES: dict[str, dict[str, dict[str, object]]] = {
     "dashboard": {
         "GET": {"anonymous": LOGIN, "own": 200, "other": 200, "editor": 200, "admin": 200},
@@ -54,7 +59,34 @@ RULES: dict[str, dict[str, dict[str, object]]] = {
         "GET": POST_ONLY_GET,
         "POST": {"anonymous": LOGIN, "own": 200, "other": 404, "editor": 200, "admin": 200},
     },
+    "image_upload": {
+        "GET": POST_ONLY_GET,
+        "POST": {"anonymous": LOGIN, "own": 200, "other": 404, "editor": 200, "admin": 200},
+    },
     "revisions": {"GET": ALL_ALLOWED_GET, "POST": POST_ONLY_GET},
+    "cite_search": {"GET": ALL_ALLOWED_GET, "POST": POST_ONLY_GET},
+    # Everyone logged in has a list of their own files and may add one.
+    "bibliographies": {
+        "GET": {"anonymous": LOGIN, "own": 200, "other": 200, "editor": 200, "admin": 200},
+        "POST": {
+            "anonymous": LOGIN,
+            "own": INTO_APP,
+            "other": INTO_APP,
+            "editor": INTO_APP,
+            "admin": INTO_APP,
+        },
+    },  # fmt: skip
+    # "own" is the Author who owns the file; "other" another Author (404, as for notes).
+    "bibliography": {
+        "GET": ALL_ALLOWED_GET,
+        "POST": {
+            "anonymous": LOGIN,
+            "own": INTO_APP,
+            "other": 404,
+            "editor": INTO_APP,
+            "admin": INTO_APP,
+        },
+    },  # fmt: skip
     "restore": {
         "GET": POST_ONLY_GET,
         "POST": {
@@ -65,6 +97,22 @@ RULES: dict[str, dict[str, dict[str, object]]] = {
             "admin": INTO_APP,
         },
     },  # fmt: skip
+    # Review (editor/review.py): Editors and Admins only. The matrix's note is a draft, so a
+    # permitted decision is refused as "not awaiting review" (409).
+    "review": {"GET": REVIEWERS_GET, "POST": POST_ONLY_GET},
+    "review_note": {"GET": REVIEWERS_GET, "POST": POST_ONLY_GET},
+    "review_approve": {
+        "GET": POST_ONLY_GET,
+        "POST": {**REVIEWERS_GET, "editor": 409, "admin": 409},
+    },
+    "review_send_back": {
+        "GET": POST_ONLY_GET,
+        "POST": {**REVIEWERS_GET, "editor": 409, "admin": 409},
+    },  # fmt: skip
+    # People (editor/people.py): Admins only.
+    "people": {"GET": ADMIN_ONLY, "POST": POST_ONLY_GET},
+    "people_invite": {"GET": POST_ONLY_GET, "POST": {**ADMIN_ONLY, "admin": INTO_APP}},
+    "people_change": {"GET": POST_ONLY_GET, "POST": {**ADMIN_ONLY, "admin": INTO_APP}},
 }
 
 
@@ -99,9 +147,28 @@ def _post_data(name: str, note: Note) -> dict:
         return {"data": json.dumps(payload), "content_type": "application/json"}
     if name == "preview":
         return {"data": {"content": "$x$"}}
+    if name == "image_upload":
+        return {"data": {"image": png_upload()}}
     if name == "new":
         return {"data": {"title": "Another"}}
+    if name == "people_invite":
+        return {"data": {"name": "Matrix Person", "email": "matrix@example.org", "role": "author"}}
+    if name == "people_change":  # the user_id is the own Author's: a role they already have
+        return {"data": {"action": "role", "role": "author"}}
+    if name == "bibliographies":  # a new name each time: an existing name is refused
+        return {"data": {"name": f"matrix-{next(_bib_names)}", "text": "@misc{k, title={T}}"}}
+    if name == "bibliography":
+        return {"data": {"text": "@misc{k, title={Replaced}}"}}
     return {"data": {}}
+
+
+_bib_names = itertools.count()
+
+
+@pytest.fixture(autouse=True)
+def _media_in_tmp(settings, tmp_path):
+    # The matrix uploads images (editor:image_upload): they go to this test's own folder.
+    settings.MEDIA_ROOT = tmp_path
 
 
 def test_every_editor_url_has_a_rule():
@@ -119,9 +186,13 @@ def test_permission_matrix(author, other_author, editor_user, admin_user, note):
     """Each editor URL × role × GET/POST is allowed or refused as RULES says."""
     users = {"own": author, "other": other_author, "editor": editor_user, "admin": admin_user}
     revision = note.revisions.first()
+    bibfile = bibfile_create(user=author, name="bib/own.bib", raw="@misc{k, title={T}}").bibfile
     failures = []
     for pattern in editor_patterns():
-        params = {"note_id": note.pk, "revision_id": revision.pk}
+        params = {
+            "note_id": note.pk, "revision_id": revision.pk, "bibfile_id": bibfile.pk,
+            "user_id": author.pk,
+        }  # fmt: skip
         kwargs = {key: params[key] for key in pattern.pattern.converters}
         url = reverse(f"editor:{pattern.name}", kwargs=kwargs)
         for method in ("GET", "POST"):

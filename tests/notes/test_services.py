@@ -129,3 +129,129 @@ def test_page_import_maps_layout_and_toggles():
         == "unchanged"
     )
     assert Page.objects.count() == 1
+
+
+# --- Default bibliographies: note_bibliographies_set --------------------------------------------
+
+CITING = "As \\cite{knuth} and \\cite{lamport} show.\n\n{{< references >}}\n"
+
+
+@pytest.fixture
+def bib_setup(db):
+    """ada's published note citing knuth and lamport, ada's file with knuth, bert's file with
+    lamport and a site file with lamport too."""
+    from django.contrib.auth.models import Group, User
+
+    from bibliography.services import bibfile_create, bibfile_import
+    from notes.services import note_create, note_publish, note_save
+
+    users = {}
+    for name, group in (("ada", "Author"), ("bert", "Author"), ("eve", "Editor")):
+        users[name] = User.objects.create_user(name, f"{name}@example.org", "pw")
+        users[name].groups.add(Group.objects.get(name=group))
+    ada = users["ada"]
+    files = {
+        "ada": bibfile_create(
+            user=ada, name="bib/ada.bib", raw="@book{knuth, title={The Art}, author={Knuth, D}}"
+        ).bibfile,
+        "bert": bibfile_create(
+            user=users["bert"], name="bib/bert.bib", raw="@book{lamport, title={Bert's LaTeX}}"
+        ).bibfile,
+        "site": bibfile_import(
+            name="bib/site.bib", raw="@book{lamport, title={Site LaTeX}}"
+        ).bibfile,
+    }
+    note = note_create(user=ada, title="Cites")
+    note = note_save(
+        note_id=note.pk, user=ada, base_version=note.version, fields={"body": CITING}
+    ).note
+    note_publish(note_id=note.pk, user=ada, base_version=note.version)
+    note.refresh_from_db()
+    return users, files, note
+
+
+def _problems(note) -> set[str]:
+    """The citation warnings of the note's stored render."""
+    return {w["code"] for w in note.render_warnings if w["code"].startswith(("bib-", "cite-"))}
+
+
+def _attached(note) -> list[str]:
+    return list(
+        note.bibliography_links.order_by("position").values_list("bibfile__name", flat=True)
+    )
+
+
+def test_note_bibliographies_set_attaches_in_order_and_resolves_citations(bib_setup):
+    """The files are stored in the order given, and the stored render resolves citations
+    against them at once."""
+    from notes.services import note_bibliographies_set
+
+    users, files, note = bib_setup
+    assert _problems(note) == {"bib-missing"}
+    note_bibliographies_set(
+        note_id=note.pk, user=users["ada"], bibfile_ids=[files["site"].pk, files["ada"].pk]
+    )
+    note.refresh_from_db()
+    assert _attached(note) == ["bib/site.bib", "bib/ada.bib"]
+    assert "The Art" in note.rendered_html and "Site LaTeX" in note.rendered_html
+    assert _problems(note) == set()
+    assert set(note.citations.values_list("key", "bib_name")) == {
+        ("knuth", "bib/ada.bib"),
+        ("lamport", "bib/site.bib"),
+    }
+    note_bibliographies_set(note_id=note.pk, user=users["ada"], bibfile_ids=[files["ada"]])
+    note.refresh_from_db()
+    assert _attached(note) == ["bib/ada.bib"]
+    assert "missing reference: lamport" in note.rendered_html
+    assert _problems(note) == {"cite-missing"}
+
+
+def test_note_bibliographies_set_bumps_the_content_generation(bib_setup):
+    """Readers of the published note see the new references: the generation moves."""
+    from notes.services import note_bibliographies_set
+    from scidraft.site.models import ContentGeneration
+
+    users, files, note = bib_setup
+    before = ContentGeneration.objects.value()
+    note_bibliographies_set(note_id=note.pk, user=users["ada"], bibfile_ids=[files["ada"].pk])
+    assert ContentGeneration.objects.value() > before
+    unchanged = ContentGeneration.objects.value()
+    note_bibliographies_set(note_id=note.pk, user=users["ada"], bibfile_ids=[files["ada"].pk])
+    assert ContentGeneration.objects.value() == unchanged  # same list: nothing written
+
+
+def test_note_bibliographies_set_refuses_files_the_user_may_not_use(bib_setup):
+    """Another author's file is refused and the note keeps its files; an Editor may attach it."""
+    from django.core.exceptions import PermissionDenied
+
+    from notes.services import note_bibliographies_set
+
+    users, files, note = bib_setup
+    note_bibliographies_set(note_id=note.pk, user=users["ada"], bibfile_ids=[files["ada"].pk])
+    with pytest.raises(PermissionDenied, match=str(files["bert"].pk)):
+        note_bibliographies_set(
+            note_id=note.pk, user=users["ada"], bibfile_ids=[files["bert"].pk, files["ada"].pk]
+        )
+    with pytest.raises(PermissionDenied):
+        note_bibliographies_set(note_id=note.pk, user=users["ada"], bibfile_ids=[999_999])
+    assert _attached(note) == ["bib/ada.bib"]
+    note_bibliographies_set(
+        note_id=note.pk, user=users["eve"], bibfile_ids=[files["ada"].pk, files["bert"].pk]
+    )
+    assert _attached(note) == ["bib/ada.bib", "bib/bert.bib"]
+    # ada may keep (and reorder) bert's file now that it is attached, though not add it anew.
+    note_bibliographies_set(
+        note_id=note.pk, user=users["ada"], bibfile_ids=[files["bert"].pk, files["ada"].pk]
+    )
+    assert _attached(note) == ["bib/bert.bib", "bib/ada.bib"]
+
+
+def test_note_bibliographies_set_needs_a_note_the_user_may_edit(bib_setup):
+    from django.core.exceptions import PermissionDenied
+
+    from notes.services import note_bibliographies_set
+
+    users, files, note = bib_setup
+    with pytest.raises(PermissionDenied):
+        note_bibliographies_set(note_id=note.pk, user=users["bert"], bibfile_ids=[files["bert"].pk])
+    assert _attached(note) == []
