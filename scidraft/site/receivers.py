@@ -18,11 +18,15 @@ APPS = ("site", "notes", "bibliography")
 
 
 UNSEEN_STATUSES = {"draft", "review"}
+# Rows that belong to one note: they are as visible as it is.
+NOTE_LINKS = {"notes.noteauthor", "notes.notebibliography"}
 
 
 def _unseen_note(instance, created: bool = False) -> bool:
     """A note that is not published and was not when it was read: no reader can see the write
     (an author's autosaves of a draft must not empty everyone's page cache)."""
+    if instance._meta.label_lower in NOTE_LINKS:
+        instance = instance.note  # an author or bibliography attached to the note
     if instance._meta.label_lower != "notes.note" or instance.status not in UNSEEN_STATUSES:
         return False
     return created or getattr(instance, "stored_status", None) in UNSEEN_STATUSES

@@ -261,8 +261,9 @@ def test_twenty_megabyte_file_is_refused_quickly(settings):
     assert time.perf_counter() - started < 1.0
 
 
-def test_five_thousand_authors_parse_in_well_under_a_second():
-    """A consortium paper's author list: every name kept, parsed fast."""
+def test_five_thousand_authors_parse_in_bounded_time():
+    """A consortium paper's author list: every name kept, within the hostile-input bound of
+    issue 10 (5 s; the speed itself is measured by benchmarks/bibliography.py)."""
     authors = " and ".join(f"Author{i}, First{i} M." for i in range(5000))
     text = "@article{big, author = {" + authors + "}, title={Big}}\n" + GOOD
     started = time.perf_counter()
@@ -272,7 +273,7 @@ def test_five_thousand_authors_parse_in_well_under_a_second():
     assert [entry.key for entry in result.entries] == ["big", "good"]
     names = result.entries[0].persons["author"]
     assert len(names) == 5000 and names[4999] == "Author4999, First4999 M."
-    assert elapsed < 0.5, f"{elapsed:.2f} s"
+    assert elapsed < 5, f"{elapsed:.2f} s"
 
 
 def test_one_megabyte_field_value_is_kept():

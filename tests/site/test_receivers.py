@@ -87,3 +87,20 @@ def test_editing_or_deleting_a_published_note_bumps(draft):
     assert generation() == before + 2
     Note.objects.get(pk=draft.pk).delete()
     assert generation() == before + 3
+
+
+@pytest.mark.django_db
+def test_attaching_authors_and_bibliographies_to_a_draft_does_not_bump(draft):
+    from bibliography.models import BibFile
+    from notes.models import Author, NoteAuthor, NoteBibliography
+
+    author = Author.objects.create(name="Ada Lovelace", handle="ada")
+    bibfile = BibFile.objects.create(name="bib/draft.bib", raw="")
+    note = Note.objects.get(pk=draft.pk)
+    before = generation()
+    NoteAuthor.objects.create(note=note, author=author, position=0)
+    NoteBibliography.objects.create(note=note, bibfile=bibfile, position=0)
+    assert generation() == before
+    Note.objects.filter(pk=draft.pk).update(status=Status.PUBLISHED)
+    NoteAuthor.objects.filter(note=note).delete()
+    assert generation() == before + 1
