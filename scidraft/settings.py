@@ -162,7 +162,9 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            # Django's RedisCache whose outages are misses and no-ops (short timeouts, logged):
+            # the cache only holds copies, so Redis down must cost speed, not pages.
+            "BACKEND": "scidraft.resilient_cache.ResilientRedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": os.environ.get("CACHE_KEY_PREFIX", "scidraft"),
             "TIMEOUT": env_int("CACHE_TIMEOUT", 60 * 60 * 24),
@@ -290,6 +292,9 @@ MARKDOWNX_SERVER_CALL_LATENCY = 400
 SCIDRAFT_BIB_MAX_BYTES = env_int("SCIDRAFT_BIB_MAX_BYTES", 10 * 1024 * 1024)
 # Largest note body accepted, in characters.
 SCIDRAFT_NOTE_MAX_CHARS = env_int("SCIDRAFT_NOTE_MAX_CHARS", 2 * 1024 * 1024)
+# Largest note body accepted by the write paths and rendered, in UTF-8 bytes (issue #10): a
+# larger one is refused with a clear message; the renderer shows an error instead of working.
+NOTE_BODY_MAX_BYTES = env_int("NOTE_BODY_MAX_BYTES", 2 * 1024 * 1024)
 # Page cache (scidraft.site.caching): how long readers' browsers and shared caches may keep a
 # page, how long stale copies may be served while revalidating, and how long the server keeps
 # a rendered page (it is keyed by the content generation, so this only bounds memory).
@@ -300,6 +305,11 @@ SCIDRAFT_PAGE_CACHE_TTL = env_int("SCIDRAFT_PAGE_CACHE_TTL", 60 * 60 * 24)
 SCIDRAFT_PAGE_LOCAL_BYTES = env_int("SCIDRAFT_PAGE_LOCAL_BYTES", 64 * 1024 * 1024)
 # How long the generation number may be read from the cache before the database is asked again.
 SCIDRAFT_GENERATION_TTL = env_int("SCIDRAFT_GENERATION_TTL", 300)
+# Milliseconds a process may reuse the generation it read, instead of asking the shared cache on
+# every page hit. Every write then waits this long after publishing the new generation, before
+# it answers, so no page is stale once the write's response is out (scidraft.site.caching).
+# Only worth it with a shared cache (Redis); 0 reads the cache on every request.
+SCIDRAFT_GENERATION_LEASE_MS = env_int("SCIDRAFT_GENERATION_LEASE_MS", 50 if REDIS_URL else 0)
 # Folder with the demo site loaded by `manage.py seed_demo`.
 SCIDRAFT_DEMO_DIR = Path(os.environ.get("SCIDRAFT_DEMO_DIR", BASE_DIR / "demo"))
 
@@ -340,6 +350,11 @@ MIDDLEWARE.insert(
     MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1,
     "ops.middleware.ProbeMiddleware",
 )
+# A lost database answers 503 (JSON for the editor's autosave), never 500; outside the page
+# cache and sessions, which need the database too (ops/outages.py).
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("ops.middleware.ProbeMiddleware") + 1, "ops.outages.DatabaseOutageMiddleware"
+)
 # Seconds to wait for PostgreSQL to accept a connection: an unreachable database fails a
 # request (and /healthz) promptly instead of hanging a worker.
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
@@ -373,3 +388,12 @@ if os.environ.get("AWS_STORAGE_BUCKET_NAME"):
             "file_overwrite": False,
         },
     }
+
+# --- Images -----------------------------------------------------------------------------------
+# Images uploaded into notes from the editor (images/): checked by content with Pillow, stored
+# in the note's folder of the default storage, served with their checked type and nosniff.
+INSTALLED_APPS.append("images")
+# Largest image file accepted, in bytes.
+IMAGE_UPLOAD_MAX_BYTES = env_int("IMAGE_UPLOAD_MAX_BYTES", 5 * 1024 * 1024)
+# Largest image accepted, in pixels (width × height): a small file can decode into a huge bitmap.
+IMAGE_UPLOAD_MAX_PIXELS = env_int("IMAGE_UPLOAD_MAX_PIXELS", 24_000_000)

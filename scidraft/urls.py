@@ -12,5 +12,6 @@ urlpatterns = [
     path("accounts/", include("accounts.urls")),
     path("", include("ops.urls")),
     path("write/", include("editor.urls")),
+    path("media/", include("images.urls")),  # before notes.urls' catch-all file route
     path("", include("notes.urls")),
 ]

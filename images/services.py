@@ -1,0 +1,173 @@
+"""Image uploads into a note: checked by content, stored in the note's folder.
+
+The client's file name and Content-Type are never trusted (issue 10 "Upload safety"): Pillow
+must recognise the bytes as PNG, JPEG, GIF or WebP and decode them; the stored name is the
+content hash with the extension of the detected format, and the Content-Type served later is
+the detected one. SVG is refused: it is a document that can carry scripts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import re
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.files.base import ContentFile
+from django.db import IntegrityError, transaction
+from django.template.defaultfilters import filesizeformat
+from PIL import Image, UnidentifiedImageError
+
+from notes.models import Note
+
+from .models import FORMATS, NoteImage
+
+SVG_REFUSED = "SVG is not accepted: export as PNG."
+NOT_AN_IMAGE = (
+    "This file is not a PNG, JPEG, GIF or WebP image (its content was checked, not its name)."
+)
+DAMAGED = "This image is damaged or incomplete: it could not be decoded."
+# SVG is XML: its opening tag comes within the first bytes, after an XML declaration,
+# comments or a doctype.
+_SVG_TAG = re.compile(rb"<svg[\s>/]", re.I)
+# Pillow names JPEG files that carry more pictures (phones' MPO: stereo pairs, depth maps)
+# "MPO"; they are JPEGs, and browsers show the first picture.
+_SAME_AS = {"MPO": "JPEG"}
+
+
+@dataclass(frozen=True)
+class CheckedImage:
+    format: str  # Pillow's name: PNG, JPEG, GIF, WEBP
+    extension: str
+    content_type: str
+    width: int
+    height: int
+
+
+@dataclass(frozen=True)
+class ImageUploadResult:
+    image: NoteImage
+    markdown: str
+    created: bool
+
+
+def _size(count: int) -> str:
+    return filesizeformat(count).replace("\xa0", " ")
+
+
+def too_large(limit: int, size: int | None = None) -> ValidationError:
+    found = _size(size) if size is not None else f"over {_size(limit)}"
+    return ValidationError(
+        f"The image is {found}; the largest accepted is {_size(limit)}. "
+        "Compress it or scale it down and upload it again."
+    )
+
+
+def _too_many_pixels(limit: int, width: int | None = None, height: int | None = None):
+    found = (
+        f"{width} × {height} pixels ({width * height / 1e6:.1f} megapixels)"
+        if width is not None and height is not None
+        else "too large to decode safely"
+    )
+    return ValidationError(
+        f"The image is {found}; the largest accepted is {limit / 1e6:.1f} megapixels. "
+        "Scale it down and upload it again."
+    )
+
+
+def image_check(data: bytes) -> CheckedImage:
+    """What the bytes are, by content only; ValidationError with a clear message otherwise."""
+    if not data:
+        raise ValidationError("The file is empty.")
+    if _SVG_TAG.search(data[:4096]):
+        raise ValidationError(SVG_REFUSED)
+    limit = settings.IMAGE_UPLOAD_MAX_PIXELS
+    allowed = list(FORMATS)
+    try:
+        # open() reads the header only: the pixel count is checked before anything is decoded.
+        with Image.open(io.BytesIO(data), formats=allowed) as probe:
+            found = _SAME_AS.get(probe.format, probe.format)
+            width, height = probe.size
+            if found not in FORMATS:
+                raise ValidationError(NOT_AN_IMAGE)
+            if width * height > limit:
+                raise _too_many_pixels(limit, width, height)
+            probe.verify()
+        # verify() only checks structure (PNG checksums); decoding the first frame finds
+        # truncated or corrupt pixel data.
+        with Image.open(io.BytesIO(data), formats=[found]) as image:
+            image.load()
+    except ValidationError:
+        raise
+    except Image.DecompressionBombError:
+        # Pillow's own guard, raised by open() itself beyond twice Image.MAX_IMAGE_PIXELS.
+        raise _too_many_pixels(limit) from None
+    except UnidentifiedImageError:
+        raise ValidationError(NOT_AN_IMAGE) from None
+    except Exception:
+        # Pillow's decoders fail on hostile input with many exception types (OSError,
+        # SyntaxError, struct.error, IndexError…): any failure means the file is refused.
+        raise ValidationError(DAMAGED) from None
+    extension, content_type = FORMATS[found]
+    return CheckedImage(found, extension, content_type, width, height)
+
+
+def _read_limited(uploaded_file) -> bytes:
+    """The upload's bytes, refusing more than IMAGE_UPLOAD_MAX_BYTES (without trusting the
+    declared size: at most one byte past the limit is read)."""
+    limit = settings.IMAGE_UPLOAD_MAX_BYTES
+    declared = getattr(uploaded_file, "size", None) or 0
+    if declared <= limit:
+        uploaded_file.seek(0)
+        data = uploaded_file.read(limit + 1)
+        declared = len(data)
+    if declared > limit:
+        raise too_large(limit, declared)
+    return data
+
+
+def image_upload(*, note_id: int, user, uploaded_file) -> ImageUploadResult:
+    """Check an uploaded image and store it in the note's folder; the Markdown to insert.
+
+    PermissionDenied if `user` may not edit the note; ValidationError (a message for the
+    author) if the file is too large, not an accepted image, or damaged. The same picture
+    uploaded again into the same note gives back the stored one.
+    """
+    if not Note.objects.editable_by(user).filter(pk=note_id).exists():
+        raise PermissionDenied("You may not edit this note.")
+    data = _read_limited(uploaded_file)
+    checked = image_check(data)
+    digest = hashlib.sha256(data).hexdigest()
+    existing = NoteImage.objects.filter(note_id=note_id, sha256=digest).first()
+    if existing is not None:
+        return ImageUploadResult(existing, existing.markdown, created=False)
+    original = (getattr(uploaded_file, "name", "") or "").replace("\\", "/").rsplit("/", 1)[-1]
+    image = NoteImage(
+        note_id=note_id,
+        original_name=original[:255],
+        content_type=checked.content_type,
+        width=checked.width,
+        height=checked.height,
+        size=len(data),
+        sha256=digest,
+        uploaded_by=user,
+    )
+    content = ContentFile(data)
+    # Object stores (django-storages) take the stored Content-Type from this attribute.
+    content.content_type = checked.content_type
+    image.file.save(f"{digest[:32]}.{checked.extension}", content, save=False)
+    try:
+        with transaction.atomic():
+            image.full_clean(validate_unique=False, validate_constraints=False)
+            image.save()
+    except IntegrityError:
+        # The same picture arrived twice at once: keep the row that won.
+        image.file.delete(save=False)
+        existing = NoteImage.objects.get(note_id=note_id, sha256=digest)
+        return ImageUploadResult(existing, existing.markdown, created=False)
+    except BaseException:
+        image.file.delete(save=False)
+        raise
+    return ImageUploadResult(image, image.markdown, created=True)

@@ -1,0 +1,106 @@
+"""Upload (the editor's, speaking django-markdownx's protocol) and serving of note images."""
+
+from __future__ import annotations
+
+from csp.decorators import csp
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.core.files.uploadhandler import FileUploadHandler, SkipFile
+from django.http import FileResponse, Http404, JsonResponse
+from django.shortcuts import get_object_or_404
+from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
+from django.views.decorators.http import require_POST, require_safe
+
+from notes.models import Note
+
+from .models import NoteImage
+from .services import image_upload, too_large
+
+# A stored image is never a page: nothing in it may run, even opened on its own.
+MEDIA_POLICY = {
+    "default-src": ["'none'"],
+    "img-src": ["'self'"],
+    "style-src": ["'unsafe-inline'"],
+    "sandbox": [""],
+}
+MEDIA_MAX_AGE = 7 * 24 * 60 * 60  # as deploy/nginx.conf's `expires 7d`
+
+
+class SizeLimit(FileUploadHandler):
+    """Skips a file once it passes IMAGE_UPLOAD_MAX_BYTES: an oversize upload then costs
+    neither memory nor temporary disk (Django spools large uploads to disk), only reading."""
+
+    def __init__(self, request=None):
+        super().__init__(request)
+        self.limit = settings.IMAGE_UPLOAD_MAX_BYTES
+        self.exceeded = False
+
+    def receive_data_chunk(self, raw_data, start):
+        if start + len(raw_data) > self.limit:
+            self.exceeded = True
+            raise SkipFile
+        return raw_data
+
+    def file_complete(self, file_size):
+        return None  # the next handlers build the file
+
+
+@csrf_exempt  # CSRF is checked by csrf_protect below, once the size limit is in place
+@never_cache
+def upload(request, note_id: int):
+    """markdownx's upload protocol: the file in the `image` field; `{"image_code": "![…](…)"}`
+    on success, `{"image": ["message"]}` with status 400 otherwise (as its ImageUploadView
+    answers an invalid form)."""
+    # Upload handlers can only change before the body is read, which the CSRF middleware
+    # would do: the Django documentation's pattern (csrf_exempt outside, csrf_protect inside).
+    limit = SizeLimit(request)
+    request.upload_handlers.insert(0, limit)
+    return _upload(request, note_id, limit)
+
+
+@csrf_protect
+@login_required
+@require_POST
+def _upload(request, note_id: int, limit: SizeLimit):
+    note = get_object_or_404(Note.objects.editable_by(request.user), pk=note_id)
+    uploaded = request.FILES.get("image")
+    if uploaded is None:
+        if limit.exceeded:
+            return JsonResponse({"image": too_large(limit.limit).messages}, status=400)
+        return JsonResponse({"image": ["Choose an image file to upload."]}, status=400)
+    try:
+        result = image_upload(note_id=note.pk, user=request.user, uploaded_file=uploaded)
+    except ValidationError as error:
+        return JsonResponse({"image": error.messages}, status=400)
+    image = result.image
+    return JsonResponse(
+        {
+            "image_code": result.markdown,
+            "url": image.url,
+            "width": image.width,
+            "height": image.height,
+            "created": result.created,
+        }
+    )
+
+
+@require_safe
+@csp(MEDIA_POLICY)
+def media(request, name: str):
+    """A stored note image from the default storage, when no web server serves MEDIA_ROOT
+    (runserver, gunicorn alone). Only files recorded as NoteImage rows, with the type Pillow
+    detected at upload, `nosniff` so that no browser reads them as HTML or script, and inline
+    under a safe name."""
+    image = NoteImage.objects.stored_as(name).first()
+    if image is None:
+        raise Http404("No such image.")
+    try:
+        handle = image.file.storage.open(image.file.name, "rb")
+    except FileNotFoundError:
+        raise Http404("No such image.") from None
+    response = FileResponse(handle, content_type=image.content_type, filename=image.download_name)
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Cache-Control"] = f"public, max-age={MEDIA_MAX_AGE}"
+    return response

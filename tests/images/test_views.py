@@ -1,0 +1,253 @@
+"""The editor's image upload endpoint (django-markdownx's protocol) and the serving of stored
+images (nosniff, the checked Content-Type, inline under a safe name)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import markdownx
+import pytest
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.test import Client
+from django.urls import reverse
+
+from images.models import NoteImage
+from images.services import SVG_REFUSED, image_upload
+
+from .samples import image_bytes, png_upload, upload
+
+MARKDOWNX_JS = Path(markdownx.__file__).parent / "static" / "markdownx" / "js" / "markdownx.js"
+HTML_PAGE = b"<!doctype html><html><body><script>alert(document.cookie)</script></body></html>"
+
+
+def upload_url(note) -> str:
+    return reverse("editor:image_upload", kwargs={"note_id": note.pk})
+
+
+def post_image(client, note, file, **extra):
+    return client.post(upload_url(note), {"image": file}, headers=extra or None)
+
+
+@pytest.fixture
+def author_client(author):
+    client = Client()
+    client.force_login(author)
+    return client
+
+
+# --- Upload: markdownx's protocol ---------------------------------------------------------------
+
+
+def test_installed_markdownx_speaks_the_protocol_the_endpoint_answers():
+    """markdownx's script posts the file as `image` and reads `image_code` from the JSON (a
+    markdownx upgrade that changes either fails here, not silently in the browser)."""
+    script = MARKDOWNX_JS.read_text()
+    assert "preparePostData({ image: file })" in script
+    assert "response.image_code" in script
+    assert 'UPLOAD_URL_ATTRIBUTE = "data-markdownx-upload-urls-path"' in script
+
+
+def test_an_upload_answers_image_code_with_the_markdown(author_client, note):
+    """The file in the `image` field, as markdownx's drag-and-drop and paste send it (an XHR
+    with the CSRF token), gives `{"image_code": "![…](url)"}`."""
+    response = post_image(
+        author_client, note, png_upload("Phase portrait.png"), X_Requested_With="XMLHttpRequest"
+    )
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/json"
+    data = response.json()
+    image = NoteImage.objects.get()
+    assert data["image_code"] == f"![Phase portrait]({image.url})"
+    assert data["url"] == image.url == f"/media/{image.file.name}"
+    assert (data["width"], data["height"], data["created"]) == (3, 2, True)
+    assert "no-store" in response["Cache-Control"]
+
+
+def test_a_refused_upload_answers_like_markdownxs_invalid_form(author_client, note):
+    """A refusal is status 400 with `{"image": [message]}`: the shape of markdownx's own
+    ImageUploadView (`form.errors`), which its script hands to `markdownx.fileUploadError`."""
+    svg = b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'
+    response = post_image(author_client, note, upload("x.svg", svg, "image/svg+xml"))
+    assert response.status_code == 400
+    assert response.json() == {"image": [SVG_REFUSED]}
+    assert not NoteImage.objects.exists()
+
+
+def test_an_upload_without_a_file_is_refused_clearly(author_client, note):
+    response = author_client.post(upload_url(note), {"other": "x"})
+    assert response.status_code == 400
+    assert response.json() == {"image": ["Choose an image file to upload."]}
+
+
+def test_an_oversize_upload_is_refused_while_it_is_read(author_client, note, settings):
+    """The upload handler drops the file once it passes IMAGE_UPLOAD_MAX_BYTES (so it is
+    neither kept in memory nor spooled to disk); the message names the limit."""
+    settings.IMAGE_UPLOAD_MAX_BYTES = 2048
+    settings.FILE_UPLOAD_MAX_MEMORY_SIZE = 0  # every upload would go to a temporary file
+    big = image_bytes("PNG", size=(64, 64), noise=True)
+    response = post_image(author_client, note, upload("big.png", big))
+    assert response.status_code == 400
+    assert response.json() == {
+        "image": [
+            "The image is over 2.0 KB; the largest accepted is 2.0 KB. "
+            "Compress it or scale it down and upload it again."
+        ]
+    }
+    assert not NoteImage.objects.exists()
+
+
+def test_the_upload_is_post_only(author_client, note):
+    assert author_client.get(upload_url(note)).status_code == 405
+
+
+def test_anonymous_uploads_go_to_the_login_page(client, note):
+    response = post_image(client, note, png_upload())
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/login/")
+    assert not NoteImage.objects.exists()
+
+
+def test_another_authors_upload_is_not_found(other_author, note):
+    """An Author who may not edit the note gets 404, as for every editor URL; nothing kept."""
+    client = Client()
+    client.force_login(other_author)
+    assert post_image(client, note, png_upload()).status_code == 404
+    assert not NoteImage.objects.exists()
+
+
+def test_an_editor_may_upload_into_any_note(editor_user, note):
+    client = Client()
+    client.force_login(editor_user)
+    assert post_image(client, note, png_upload()).status_code == 200
+
+
+def test_an_upload_without_the_csrf_token_is_refused(author, note):
+    """CSRF applies, before anything else (as the middleware does for every other POST):
+    markdownx and image-upload.js send the token; a forged form does not."""
+    anonymous = Client(enforce_csrf_checks=True)
+    assert post_image(anonymous, note, png_upload()).status_code == 403
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(author)
+    assert post_image(client, note, png_upload()).status_code == 403
+    client.get(reverse("editor:edit", kwargs={"note_id": note.pk}))  # sets the CSRF cookie
+    token = client.cookies["csrftoken"].value
+    assert post_image(client, note, png_upload(), X_CSRFToken=token).status_code == 200
+
+
+# --- Serving ------------------------------------------------------------------------------------
+
+
+def test_a_stored_image_is_served_with_nosniff_its_type_and_an_inline_safe_name(
+    client, author, note
+):
+    """/media/<name>: the bytes with the checked Content-Type, `nosniff`, `inline` under the
+    client's name made safe, and a policy under which nothing in the file could run."""
+    data = image_bytes("JPEG", size=(8, 8))
+    name = 'Résumé "quoted"; <b>.png'
+    image = image_upload(note_id=note.pk, user=author, uploaded_file=upload(name, data)).image
+    response = client.get(image.url)
+    assert response.status_code == 200
+    assert b"".join(response.streaming_content) == data
+    assert response["Content-Type"] == "image/jpeg"
+    assert response["X-Content-Type-Options"] == "nosniff"
+    assert response["Content-Disposition"] == 'inline; filename="resume-quoted-b.jpg"'
+    policy = response["Content-Security-Policy"]
+    assert "default-src 'none'" in policy and "sandbox" in policy
+    assert "script-src" not in policy
+    assert response["Content-Length"] == str(len(data))
+
+
+def test_a_gif_html_polyglot_is_served_only_as_a_gif(client, author, note):
+    """The polyglot that is a real GIF goes out as image/gif with nosniff: no browser reads
+    it as a page or a script."""
+    polyglot = image_bytes("GIF") + HTML_PAGE
+    image = image_upload(
+        note_id=note.pk, user=author, uploaded_file=upload("x.html", polyglot, "text/html")
+    ).image
+    response = client.get(image.url)
+    assert response["Content-Type"] == "image/gif"
+    assert response["X-Content-Type-Options"] == "nosniff"
+    assert response["Content-Disposition"].startswith("inline; filename=")
+    assert response["Content-Disposition"].endswith('.gif"')
+
+
+def test_head_is_answered_too(client, author, note):
+    image = image_upload(note_id=note.pk, user=author, uploaded_file=png_upload()).image
+    response = client.head(image.url)
+    assert response.status_code == 200 and response["Content-Type"] == "image/png"
+
+
+def test_only_files_recorded_as_note_images_are_served(client, note):
+    """A file in the storage with no NoteImage row (whatever put it there) is a 404, and so
+    is a path that tries to climb out of MEDIA_ROOT."""
+    stored = default_storage.save(f"notes/{note.pk}/planted.html", ContentFile(HTML_PAGE))
+    assert client.get(f"/media/{stored}").status_code == 404
+    assert client.get("/media/../scidraft/settings.py").status_code == 404
+    assert client.get("/media/%2e%2e/scidraft/settings.py").status_code == 404
+
+
+def test_a_row_whose_file_is_gone_is_a_404(client, author, note):
+    image = image_upload(note_id=note.pk, user=author, uploaded_file=png_upload()).image
+    default_storage.delete(image.file.name)
+    assert client.get(image.url).status_code == 404
+
+
+def test_media_is_read_only(client, author, note):
+    image = image_upload(note_id=note.pk, user=author, uploaded_file=png_upload()).image
+    assert client.post(image.url).status_code == 405
+
+
+# --- The editor page -----------------------------------------------------------------------------
+
+
+def test_the_editor_wires_markdownx_and_the_button_to_the_upload_endpoint(author_client, note):
+    """The body widget's `data-markdownx-upload-urls-path` (drag-and-drop, paste) and the
+    "Insert image" block both name the note's upload URL; the script is loaded."""
+    response = author_client.get(reverse("editor:edit", kwargs={"note_id": note.pk}))
+    html = response.content.decode()
+    url = upload_url(note)
+    assert f'data-markdownx-upload-urls-path="{url}"' in html
+    assert f'class="image-upload" data-upload-url="{url}"' in html
+    assert "Insert image" in html
+    assert re.search(r'<script src="/static/js/image-upload\.js" defer>', html)
+
+
+def test_the_editor_lists_the_notes_images_with_their_markdown(author_client, author, note):
+    """The images panel shows each image of the note and the Markdown that inserts it."""
+    image = image_upload(
+        note_id=note.pk, user=author, uploaded_file=png_upload("Energy plot.png")
+    ).image
+    response = author_client.get(reverse("editor:edit", kwargs={"note_id": note.pk}))
+    html = response.content.decode()
+    assert f"<code>![Energy plot]({image.url})</code>" in html
+    assert f'<img src="{image.url}" alt="" width="64" loading="lazy">' in html
+    assert 'Images of this note (<span class="image-upload-count">1</span>)' in html
+
+
+def test_the_site_policy_lets_pages_show_images_from_the_site(author_client, note):
+    """The CSP of the editor (and every page) allows img-src 'self', where /media/ is."""
+    response = author_client.get(reverse("editor:edit", kwargs={"note_id": note.pk}))
+    directives = dict(
+        part.strip().split(" ", 1) for part in response["Content-Security-Policy"].split(";")
+    )
+    assert "'self'" in directives["img-src"].split()
+
+
+def test_an_uploaded_image_renders_in_the_preview(author_client, author, note):
+    """The inserted Markdown survives the renderer and sanitiser as an <img> of the file."""
+    markdown = image_upload(note_id=note.pk, user=author, uploaded_file=png_upload("fig.png"))
+    response = author_client.post(
+        reverse("editor:preview", kwargs={"note_id": note.pk}), {"content": markdown.markdown}
+    )
+    assert f'src="{markdown.image.url}"' in response.content.decode()
+    assert 'alt="fig"' in response.content.decode()
+
+
+def test_upload_json_is_parseable_by_markdownx(author_client, note):
+    """markdownx JSON.parse()s the body whatever the status: every answer is JSON."""
+    for file in (png_upload(), upload("x.png", HTML_PAGE)):
+        response = post_image(author_client, note, file)
+        assert isinstance(json.loads(response.content), dict)
