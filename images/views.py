@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import mimetypes
+
 from csp.decorators import csp
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
+from django.core.files.storage import default_storage
 from django.core.files.uploadhandler import FileUploadHandler, SkipFile
 from django.http import FileResponse, Http404, JsonResponse
 from django.shortcuts import get_object_or_404
@@ -13,7 +16,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST, require_safe
 
-from notes.models import Note
+from notes.models import HugoAsset, Note
 
 from .models import NoteImage
 from .services import image_upload, too_large
@@ -95,12 +98,35 @@ def media(request, name: str):
     under a safe name."""
     image = NoteImage.objects.stored_as(name).first()
     if image is None:
-        raise Http404("No such image.")
+        return _hugo_asset(name)
     try:
         handle = image.file.storage.open(image.file.name, "rb")
     except FileNotFoundError:
         raise Http404("No such image.") from None
     response = FileResponse(handle, content_type=image.content_type, filename=image.download_name)
     response["X-Content-Type-Options"] = "nosniff"
+    response["Cache-Control"] = f"public, max-age={MEDIA_MAX_AGE}"
+    return response
+
+
+def _hugo_asset(name: str):
+    """A file imported from a Hugo site (page-bundle resources live under MEDIA_URL), under the
+    same rules: only recorded files, nosniff, inline. Its type is guessed from its name, as a
+    static web server would."""
+    asset = next(
+        (asset for asset in HugoAsset.objects.filter(path=name.split("/", 2)[-1]) if
+         asset.storage_name == name),
+        None,
+    )  # fmt: skip
+    if asset is None:
+        raise Http404("No such image.")
+    try:
+        handle = default_storage.open(asset.storage_name, "rb")
+    except FileNotFoundError:
+        raise Http404("No such image.") from None
+    content_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
+    response = FileResponse(handle, content_type=content_type)
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Content-Disposition"] = "inline"
     response["Cache-Control"] = f"public, max-age={MEDIA_MAX_AGE}"
     return response

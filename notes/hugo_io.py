@@ -219,6 +219,7 @@ def hugo_static(request, path: str):
     content_type = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
     response = FileResponse(target.open("rb"), content_type=content_type)
     response["Cache-Control"] = "public, max-age=3600"
+    response["X-Content-Type-Options"] = "nosniff"
     return response
 
 

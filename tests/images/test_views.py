@@ -251,3 +251,25 @@ def test_upload_json_is_parseable_by_markdownx(author_client, note):
     for file in (png_upload(), upload("x.png", HTML_PAGE)):
         response = post_image(author_client, note, file)
         assert isinstance(json.loads(response.content), dict)
+
+
+@pytest.mark.django_db
+def test_imported_hugo_bundle_resources_are_served_under_media_with_nosniff(client, settings):
+    """Page-bundle images of an imported Hugo site live at /media/hugo/bundles/…: served by the
+    app too (runserver, gunicorn alone), only when recorded, never sniffed as a page."""
+    from pathlib import Path
+
+    from notes.models import HugoAsset
+
+    asset = HugoAsset.objects.create(kind=HugoAsset.Kind.BUNDLE, path="notes/demo/fig.png")
+    target = Path(settings.MEDIA_ROOT) / asset.storage_name
+    target.parent.mkdir(parents=True)
+    target.write_bytes(b"\x89PNG\r\n\x1a\n")
+    response = client.get("/media/hugo/bundles/notes/demo/fig.png")
+    assert response.status_code == 200
+    assert response["Content-Type"] == "image/png"
+    assert response["X-Content-Type-Options"] == "nosniff"
+    assert b"".join(response.streaming_content).startswith(b"\x89PNG")
+    assert client.get("/media/hugo/bundles/notes/demo/other.png").status_code == 404
+    (target.parent / "unrecorded.html").write_text("<script>alert(1)</script>")
+    assert client.get("/media/hugo/bundles/notes/demo/unrecorded.html").status_code == 404
