@@ -2,6 +2,7 @@
 #   make run    set up everything and serve the demo site on SQLite at http://127.0.0.1:8000
 #   make test   set up everything and run the test suite (SQLite unless DATABASE_URL is set)
 #   make bench  set up everything and run the benchmarks in benchmarks/ (they report, never fail)
+#   make reliability  Redis and PostgreSQL outages and a load test against gunicorn (reliability/)
 
 PYTHON ?= python3.11
 VENV   := .venv
@@ -12,7 +13,7 @@ PORT   ?= 8000
 
 VENDOR := static/vendor
 
-.PHONY: run test bench setup venv node vendor migrate demo lint clean superuser
+.PHONY: run test bench reliability setup venv node vendor migrate demo lint clean superuser
 
 run: setup migrate demo
 	DEBUG=$${DEBUG:-1} $(PY) manage.py runserver $(HOST):$(PORT)
@@ -22,6 +23,11 @@ test: setup
 
 bench: setup
 	DEBUG=$${DEBUG:-1} $(PY) benchmarks/run.py
+
+# Starts its own redis-server, PostgreSQL cluster and gunicorn on loopback; RELIABILITY_SECONDS
+# shortens the load scenario (60 s).
+reliability: setup
+	$(PY) reliability/run.py
 
 setup: venv vendor
 

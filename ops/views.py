@@ -1,6 +1,10 @@
 """Health (`/healthz`: can this process reach its database and cache?) and readiness
 (`/readyz`: is the schema migrated and are the static files collected?).
 
+A cache outage is reported as "degraded" with a 200: the site keeps serving without its cache
+(scidraft.resilient_cache), so restarting the process because Redis is away would only cost
+the pages it is serving.
+
 Both answer JSON with 200 or 503, need no login, and are never cached: they are plain views,
 outside the page cache, marked `Cache-Control: no-store`. Errors name the exception class
 only; the details go to the log, not to anonymous callers.
@@ -82,16 +86,26 @@ def check_static() -> str | None:
 
 def _answer(checks: dict[str, str]) -> JsonResponse:
     healthy = not any(value.startswith("error") for value in checks.values())
-    body = {"status": "ok" if healthy else "error", **checks, "version": version()}
+    degraded = any(value.startswith("degraded") for value in checks.values())
+    status = "error" if not healthy else "degraded" if degraded else "ok"
+    body = {"status": status, **checks, "version": version()}
     return JsonResponse(body, status=200 if healthy else 503)
+
+
+def _degraded(check: str) -> str:
+    return "degraded" + check.removeprefix("error") if check.startswith("error") else check
 
 
 @never_cache
 @require_safe
 def healthz(request: HttpRequest) -> JsonResponse:
-    """Liveness: the database answers `SELECT 1` and the cache round-trips a value."""
+    """Liveness: the database answers `SELECT 1`; the cache round-trips a value, or the answer
+    says the site is degraded (still 200)."""
     return _answer(
-        {"database": _probe("database", check_database), "cache": _probe("cache", check_cache)}
+        {
+            "database": _probe("database", check_database),
+            "cache": _degraded(_probe("cache", check_cache)),
+        }
     )
 
 

@@ -32,6 +32,7 @@ def _empty_cache():
     cache.clear()
     local_pages.clear()
     lease.drop()
+    lease.last = None
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from functools import wraps
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from django.utils.cache import get_conditional_response, patch_cache_control
@@ -71,12 +71,16 @@ class _Lease:
     def __init__(self):
         # One tuple, replaced whole: threads read it without a lock.
         self.current: tuple[tuple[int, float | None], float] | None = None
+        # The last generation read, lease or not: what pages are keyed by while neither the
+        # shared cache nor the database can say (no write commits while the database is down).
+        self.last: tuple[int, float | None] | None = None
 
     def held(self) -> tuple[int, float | None] | None:
         current = self.current
         return current[0] if current is not None and time.monotonic() < current[1] else None
 
     def hold(self, state: tuple[int, float | None], since: float) -> None:
+        self.last = state
         seconds = settings.SCIDRAFT_GENERATION_LEASE_MS / 1000
         if seconds > 0:
             self.current = (state, since + seconds)
@@ -95,7 +99,15 @@ def _read_generation() -> tuple[int, float | None]:
     since = time.monotonic()
     state = _safe(cache.get, GENERATION_KEY)
     if state is None:
-        state = _load_generation()
+        try:
+            state = _load_generation()
+        except DatabaseError:
+            if lease.last is None:
+                raise
+            # A write that failed with the database left the key deleted: cached pages stay
+            # servable under the last generation seen rather than all answering 503.
+            logger.warning("generation unreadable (database down); using the last one seen")
+            return lease.last
         # add, not set: a value read before a concurrent write committed must not replace the
         # writer's (writers set; see publish_generation).
         _safe(cache.add, GENERATION_KEY, state, settings.SCIDRAFT_GENERATION_TTL)
@@ -150,7 +162,17 @@ def bump_generation() -> None:
     # one once committed: that replaces any old value a concurrent reader added meanwhile.
     _safe(cache.delete, GENERATION_KEY)
     lease.drop()
-    transaction.on_commit(publish_generation)
+    if not _publication_pending():
+        transaction.on_commit(publish_generation)
+
+
+def _publication_pending() -> bool:
+    """publish_generation already waits for this transaction's commit: one publication (and
+    one lease wait) per transaction, however many rows it changed."""
+    connection = transaction.get_connection()
+    return connection.in_atomic_block and any(
+        entry[1] is publish_generation for entry in connection.run_on_commit
+    )
 
 
 def publish_generation() -> None:

@@ -105,3 +105,41 @@ def test_a_hit_carries_the_same_cache_control_as_the_render(client, demo_loaded)
     miss, hit = client.get(NOTE), client.get(NOTE)
     assert (miss["X-Cache"], hit["X-Cache"]) == ("miss", "hit")
     assert hit["Cache-Control"] == miss["Cache-Control"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_transaction_publishes_once_however_many_rows_it_changes(
+    settings, monkeypatch, demo_loaded
+):
+    """Each published generation costs the writer one lease wait: a save touching the note, its
+    tags and its authors waits once."""
+    settings.SCIDRAFT_GENERATION_LEASE_MS = 1
+    waits = []
+    monkeypatch.setattr(caching.time, "sleep", waits.append)
+    note = Note.objects.published().first()
+    with transaction.atomic():
+        note.title = "Retitled"
+        note.save()
+        note.tags.clear()
+        note.save()
+    assert waits == [0.001]
+
+
+@pytest.mark.django_db
+def test_with_the_database_down_and_the_key_gone_the_last_generation_seen_is_used(
+    monkeypatch, demo_loaded
+):
+    """A write that died with the database deleted the key: cached pages keep their key."""
+    from django.db import OperationalError
+
+    seen = caching.current_generation()
+    cache.delete(caching.GENERATION_KEY)
+
+    def down():
+        raise OperationalError("connection refused")
+
+    monkeypatch.setattr(caching, "_load_generation", down)
+    assert caching.current_generation() == seen
+    caching.lease.last = None  # a process that never read one has nothing to fall back on
+    with pytest.raises(OperationalError):
+        caching.current_generation()

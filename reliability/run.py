@@ -1,0 +1,303 @@
+"""`make reliability`: the fault and load scenarios of issue 10 against the running system.
+
+It starts its own redis-server (port 6391) and PostgreSQL cluster (initdb, port 5491) in a
+temporary folder, so that it can stop and start them without touching the machine's services;
+migrates, seeds the demo site and collects static files with the production settings (DEBUG
+off); starts gunicorn (gunicorn.conf.py, 2 workers × 8 threads) on 127.0.0.1, port 8350-8359;
+then runs the scenarios in scenarios.py and prints one table: scenario, requests, errors, lost
+writes, stale reads, and the readers' request rate and latency (measured by the Python load
+generator on the same two cores as the server: a floor, not a benchmark).
+
+RELIABILITY_SECONDS (default 60) sets the length of the load scenario; `run.py b` (or any of
+a, b, c) runs only the scenarios named. Everything is stopped
+and removed on the way out. The exit code is 1 when a scenario fails, 0 otherwise (also when a
+tool is missing: then it says SKIP).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(1, str(ROOT / "benchmarks"))  # the benchmarks' table printer
+
+from _table import status, table  # noqa: E402
+from scenarios import Result, database_outage, load, redis_outage  # noqa: E402
+from servers import (  # noqa: E402
+    PG_BIN,
+    REDIS_SERVER,
+    VENV_BIN,
+    Gunicorn,
+    PostgresCluster,
+    RedisServer,
+    port_free,
+)
+from traffic import Connection  # noqa: E402
+
+REDIS_PORT = 6391
+POSTGRES_PORT = 5491
+GUNICORN_PORTS = range(8350, 8360)
+AUTHORS = 5
+DASH = "—"
+MARK = "RELIABILITY-JSON "
+
+_SETUP = """
+import json, secrets
+from django.contrib.auth.models import Group, User
+from notes.models import Note, Tag
+accounts = []
+group = Group.objects.get(name="Author")
+for number in range({authors}):
+    name, password = f"author{{number + 1}}", secrets.token_urlsafe(16)
+    user = User.objects.create_user(name, f"{{name}}@example.org", password)
+    user.groups.add(group)
+    accounts.append([name, password])
+notes = list(Note.objects.published().order_by("-date").values_list("slug", flat=True)[:12])
+tags = list(Tag.objects.order_by("slug").values_list("slug", flat=True)[:3])
+print({mark!r} + json.dumps({{"accounts": accounts, "notes": notes, "tags": tags}}))
+"""
+
+_REVISIONS = """
+import json
+from notes.models import NoteRevision
+table = {{}}
+for note_id in {ids!r}:
+    rows = NoteRevision.objects.filter(note_id=note_id).order_by("number")
+    table[str(note_id)] = [[r.number, r.kind, r.body] for r in rows]
+print({mark!r} + json.dumps(table))
+"""
+
+
+class Site:
+    """The running system the scenarios act on, and what they need to know about it."""
+
+    def __init__(self, work: Path):
+        self.work = work
+        self.redis = RedisServer(REDIS_PORT, work)
+        self.postgres = PostgresCluster(POSTGRES_PORT, work)
+        self.env: dict[str, str] = {}
+        self.server: Gunicorn | None = None
+        self.port = 0
+        self.accounts: list[list[str]] = []
+        self.cached: list[str] = []
+        self.uncached: list[str] = []
+
+    def shell(self, code: str) -> dict:
+        done = subprocess.run(  # noqa: S603 - our interpreter and manage.py
+            [sys.executable, str(ROOT / "manage.py"), "shell", "-c", code],
+            cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=300, check=True,
+        )  # fmt: skip
+        for line in done.stdout.splitlines():
+            if line.startswith(MARK):
+                return json.loads(line[len(MARK) :])
+        raise RuntimeError(f"manage.py shell printed no result: {done.stdout[-500:]}")
+
+    def manage(self, *args: str) -> None:
+        subprocess.run(  # noqa: S603 - our interpreter and manage.py
+            [sys.executable, str(ROOT / "manage.py"), *args],
+            cwd=ROOT, env=self.env, check=True, timeout=600, stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    def set_up(self) -> list[str]:
+        lines = []
+        began = time.monotonic()
+        self.redis.start()
+        self.postgres.init()
+        self.postgres.start()
+        database = self.postgres.create_database("scidraft_reliability")
+        # The project's own STATIC_ROOT (git-ignored): collectstatic only redoes what changed.
+        self.env = _environment(database, self.redis.url, ROOT / "staticfiles", self.work)
+        self.manage("migrate", "--noinput")
+        self.manage("seed_demo")
+        self.manage("collectstatic", "--noinput")
+        found = self.shell(_SETUP.format(authors=AUTHORS, mark=MARK))
+        self.accounts = found["accounts"]
+        notes, tags = found["notes"], found["tags"]
+        self.cached = ["/", "/tags/", "/index.xml", "/page/2/"]
+        self.cached += [f"/notes/{slug}/" for slug in notes[:8]]
+        self.cached += [f"/tags/{slug}/" for slug in tags]
+        self.uncached = ["/", *[f"/notes/{slug}/" for slug in notes[8:12]]]
+        self.port = next(port for port in GUNICORN_PORTS if port_free(port))
+        self.server = Gunicorn(self.env, self.port, self.work / "gunicorn.log")
+        self.server.wait()
+        self.warm()
+        lines.append(
+            f"setup in {time.monotonic() - began:.0f} s: redis-server on 127.0.0.1:{REDIS_PORT}, "
+            f"PostgreSQL ({PG_BIN}) on 127.0.0.1:{POSTGRES_PORT}, gunicorn (2 workers × 8 "
+            f"threads, DEBUG off) on 127.0.0.1:{self.port}; demo site seeded; {AUTHORS} authors"
+        )
+        lines.append(
+            f"readers ask for {len(self.cached)} cacheable pages and, one request in 10 (in "
+            f"b: 5), a new query string on one of {len(self.uncached)} pages (a full render)"
+        )
+        return lines
+
+    def warm(self) -> None:
+        conn = Connection(self.port)
+        try:
+            for path in self.cached:
+                for _ in range(2):
+                    conn.request("GET", path)
+        finally:
+            conn.close()
+
+    def revisions(self, note_ids: list[int]) -> dict:
+        return self.shell(_REVISIONS.format(ids=note_ids, mark=MARK))
+
+    def tear_down(self) -> None:
+        for stop in (
+            self.server.stop if self.server else None,
+            self.postgres.stop if self.postgres.running() else None,
+            self.redis.stop,
+        ):
+            if stop is None:
+                continue
+            try:
+                stop()
+            except Exception:  # noqa: BLE001 - stop the others whatever happens
+                traceback.print_exc()
+
+    def server_errors_logged(self) -> int:
+        log = self.work / "gunicorn.log"
+        return log.read_text(errors="replace").count("Internal Server Error") if log.exists() else 0
+
+
+def _environment(database_url: str, redis_url: str, static_root: Path, work: Path) -> dict:
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("DJANGO_", "GUNICORN_", "SCIDRAFT_", "DATABASE_", "REDIS_"))
+    }
+    env.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "scidraft.settings",
+            "DEBUG": "0",
+            "SECRET_KEY": secrets.token_urlsafe(50),
+            "ALLOWED_HOSTS": "127.0.0.1,localhost",
+            "SECURE_SSL_REDIRECT": "0",
+            "SESSION_COOKIE_SECURE": "0",
+            "CSRF_COOKIE_SECURE": "0",
+            "SECURE_HSTS_SECONDS": "0",
+            "DATABASE_URL": database_url,
+            "DATABASE_CONNECT_TIMEOUT": "2",
+            "REDIS_URL": redis_url,
+            "CACHE_KEY_PREFIX": "reliability",
+            "STATIC_ROOT": str(static_root),
+            "MEDIA_ROOT": str(work / "media"),
+            "LOG_LEVEL": "WARNING",
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
+    return env
+
+
+def _missing() -> str | None:
+    if not Path(REDIS_SERVER).exists():
+        return f"{REDIS_SERVER} is missing (Debian package redis-server)"
+    if not (PG_BIN / "initdb").exists():
+        return f"{PG_BIN / 'initdb'} is missing (Debian package postgresql)"
+    if os.geteuid() == 0 and not shutil.which("runuser"):
+        return "running as root needs runuser to start PostgreSQL as the postgres user"
+    if not (VENV_BIN / "gunicorn").exists():
+        return f"{VENV_BIN / 'gunicorn'} is missing (make setup)"
+    busy = [port for port in (REDIS_PORT, POSTGRES_PORT) if not port_free(port)]
+    if busy:
+        return f"port(s) {busy} are in use on 127.0.0.1"
+    if not any(port_free(port) for port in GUNICORN_PORTS):
+        return "ports 8350-8359 are all in use"
+    return None
+
+
+def _number(value: float | None, digits: int = 0) -> str:
+    return DASH if value is None else f"{value:,.{digits}f}"
+
+
+def report(results: list[Result]) -> str:
+    rows = [
+        [
+            result.name,
+            f"{result.requests:,}",
+            str(result.errors),
+            str(result.lost_writes),
+            str(result.stale_reads),
+            _number(result.rps),
+            _number(result.p50_ms, 1),
+            _number(result.p99_ms, 1),
+            status(result.ok),
+        ]
+        for result in results
+    ]
+    header = ["scenario", "requests", "errors", "lost writes", "stale reads", "req/s",
+              "p50 ms", "p99 ms", "status"]  # fmt: skip
+    return table(header, rows, {1, 2, 3, 4, 5, 6, 7})
+
+
+def main(argv: list[str]) -> int:
+    """`run.py [a] [b] [c]`: the scenarios named, or all of them."""
+    chosen = {arg.strip(".").lower() for arg in argv}
+    seconds = float(os.environ.get("RELIABILITY_SECONDS", "60"))
+    print("Reliability: faults and load against one gunicorn, its own Redis and PostgreSQL")
+    print(
+        f"machine: {os.cpu_count()} CPUs (nproc {len(os.sched_getaffinity(0))}), "
+        f"Python {platform.python_version()} ({platform.machine()})"
+    )
+    why = _missing()
+    if why:
+        print(f"SKIP: {why}.")
+        return 0
+    work = Path(tempfile.mkdtemp(prefix="scidraft-reliability-"))
+    site = Site(work)
+    results: list[Result] = []
+    lines: list[str] = []
+    try:
+        lines += site.set_up()
+        for name, scenario in (
+            ("a. Redis stopped 10 s under load", lambda: redis_outage(site)),
+            ("b. PostgreSQL stopped 10 s under load", lambda: database_outage(site)),
+            (f"c. 200 readers + {AUTHORS} authors, {seconds:g} s", lambda: load(site, seconds)),
+        ):
+            if chosen and name[0] not in chosen:
+                continue
+            print(f"running {name} …", flush=True)
+            try:
+                results.append(scenario())
+            except Exception as error:  # noqa: BLE001 - report it and go on with the next
+                traceback.print_exc()
+                results.append(Result(name, problems=[f"crashed: {type(error).__name__}: {error}"]))
+        logged = site.server_errors_logged()
+        lines.append(f"gunicorn's log: {logged} 'Internal Server Error' records over the run")
+    except Exception:  # noqa: BLE001 - setup failed: say so, clean up, fail
+        traceback.print_exc()
+        results.append(Result("setup", problems=["setup failed (see above)"]))
+    finally:
+        site.tear_down()
+        shutil.rmtree(work, ignore_errors=True)
+
+    print()
+    for line in lines:
+        print(line)
+    print()
+    print(report(results))
+    print()
+    for result in results:
+        for line in result.notes + [f"FAIL: {problem}" for problem in result.problems]:
+            print(f"{result.name[:2]} {line}")
+    failed = [result.name for result in results if not result.ok]
+    print()
+    print(f"FAIL: {', '.join(failed)}." if failed else "PASS: every scenario.")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

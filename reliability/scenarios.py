@@ -1,0 +1,325 @@
+"""The three scenarios of `make reliability` (issue 10, "Faults" and "Load").
+
+a. Redis stopped for ~10 s under load, then started again (empty): no 5xx, no stale page after
+   a publish, and the shared cache holds the generation and pages again afterwards.
+b. PostgreSQL stopped for ~10 s under load, then started again: cached anonymous pages stay
+   200, pages that need the database and every write answer 503 (never 500), nothing is half
+   saved, and everything works again afterwards without restarting gunicorn; the autosaves
+   refused meanwhile are retried and saved, as the browser does.
+c. 200 readers for RELIABILITY_SECONDS (60) while 5 authors autosave and publish every second:
+   no 5xx, every acknowledged save in the revision table under its number (numbers consecutive,
+   none missing, none doubled, each with the text its save sent), no stale page after a publish.
+
+Each returns a Result; run.py prints them as one table.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+from traffic import Answer, Author, Authors, Readers, Recorder
+
+# After a service is back, requests may take this long to find it again (the cache's retry
+# delay, the database's health check on the next request).
+RECOVERY_GRACE_S = 3.0
+
+
+@dataclass
+class Result:
+    name: str
+    requests: int = 0
+    errors: int = 0
+    lost_writes: int = 0
+    stale_reads: int = 0
+    rps: float | None = None
+    p50_ms: float | None = None
+    p99_ms: float | None = None
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not (self.errors or self.lost_writes or self.stale_reads or self.problems)
+
+
+def latencies(answers: list[Answer], seconds: float, result: Result) -> None:
+    times = sorted(answer.seconds for answer in answers)
+    if not times:
+        return
+    result.rps = len(times) / seconds
+    result.p50_ms = statistics.median(times) * 1000
+    result.p99_ms = times[min(len(times) - 1, int(len(times) * 0.99))] * 1000
+
+
+def server_errors(answers: list[Answer], allowed_503: bool = False) -> list[Answer]:
+    """5xx answers and requests that got no HTTP answer at all (status 0)."""
+    return [
+        answer
+        for answer in answers
+        if answer.status == 0
+        or (answer.status >= 500 and (answer.status != 503 or not allowed_503))
+    ]
+
+
+def describe(errors: list[Answer], began: float) -> str:
+    """The errors grouped by request kind and status, with when the first one happened."""
+    groups = Counter((answer.kind, answer.status) for answer in errors)
+    first = min(answer.at for answer in errors) - began
+    listed = ", ".join(f"{count}× {kind} {status or 'no answer'}" for (kind, status), count
+                       in groups.most_common())  # fmt: skip
+    return f"errors: {listed} (the first {first:.1f} s into the scenario)"
+
+
+def check_revisions(site, authors: list[Author], result: Result, strict: bool) -> None:
+    """Every acknowledged save is in the revision table with its text; numbers are 1..N.
+
+    `strict`: the revision count must match the acknowledged saves exactly (no outage, so no
+    save may have committed without an answer). Otherwise extra revisions are reported only.
+    """
+    table = site.revisions([author.note_id for author in authors])
+    for author in authors:
+        rows = table[str(author.note_id)]  # [[number, kind, body], ...] by number
+        numbers = [row[0] for row in rows]
+        if numbers != list(range(1, len(numbers) + 1)):
+            result.problems.append(f"note {author.note_id}: revision numbers {numbers[:20]}…")
+        by_number = {row[0]: row for row in rows}
+        lost = 0
+        for save in author.log.saves:
+            if save.kind == "autosave":
+                row = by_number.get(save.revision)
+                if row is None:
+                    lost += 1
+                elif row[1] != "autosave" or row[2] != save.body:
+                    result.problems.append(
+                        f"note {author.note_id}: revision {save.revision} holds another save's "
+                        "text (interleaved)"
+                    )
+        publishes = [row for row in rows if row[1] == "publish"]
+        published_bodies = {row[2] for row in rows if row[1] == "save"}
+        wanted = [save.body for save in author.log.saves if save.kind == "publish"]
+        lost += sum(1 for body in wanted if body not in published_bodies)
+        if len(publishes) < len(wanted):
+            lost += len(wanted) - len(publishes)
+        if author.log.pending is not None:
+            lost += 1  # refused and never saved by a retry
+        result.lost_writes += lost
+        acknowledged = 1 + sum(1 if s.kind == "autosave" else 2 for s in author.log.saves)
+        acknowledged += author.log.conflicts  # a refused save is kept as a revision
+        extra = len(rows) - acknowledged
+        if extra and strict:
+            result.problems.append(
+                f"note {author.note_id}: {len(rows)} revisions for {acknowledged} acknowledged"
+            )
+        elif extra > 0:
+            result.notes.append(
+                f"note {author.note_id}: {extra} revision(s) committed while the answer was lost"
+            )
+
+
+def _authors(site, recorder: Recorder, count: int, label: str) -> list[Author]:
+    authors = []
+    for number in range(count):
+        username, password = site.accounts[number]
+        author = Author(site.port, recorder, username, password)
+        author.login()
+        author.create_note(f"Reliability {label} {username}")
+        authors.append(author)
+    return authors
+
+
+def _hits_after(answers: list[Answer], moment: float) -> int:
+    return sum(1 for a in answers if a.at >= moment and a.kind == "cached" and a.cache == "hit")
+
+
+def redis_outage(site, readers: int = 20, before: float = 8, down: float = 10, after: float = 12):
+    result = Result("a. Redis stopped 10 s under load")
+    recorder = Recorder()
+    authors = _authors(site, recorder, 2, "redis")
+    crowd = Readers(site.port, recorder, site.cached, site.uncached, readers)
+    writers = Authors(authors, period=1.0)
+    began = time.monotonic()
+    crowd.start()
+    writers.start()
+    try:
+        time.sleep(before)
+        stopped = time.monotonic()
+        site.redis.stop()
+        time.sleep(down)
+        site.redis.start()
+        restarted = time.monotonic()
+        time.sleep(after)
+    finally:
+        writers.stop()
+        crowd.stop()
+    elapsed = time.monotonic() - began
+    answers = recorder.answers
+    result.requests = len(answers)
+    errors = server_errors(answers) + [a for a in answers if 400 <= a.status < 500]
+    result.errors = len(errors)
+    if errors:
+        result.notes.append(describe(errors, began))
+    result.stale_reads = sum(author.log.stale for author in authors)
+    reads = [a for a in answers if a.kind in ("cached", "uncached")]
+    latencies(reads, elapsed, result)
+    during = [a for a in reads if stopped <= a.at < restarted]
+    keys = site.redis.keys()
+    generation = [key for key in keys if key.endswith("site:generation")]
+    pages = [key for key in keys if ":page:" in key]
+    hits = _hits_after(answers, restarted + RECOVERY_GRACE_S)
+    result.notes.append(
+        f"during the outage: {len(during)} reads answered, "
+        f"{sum(1 for a in during if a.status == 200)} with 200; "
+        f"after the restart: Redis holds the generation ({len(generation)} key) and "
+        f"{len(pages)} pages again; {hits} cache hits"
+    )
+    if not generation or not pages:
+        result.problems.append("caching did not resume in Redis after the restart")
+    result.notes.append(
+        f"authors: {sum(a.log.publishes for a in authors)} publishes, "
+        f"{sum(a.log.checks for a in authors)} reads checked after them"
+    )
+    check_revisions(site, authors, result, strict=True)
+    return result
+
+
+def database_outage(site, readers: int = 20, before: float = 8, down: float = 10,
+                    after: float = 15):  # fmt: skip
+    result = Result("b. PostgreSQL stopped 10 s under load")
+    recorder = Recorder()
+    authors = _authors(site, recorder, 2, "database")
+    crowd = Readers(site.port, recorder, site.cached, site.uncached, readers, uncached_every=5)
+    # Every save bumps the content generation, which is in every page's key: authors start
+    # writing when the database goes, so that the pages readers had are still the current ones.
+    writers = Authors(authors, period=1.0)
+    began = time.monotonic()
+    crowd.start()
+    try:
+        time.sleep(before)
+        site.warm()  # every cached path is in the cache under the current generation
+        stopping = time.monotonic()
+        site.postgres.stop()
+        stopped = time.monotonic()
+        writers.start()
+        time.sleep(down)
+        starting = time.monotonic()
+        site.postgres.start()
+        started = time.monotonic()
+        time.sleep(after)
+    finally:
+        writers.stop()
+        crowd.stop()
+        if not site.postgres.running():
+            site.postgres.start()
+    elapsed = time.monotonic() - began
+    answers = recorder.answers
+    result.requests = len(answers)
+    # Anywhere: a 5xx other than 503, or no answer at all. Before the outage and once it is
+    # over: any error answer. During it: a cached page that was not served.
+    errors = server_errors(answers, allowed_503=True)
+    outside = [
+        a
+        for a in answers
+        if a.at + a.seconds < stopping or a.at >= started + RECOVERY_GRACE_S  # answered before
+    ]
+    errors += [a for a in outside if a.status >= 400 and a.kind != "check"]
+    during = [a for a in answers if stopped + 0.5 <= a.at < starting]
+    cached = [a for a in during if a.kind == "cached"]
+    uncached = [a for a in during if a.kind == "uncached"]
+    writes = [a for a in during if a.kind in ("autosave", "publish", "editor")]
+    cached_failed = [a for a in cached if a.status != 200]
+    errors += cached_failed
+    errors = list({id(answer): answer for answer in errors}.values())  # each answer once
+    result.errors = len(errors)
+    if errors:
+        result.notes.append(describe(errors, began))
+    result.notes.append(
+        f"timeline: PostgreSQL stopped {stopping - began:.1f}–{stopped - began:.1f} s, "
+        f"started {starting - began:.1f}–{started - began:.1f} s"
+    )
+    not_503 = [a for a in uncached + writes if a.status != 503]
+    if not_503:
+        result.problems.append(
+            f"{len(not_503)} page renders or writes during the outage did not answer 503 "
+            f"(statuses {sorted({a.status for a in not_503})})"
+        )
+    if not cached or not uncached or not writes:
+        result.problems.append("the outage window saw no cached, uncached or write requests")
+    recovered = [
+        a.at for a in answers if a.at >= started and a.kind == "uncached" and a.status == 200
+    ]
+    recovery = f"{recovered[0] - started:.1f} s" if recovered else "never"
+    if not recovered:
+        result.problems.append("pages needing the database did not recover")
+    reads = [a for a in answers if a.kind in ("cached", "uncached")]
+    latencies(reads, elapsed, result)
+    result.notes.append(
+        f"during the outage: cached pages {len(cached) - len(cached_failed)}/{len(cached)} "
+        f"answered 200; renders {sum(a.status == 503 for a in uncached)}/{len(uncached)} and "
+        f"writes {sum(a.status == 503 for a in writes)}/{len(writes)} answered 503; "
+        f"first render after the restart {recovery} after it; gunicorn not restarted "
+        f"({'still the same process' if site.server.process.poll() is None else 'EXITED'})"
+    )
+    retried = sum(author.log.retried_ok for author in authors)
+    refused = sum(author.log.refused for author in authors)
+    result.notes.append(
+        f"authors: {refused} saves refused with 503 during the outage, {retried} autosaves "
+        f"saved by their retry afterwards, {sum(a.log.publishes for a in authors)} publishes"
+    )
+    unclear = sum(author.log.unclear for author in authors)
+    if unclear:
+        result.problems.append(f"{unclear} autosave 503s without the editor's JSON error")
+    result.stale_reads = sum(author.log.stale for author in authors)
+    check_revisions(site, authors, result, strict=False)
+    return result
+
+
+def load(site, seconds: float, readers: int = 200, authors_count: int = 5):
+    result = Result(f"c. {readers} readers + {authors_count} authors, {seconds:g} s")
+    recorder = Recorder()
+    authors = _authors(site, recorder, authors_count, "load")
+    crowd = Readers(site.port, recorder, site.cached, site.uncached, readers)
+    writers = Authors(authors, period=1.0)
+    began = time.monotonic()
+    crowd.start()
+    writers.start()
+    try:
+        time.sleep(seconds)
+    finally:
+        writers.stop()
+        crowd.stop()
+    elapsed = time.monotonic() - began
+    answers = recorder.answers
+    result.requests = len(answers)
+    errors = server_errors(answers) + [a for a in answers if 400 <= a.status < 500]
+    result.errors = len(errors)
+    if errors:
+        result.notes.append(describe(errors, began))
+    result.stale_reads = sum(author.log.stale for author in authors)
+    reads = [a for a in answers if a.kind in ("cached", "uncached")]
+    latencies(reads, elapsed, result)
+    for kind in ("cached", "uncached", "autosave", "publish"):
+        these = [a for a in answers if a.kind == kind]
+        if these:
+            times = sorted(a.seconds for a in these)
+            result.notes.append(
+                f"{kind}: {len(these)} requests, p50 {statistics.median(times) * 1000:.0f} ms, "
+                f"p99 {times[min(len(times) - 1, int(len(times) * 0.99))] * 1000:.0f} ms, "
+                f"{sum(a.cache == 'hit' for a in these)} cache hits"
+            )
+    saves = sum(len(author.log.saves) for author in authors)
+    publishes = sum(author.log.publishes for author in authors)
+    result.notes.append(
+        f"authors: {saves} saves acknowledged ({publishes} publishes, each saving then "
+        f"publishing), {sum(a.log.conflicts for a in authors)} conflicts, "
+        f"{sum(a.log.checks for a in authors)} reads checked right after a publish"
+    )
+    wanted = seconds * authors_count * 0.5
+    if publishes < wanted:
+        result.notes.append(
+            f"note: fewer publishes than one per author per second ({publishes} in {seconds:g} s)"
+        )
+    check_revisions(site, authors, result, strict=True)
+    return result

@@ -1,0 +1,421 @@
+"""The load: anonymous readers and logged-in authors, over real HTTP with keep-alive.
+
+Readers are threads, each with its own connection (http.client), asking for cached pages and,
+now and then, a page the cache cannot hold (a new query string: a full render). Every answer is
+recorded with its time, status and X-Cache header, so a scenario can count what happened in
+each phase (before, during and after an outage).
+
+An author logs in through the login form (session and CSRF cookies, as a browser), creates a
+note through the editor and then autosaves (the editor's JSON endpoint) and publishes (the
+editor's form) through the same URLs a browser uses. Every save the server acknowledges is
+remembered with its revision number and text, so the revision table can be checked afterwards.
+A publish is followed at once by an anonymous read of the note page and the feed: a page without
+the new title is a stale read. An autosave that fails is kept and sent again, as the browser
+keeps the text and retries, until it is saved or the run ends (then it is a lost write).
+"""
+
+from __future__ import annotations
+
+import http.client
+import itertools
+import json
+import random
+import re
+import threading
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+
+TIMEOUT = 30.0
+
+
+@dataclass
+class Answer:
+    at: float  # time.monotonic() when the request was sent
+    seconds: float
+    status: int  # 0: no HTTP answer (connection refused, reset, timeout)
+    kind: str  # "cached", "uncached", "autosave", "publish", "check", ...
+    cache: str = ""  # the X-Cache header
+
+
+class Connection:
+    """One keep-alive connection with a cookie jar; reconnects after any failure."""
+
+    def __init__(self, port: int):
+        self.port = port
+        self.cookies: dict[str, str] = {}
+        self._conn: http.client.HTTPConnection | None = None
+
+    def request(self, method: str, path: str, body: bytes | None = None, headers=None):
+        headers = dict(headers or {})
+        headers.setdefault("Host", "127.0.0.1")
+        if self.cookies:
+            headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        for attempt in (1, 2):
+            if self._conn is None:
+                self._conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=TIMEOUT)
+            try:
+                self._conn.request(method, path, body=body, headers=headers)
+                response = self._conn.getresponse()
+                content = response.read()
+            except (OSError, http.client.HTTPException):
+                self.close()
+                # A kept-alive connection the server closed meanwhile: retry once on a new one.
+                if attempt == 2:
+                    raise
+                continue
+            for cookie in response.msg.get_all("Set-Cookie") or []:
+                name, _, rest = cookie.partition("=")
+                self.cookies[name.strip()] = rest.split(";", 1)[0]
+            if response.will_close:
+                self.close()
+            return response.status, response.msg, content
+        raise AssertionError("not reached")
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
+class Recorder:
+    """Every answer of a run, appended from many threads (list.append is atomic)."""
+
+    def __init__(self):
+        self.answers: list[Answer] = []
+
+    def timed(self, conn: Connection, kind: str, method: str, path: str, **kwargs):
+        began = time.monotonic()
+        try:
+            status, headers, content = conn.request(method, path, **kwargs)
+        except (OSError, http.client.HTTPException):
+            status, headers, content = 0, None, b""
+        cache = headers.get("X-Cache", "") if headers is not None else ""
+        self.answers.append(Answer(began, time.monotonic() - began, status, kind, cache))
+        return status, headers, content
+
+
+class Readers:
+    """`count` threads reading until stopped; one request in `uncached_every` is a render."""
+
+    def __init__(self, port: int, recorder: Recorder, cached: list[str], uncached: list[str],
+                 count: int, uncached_every: int = 10):  # fmt: skip
+        self.port = port
+        self.recorder = recorder
+        self.cached = cached
+        self.uncached = uncached
+        self.count = count
+        self.uncached_every = uncached_every
+        self.stopping = threading.Event()
+        self.threads: list[threading.Thread] = []
+        self._serial = itertools.count()
+        self._run = f"{random.getrandbits(32):08x}"  # noqa: S311 - a label, not a secret
+
+    def _read(self, seed: int) -> None:
+        conn = Connection(self.port)
+        chooser = random.Random(seed)  # noqa: S311 - load pattern, not a secret
+        try:
+            while not self.stopping.is_set():
+                number = next(self._serial)
+                if self.uncached and number % self.uncached_every == 0:
+                    path = f"{chooser.choice(self.uncached)}?r={self._run}-{number}"
+                    kind = "uncached"
+                else:
+                    path, kind = chooser.choice(self.cached), "cached"
+                self.recorder.timed(conn, kind, "GET", path)
+        finally:
+            conn.close()
+
+    def start(self) -> None:
+        for number in range(self.count):
+            thread = threading.Thread(target=self._read, args=(number,), daemon=True)
+            self.threads.append(thread)
+            thread.start()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        for thread in self.threads:
+            thread.join(timeout=TIMEOUT + 5)
+
+
+@dataclass
+class Save:
+    body: str
+    revision: int
+    kind: str  # "autosave", or "publish" (its save and publish revisions are not numbered)
+
+
+@dataclass
+class AuthorLog:
+    saves: list[Save] = field(default_factory=list)
+    publishes: int = 0
+    refused: int = 0  # 503 answers (the database was down)
+    unclear: int = 0  # autosave 503s without the JSON the editor's script reads
+    conflicts: int = 0
+    stale: int = 0
+    checks: int = 0
+    pending: str | None = None  # an autosave not acknowledged yet (retried)
+    retried_ok: int = 0
+
+
+class Author:
+    """A logged-in author with one note of their own."""
+
+    def __init__(self, port: int, recorder: Recorder, username: str, password: str):
+        self.port = port
+        self.recorder = recorder
+        self.username = username
+        self.password = password
+        self.conn = Connection(port)
+        self.reader = Connection(port)  # anonymous: no cookies, so the page cache answers
+        self.note_id = 0
+        self.slug = ""
+        self.version = 0
+        self.log = AuthorLog()
+        self._serial = itertools.count(1)
+        self.title = ""
+
+    # --- Setting up --------------------------------------------------------------------------
+
+    def _csrf_form(self, path: str) -> str:
+        status, _, content = self.conn.request("GET", path)
+        if status != 200:
+            raise RuntimeError(f"GET {path} answered {status}")
+        match = re.search(rb'name="csrfmiddlewaretoken" value="([^"]+)"', content)
+        if match is None:
+            raise RuntimeError(f"no CSRF token on {path}")
+        return match.group(1).decode()
+
+    def _post_form(self, path: str, fields: dict, kind: str | None = None):
+        body = urllib.parse.urlencode(fields).encode()
+        headers = {"Content-Type": "application/x-www-form-urlencoded"}
+        if kind is None:
+            return self.conn.request("POST", path, body=body, headers=headers)
+        return self.recorder.timed(self.conn, kind, "POST", path, body=body, headers=headers)
+
+    def login(self) -> None:
+        token = self._csrf_form("/accounts/login/")
+        status, headers, _ = self._post_form(
+            "/accounts/login/",
+            {"csrfmiddlewaretoken": token, "username": self.username, "password": self.password},
+        )
+        if status != 302:
+            raise RuntimeError(f"login of {self.username} answered {status}")
+
+    def create_note(self, title: str) -> None:
+        token = self._csrf_form("/write/")
+        status, headers, _ = self._post_form(
+            "/write/new/", {"csrfmiddlewaretoken": token, "title": title}
+        )
+        location = headers.get("Location", "") if headers else ""
+        match = re.search(r"/write/(\d+)/", location)
+        if status != 302 or match is None:
+            raise RuntimeError(f"creating a note answered {status} {location}")
+        self.note_id = int(match.group(1))
+        self.title = title
+        self.sync()
+
+    def sync(self) -> dict[str, str]:
+        """The editor form as the browser has it: every field's value, base_version included."""
+        status, _, content = self.conn.request("GET", f"/write/{self.note_id}/")
+        if status != 200:
+            raise RuntimeError(f"editor page answered {status}")
+        return self._read_form(content)
+
+    def _read_form(self, content: bytes) -> dict[str, str]:
+        fields = form_fields(content.decode("utf-8", "replace"), "editor-form")
+        self.version = int(fields["base_version"])
+        # The public address: the form's slug field, or the page's "View" link once published.
+        link = re.search(rb'<a href="/notes/([^/"]+)/">View</a>', content)
+        self.slug = fields.get("slug") or (link.group(1).decode() if link else self.slug)
+        return fields
+
+    # --- Writing -----------------------------------------------------------------------------
+
+    def _csrf(self) -> str:
+        return self.conn.cookies.get("csrftoken", "")
+
+    def autosave(self) -> None:
+        """Autosave a new text, or again the text a failed autosave left pending."""
+        body = self.log.pending or (
+            f"Autosave {next(self._serial)} by {self.username} at {time.time():.3f}.\n\n"
+            f"$$\\int_0^1 x^{{{len(self.log.saves)}}}\\,dx$$\n"
+        )
+        retry = self.log.pending is not None
+        payload = json.dumps({"body": body, "title": self.title, "base_version": self.version})
+        status, _, content = self.recorder.timed(
+            self.conn, "autosave", "POST", f"/write/{self.note_id}/autosave/",
+            body=payload.encode(),
+            headers={"Content-Type": "application/json", "X-CSRFToken": self._csrf()},
+        )  # fmt: skip
+        data = _json(content)
+        if status == 200 and data.get("status") == "saved":
+            self.log.saves.append(Save(body, int(data["revision"]), "autosave"))
+            self.version = int(data["version"])
+            self.log.pending = None
+            self.log.retried_ok += retry
+            return
+        self.log.pending = body
+        if status == 503:
+            self.log.refused += 1
+            self.log.unclear += data != {
+                "status": "error",
+                "error": "database unavailable, retrying",
+            }
+        elif status == 409:
+            self.log.conflicts += 1
+
+    def publish(self, fields: dict[str, str], check_feed: bool) -> bool:
+        """Publish a new title through the editor form (its other fields as loaded, the version
+        the autosave left); then read the note page and the feed as an anonymous reader."""
+        title = f"{self.username} publication {next(self._serial)}"
+        body = f"Published by {self.username} as {title}.\n"
+        fields = {**fields, "csrfmiddlewaretoken": self._csrf(), "base_version": self.version,
+                  "title": title, "body": body, "action": "publish"}  # fmt: skip
+        status, headers, _ = self._post_form(f"/write/{self.note_id}/", fields, kind="publish")
+        location = headers.get("Location", "") if headers else ""
+        if status == 302 and location.rstrip("/").endswith(f"/write/{self.note_id}"):
+            self.log.publishes += 1
+            self.log.saves.append(Save(body, 0, "publish"))
+            self.title = title
+            self._check(title, check_feed)
+            return True
+        if status == 503:
+            self.log.refused += 1
+        elif status == 409:
+            self.log.conflicts += 1
+        return False
+
+    def cycle(self, publish: bool, check_feed: bool) -> None:
+        """What an author's browser does in a second: load the editor, autosave, publish."""
+        began = time.monotonic()
+        try:
+            status, _, content = self.conn.request("GET", f"/write/{self.note_id}/")
+        except (OSError, http.client.HTTPException):
+            status, content = 0, b""
+        self.recorder.answers.append(Answer(began, time.monotonic() - began, status, "editor"))
+        fields = None
+        if status == 200:  # any other answer is in the recorder's count
+            fields = self._read_form(content)
+        self.autosave()
+        if publish and fields is not None and self.log.pending is None:
+            self.publish(fields, check_feed)
+
+    def _check(self, title: str, check_feed: bool) -> None:
+        """The publish has answered: every reader must now see the new title."""
+        paths = [f"/notes/{self.slug}/"] + (["/"] if check_feed else [])
+        expected = _html_text(title).encode()
+        for path in paths:
+            status, _, content = self.recorder.timed(self.reader, "check", "GET", path)
+            self.log.checks += 1
+            if status != 200 or expected not in content:
+                self.log.stale += 1
+
+
+class _FormReader(HTMLParser):
+    """The fields of one <form> (by class) with the values a browser would submit."""
+
+    def __init__(self, form_class: str):
+        super().__init__(convert_charrefs=True)
+        self.form_class = form_class
+        self.inside = False
+        self.fields: dict[str, str] = {}
+        self._textarea: str | None = None
+        self._select: str | None = None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "form":
+            self.inside = self.form_class in (attrs.get("class") or "").split()
+        if not self.inside:
+            return
+        name = attrs.get("name")
+        if tag == "input" and name:
+            kind = (attrs.get("type") or "text").lower()
+            if kind in {"checkbox", "radio"}:
+                if "checked" in attrs:
+                    self.fields[name] = attrs.get("value") or "on"
+            elif kind not in {"submit", "button", "file", "image", "reset"}:
+                self.fields[name] = attrs.get("value") or ""
+        elif tag == "textarea" and name:
+            self._textarea = name
+            self.fields[name] = ""
+        elif tag == "select" and name:
+            self._select = name
+        elif (
+            tag == "option"
+            and self._select
+            and ("selected" in attrs or self._select not in self.fields)
+        ):
+            self.fields[self._select] = attrs.get("value") or ""
+
+    def handle_endtag(self, tag):
+        if tag == "form":
+            self.inside = False
+        elif tag == "textarea":
+            self._textarea = None
+        elif tag == "select":
+            self._select = None
+
+    def handle_data(self, data):
+        if self._textarea:
+            self.fields[self._textarea] += data
+
+
+def form_fields(html: str, form_class: str) -> dict[str, str]:
+    reader = _FormReader(form_class)
+    reader.feed(html)
+    # Django's textarea rendering starts with a newline that browsers drop.
+    return {
+        name: value[1:] if value.startswith("\n") else value
+        for name, value in reader.fields.items()
+    }
+
+
+def _json(content: bytes) -> dict:
+    try:
+        data = json.loads(content or b"{}")
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _html_text(text: str) -> str:
+    from html import escape
+
+    return escape(text, quote=False)
+
+
+class Authors:
+    """Each author saves and publishes every `period` seconds in a thread, until stopped."""
+
+    def __init__(self, authors: list[Author], period: float = 1.0, publish: bool = True,
+                 check_feed: bool = True):  # fmt: skip
+        self.authors = authors
+        self.period = period
+        self.publish = publish
+        self.check_feed = check_feed
+        self.stopping = threading.Event()
+        self.threads: list[threading.Thread] = []
+
+    def _write(self, author: Author, offset: float) -> None:
+        next_at = time.monotonic() + offset
+        while not self.stopping.is_set():
+            delay = next_at - time.monotonic()
+            if delay > 0 and self.stopping.wait(delay):
+                break
+            next_at += self.period
+            author.cycle(self.publish, self.check_feed)
+
+    def start(self) -> None:
+        for number, author in enumerate(self.authors):
+            offset = self.period * number / max(1, len(self.authors))
+            thread = threading.Thread(target=self._write, args=(author, offset), daemon=True)
+            self.threads.append(thread)
+            thread.start()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        for thread in self.threads:
+            thread.join(timeout=TIMEOUT * 3)
