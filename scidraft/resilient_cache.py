@@ -24,7 +24,7 @@ from functools import wraps
 from urllib.parse import urlsplit
 
 from django.core.cache.backends.base import DEFAULT_TIMEOUT
-from django.core.cache.backends.redis import RedisCache
+from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -88,6 +88,23 @@ def _false(*args, **kwargs):
     return False
 
 
+class SharedClientRedisCacheClient(RedisCacheClient):
+    """Django builds a redis.Redis for every command, and with it a table of some 170 response
+    callbacks: most of a cache hit's cost. One client per connection pool is enough, since a
+    redis.Redis is thread-safe over its pool (which redis-py resets after a fork)."""
+
+    def __init__(self, servers, **options):
+        super().__init__(servers, **options)
+        self._clients: dict[int, object] = {}
+
+    def get_client(self, key=None, *, write=False):
+        pool = self._get_connection_pool(write)
+        client = self._clients.get(id(pool))
+        if client is None:
+            client = self._clients.setdefault(id(pool), self._client(connection_pool=pool))
+        return client
+
+
 class ResilientRedisCache(RedisCache):
     """RedisCache whose outages are misses and no-ops, with short socket timeouts."""
 
@@ -97,6 +114,7 @@ class ResilientRedisCache(RedisCache):
         options.setdefault("socket_connect_timeout", SOCKET_TIMEOUT)
         options.setdefault("socket_timeout", SOCKET_TIMEOUT)
         super().__init__(server, {**params, "OPTIONS": options})
+        self._class = SharedClientRedisCacheClient
         self._outage = _outage_for(",".join(self._servers))
 
     def _cooling_down(self) -> bool:

@@ -178,3 +178,16 @@ def test_cache_comes_back_after_a_redis_restart(redis_server, caplog):
         cache.set("page", "again")
         assert cache.get("page") == "again"
     assert any("reachable again" in r.getMessage() for r in caplog.records)
+
+
+def test_one_redis_client_serves_every_command(settings):
+    """Django's RedisCache builds a redis.Redis per command; this backend keeps one per pool."""
+    import os
+
+    from scidraft.resilient_cache import ResilientRedisCache
+
+    location = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/11"
+    backend = ResilientRedisCache(location, {"KEY_PREFIX": "shared-client-test"})
+    client = backend._cache.get_client()
+    assert backend._cache.get_client() is client
+    assert backend._cache.get_client(write=True) is client  # one server: one pool
