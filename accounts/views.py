@@ -99,6 +99,12 @@ class PasswordResetConfirmView(AccountPage, auth_views.PasswordResetConfirmView)
     page_title = "Choose a new password"
     success_url = reverse_lazy("accounts:password_reset_complete")
 
+    def get_user(self, uidb64):
+        # A link mailed before the account was deactivated must not set its password: the
+        # token itself does not change with is_active, so the check is here.
+        user = super().get_user(uidb64)
+        return user if user is not None and user.is_active else None
+
 
 class PasswordResetCompleteView(AccountPage, auth_views.PasswordResetCompleteView):
     page_title = "Password reset"

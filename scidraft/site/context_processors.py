@@ -2,11 +2,28 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from django.utils.functional import SimpleLazyObject
 
 from .models import MenuItem, SiteSettings
+
+# A browser drops tabs and line breaks anywhere in a URL and C0 controls and spaces around it
+# before it reads the scheme; a menu URL is linked only if what it reads is one of these.
+LINK_SCHEMES = {"http", "https", "mailto"}
+_URL_IGNORED = re.compile(r"[\t\n\r]")
+_SCHEME = re.compile(r"[\x00-\x20]*([a-zA-Z][a-zA-Z0-9+.-]*):")
+
+
+def safe_href(url: str) -> str:
+    """`url` if a browser would follow it as a relative or http(s)/mailto link, else ""
+    (a menu entry may hold `javascript:…`: autoescaping keeps it inside the attribute, but a
+    click would still run it)."""
+    scheme = _SCHEME.match(_URL_IGNORED.sub("", url))
+    if scheme and scheme.group(1).lower() not in LINK_SCHEMES:
+        return ""
+    return url
 
 
 @dataclass
@@ -14,6 +31,10 @@ class MenuEntry:
     item: MenuItem
     active: bool = False
     children: list[MenuEntry] = field(default_factory=list)
+
+    @property
+    def href(self) -> str:
+        return safe_href(self.item.url)
 
     @property
     def external(self) -> bool:
