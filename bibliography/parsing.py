@@ -49,6 +49,14 @@ _KEY = {
 _LOST_DATA = re.compile(r"[{}]|[A-Za-z][\w-]*\s*=\s*\S")
 _LINE_IN_MESSAGE = re.compile(r" in line (\d+)")
 _NON_ENTRIES = {"string", "comment", "preamble"}
+# Bounds on one entry (issue #10, a .bib with a 1 MB field). Plain text is cheap for pybtex
+# (a 1 MB abstract is kept), but its work grows with every brace group and every name: an
+# entry over these bounds is refused with a report line instead of holding the upload for
+# seconds. Real entries are a few KB with a few dozen groups; 5,000 authors are about 150 KB.
+MAX_ENTRY_CHARS = 2 * 1024 * 1024
+MAX_BRACE_GROUPS = 20_000
+# Names in one person field that are parsed; the rest become "others" (BibTeX's "et al.").
+MAX_PERSONS = 10_000
 
 
 @dataclass
@@ -142,7 +150,14 @@ class _CollectingParser(Parser):
                 continue
             value = normalize_whitespace(self.flatten_value_list(value_list))
             if field_name in self.person_fields:
-                for name in split_name_list(value):
+                names = split_name_list(value)
+                if len(names) > MAX_PERSONS:
+                    self.errors.append(
+                        f"{field_name} lists {len(names):,} names: the first {MAX_PERSONS:,} "
+                        'are kept, the rest read as "others"'
+                    )
+                    names = [*names[:MAX_PERSONS], "others"]
+                for name in names:
                     person = self._person(name)
                     if person is not None:
                         entry.add_person(person, field_name)
@@ -280,6 +295,23 @@ def _key_problem(block_text: str, opener: str) -> tuple[str, str | None]:
     return key, f"missing comma after the key {key!r}"
 
 
+def _too_big(block_text: str) -> str:
+    """Why pybtex should not read this block (too long, too many brace groups), or ""."""
+    if len(block_text) > MAX_ENTRY_CHARS:
+        return (
+            f"the entry is {len(block_text):,} characters long, over the limit of "
+            f"{MAX_ENTRY_CHARS:,} for one entry (a field this long is not a reference): "
+            "it was not imported"
+        )
+    groups = block_text.count("{")
+    if groups > MAX_BRACE_GROUPS:
+        return (
+            f"the entry has {groups:,} brace groups, over the limit of {MAX_BRACE_GROUPS:,} "
+            "for one entry: it was not imported"
+        )
+    return ""
+
+
 def parse_bibtex(text: str) -> ParseResult:
     result = ParseResult()
     parser = _CollectingParser()
@@ -318,6 +350,10 @@ def parse_bibtex(text: str) -> ParseResult:
             continue
         if key_problem and not key:
             result.problems.append(ParseProblem(block.line, key, key_problem))
+            continue
+        too_big = _too_big(block_scan)
+        if too_big:
+            result.problems.append(ParseProblem(block.line, key, too_big))
             continue
         parser.errors = [key_problem] if key_problem else []
         parser.data = BibliographyData()

@@ -12,7 +12,7 @@ from django.utils.text import slugify
 from markdownx.widgets import MarkdownxWidget
 
 from bibliography.models import BibFile
-from notes.models import Author, Note
+from notes.models import Author, Note, body_size_error
 from scidraft.site.models import EntrySet
 
 # markdownx would post a preview after every pause in typing; editor-preview.js drives the
@@ -230,6 +230,12 @@ class NoteEditorForm(forms.Form):
         return initial
 
     # --- Validation --------------------------------------------------------------------------
+
+    def clean_body(self) -> str:
+        body = self.cleaned_data["body"]
+        if message := body_size_error(body):
+            raise forms.ValidationError(message)
+        return body
 
     def clean_slug(self) -> str:
         raw = self.cleaned_data["slug"].strip()

@@ -8,6 +8,7 @@ import json
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Q
 from django.http import HttpResponse, JsonResponse
@@ -266,10 +267,13 @@ def note_autosave(request, note_id: int):
             fields["title"] = str(data["title"])[:300]
     except (ValueError, KeyError, TypeError):
         return JsonResponse({"status": "error", "error": "Send body and base_version."}, status=400)
-    result = services.note_save(
-        note_id=note.pk, user=request.user, base_version=base_version, fields=fields,
-        kind=NoteRevision.Kind.AUTOSAVE,
-    )  # fmt: skip
+    try:
+        result = services.note_save(
+            note_id=note.pk, user=request.user, base_version=base_version, fields=fields,
+            kind=NoteRevision.Kind.AUTOSAVE,
+        )  # fmt: skip
+    except ValidationError as error:  # the body is over NOTE_BODY_MAX_BYTES: nothing written
+        return JsonResponse({"status": "error", "error": " ".join(error.messages)}, status=400)
     if result.conflict:
         return JsonResponse(
             {

@@ -17,6 +17,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.text import slugify
 
+from scidraft.markup import limits as render_limits
 from scidraft.site.models import validate_share_buttons
 
 
@@ -148,6 +149,19 @@ class RenderedContent(models.Model):
 
     class Meta:
         abstract = True
+
+
+def body_size_error(body: str) -> str | None:
+    """What is wrong with a body over NOTE_BODY_MAX_BYTES (UTF-8), saying both sizes."""
+    limit = settings.NOTE_BODY_MAX_BYTES
+    size = render_limits.oversized(body, limit)
+    if not size:
+        return None
+    return (
+        f"The note is {size:,} bytes ({render_limits.describe_bytes(size)}); "
+        f"the limit is {limit:,} bytes ({render_limits.describe_bytes(limit)}). "
+        "Split it into several notes. Nothing was saved."
+    )
 
 
 class Status(models.TextChoices):
@@ -295,14 +309,6 @@ class Note(RenderedContent):
     def __str__(self) -> str:
         return self.title or self.slug
 
-    @classmethod
-    def from_db(cls, db, field_names, values):
-        note = super().from_db(db, field_names, values)
-        # The status the row has in the database: saving a note that is and was a draft changes
-        # nothing a reader sees, so it need not invalidate cached pages (scidraft.site.receivers).
-        note.stored_status = note.__dict__.get("status")
-        return note
-
     def save(self, *args, **kwargs):
         self.has_body = bool(self.body.strip())
         update_fields = kwargs.get("update_fields")
@@ -311,11 +317,16 @@ class Note(RenderedContent):
         super().save(*args, **kwargs)
 
     def clean(self):
-        limit = settings.SCIDRAFT_NOTE_MAX_CHARS
-        if len(self.body) > limit:
-            raise ValidationError(
-                {"body": f"The note is {len(self.body):,} characters; the limit is {limit:,}."}
-            )
+        if message := body_size_error(self.body):
+            raise ValidationError({"body": message})
+
+    @classmethod
+    def from_db(cls, db, field_names, values):
+        note = super().from_db(db, field_names, values)
+        # The status the row has in the database: saving a note that is and was a draft changes
+        # nothing a reader sees, so it need not invalidate cached pages (scidraft.site.receivers).
+        note.stored_status = note.__dict__.get("status")
+        return note
 
     @property
     def is_published(self) -> bool:

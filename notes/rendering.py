@@ -11,6 +11,8 @@ import dataclasses
 import hashlib
 import json
 
+from django.conf import settings
+
 from bibliography.formatting import StoredBibliography
 from bibliography.models import BibFile
 from scidraft.markup import (
@@ -79,6 +81,7 @@ def context_for(note: Note | None = None, *, base: RenderContext | None = None) 
         render_entry_index=render_entry_index,
         resolve_data=_resolve_data,
         promotion_link=site.promotion_link,
+        max_source_bytes=settings.NOTE_BODY_MAX_BYTES,
     )
 
 

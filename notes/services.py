@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import Max
@@ -17,7 +16,6 @@ from django.utils.text import slugify
 from bibliography.models import BibFile
 from bibliography.services import bibfile_import
 from scidraft.hugo import HugoSite, NoteSource, PageSource, Problem
-from scidraft.markup import limits as render_limits
 from scidraft.site.caching import bump_generation, deferred_bumps
 from scidraft.site.models import SiteSettings
 from scidraft.site.services import assign_fields, site_configure
@@ -32,6 +30,7 @@ from .models import (
     ReviewComment,
     Status,
     Tag,
+    body_size_error,
 )
 from .rendering import (
     RENDERED_FIELDS,
@@ -116,16 +115,8 @@ def body_check(body: str) -> None:
     """Refuse a body over NOTE_BODY_MAX_BYTES (UTF-8) with a ValidationError on "body" that
     says both sizes (issue #10): it is checked before anything is written, revisions included,
     so the caller still holds the text and can show the error next to it."""
-    limit = settings.NOTE_BODY_MAX_BYTES
-    size = render_limits.oversized(body, limit)
-    if size:
-        raise ValidationError(
-            {
-                "body": f"The note is {size:,} bytes ({render_limits.describe_bytes(size)}); "
-                f"the limit is {limit:,} bytes ({render_limits.describe_bytes(limit)}). "
-                "Split it into several notes. Nothing was saved."
-            }
-        )
+    if message := body_size_error(body):
+        raise ValidationError({"body": message})
 
 
 @transaction.atomic

@@ -218,8 +218,13 @@ if DEBUG:
     # runserver serves files straight from the finders; no collectstatic manifest needed.
     STORAGES["staticfiles"] = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}
 
-# Uploads larger than this are refused by Django before any view sees them.
-DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 12 * 1024 * 1024)
+# Uploads larger than this are refused by Django before any view sees them (the 400 page says
+# why). It must hold a note body at NOTE_BODY_MAX_BYTES, percent-encoded: up to three bytes a
+# byte, plus the other fields.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int(
+    "DATA_UPLOAD_MAX_MEMORY_SIZE",
+    max(12 * 1024 * 1024, 3 * env_int("NOTE_BODY_MAX_BYTES", 2 * 1024 * 1024) + 1024 * 1024),
+)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 
 # --- Security ---------------------------------------------------------------------------------
@@ -290,8 +295,6 @@ MARKDOWNX_SERVER_CALL_LATENCY = 400
 
 # Largest .bib file accepted by upload or import, in bytes.
 SCIDRAFT_BIB_MAX_BYTES = env_int("SCIDRAFT_BIB_MAX_BYTES", 10 * 1024 * 1024)
-# Largest note body accepted, in characters.
-SCIDRAFT_NOTE_MAX_CHARS = env_int("SCIDRAFT_NOTE_MAX_CHARS", 2 * 1024 * 1024)
 # Largest note body accepted by the write paths and rendered, in UTF-8 bytes (issue #10): a
 # larger one is refused with a clear message; the renderer shows an error instead of working.
 NOTE_BODY_MAX_BYTES = env_int("NOTE_BODY_MAX_BYTES", 2 * 1024 * 1024)

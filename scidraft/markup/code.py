@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 
@@ -10,7 +11,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
-from . import jsengine
+from . import jsengine, limits
 from .protect import _INLINE_CODE, find_fences
 from .rendered import RenderWarning
 from .stash import Stash
@@ -31,12 +32,21 @@ def _language(info: str) -> str:
     return word.strip("{}.").lower()
 
 
-def code_block(code: str, language: str) -> str:
-    label = html.escape(language)
+@functools.lru_cache(maxsize=256)
+def _lexer(language: str):
+    # Looking a lexer up by name scans Pygments' registry: a note with hundreds of fences
+    # spent most of its time there. Lexers keep no state between highlight() calls.
     try:
-        lexer = get_lexer_by_name(language, stripnl=False, ensurenl=False) if language else None
+        return get_lexer_by_name(language, stripnl=False, ensurenl=False) if language else None
     except ClassNotFound:
-        lexer = None
+        return None
+
+
+def code_block(code: str, language: str, *, highlighted: bool = True) -> str:
+    label = html.escape(language)
+    lexer = _lexer(language)
+    if not highlighted:
+        lexer = None  # the render's time budget is spent: the code stays uncoloured
     body = highlight(code, lexer, _FORMATTER) if lexer else html.escape(code)
     if not language:
         return (
@@ -78,6 +88,13 @@ def algorithm_block(
     source, labels = clean_pseudocode(code)
     anchor = f' id="{algorithm_anchor(labels[0])}"' if labels else ""
     try:
+        lines = code.count("\n") + 1
+        if lines > limits.MAX_ALGORITHM_LINES:
+            raise jsengine.JSError(
+                f"{lines} lines is over the limit of {limits.MAX_ALGORITHM_LINES}, shown as source"
+            )
+        if limits.expired():
+            raise jsengine.JSError("the note took too long to render, shown as source")
         rendered = jsengine.render_pseudocode(source, caption_count=number - 1)
         ok = True
     except jsengine.JSError as error:
@@ -96,6 +113,8 @@ def protect_code(text: str, stash: Stash, warnings: list[RenderWarning], counter
     """Fences and inline code spans into the stash; returns the text with placeholders."""
     out, cursor = [], 0
     for start, end, fence in find_fences(text):
+        if limits.expired():
+            break  # the rest stays as written: Markdown's fallback shows it escaped
         out.append(text[cursor:start])
         language = _language(fence.info)
         if not fence.closed:
@@ -118,7 +137,8 @@ def protect_code(text: str, stash: Stash, warnings: list[RenderWarning], counter
             kind = "algorithm"
             data = {"labels": labels, "number": number}
         else:
-            rendered, kind = code_block(fence.code, language), "code"
+            rendered = code_block(fence.code, language, highlighted=not limits.expired())
+            kind = "code"
         # A fence indented under a list item stays in it. Python-Markdown continues a list
         # item at four spaces where CommonMark (the theme's Goldmark) accepts the marker width.
         indent = fence.indent
@@ -143,7 +163,7 @@ def protect_code(text: str, stash: Stash, warnings: list[RenderWarning], counter
 
     def inline(match: re.Match) -> str:
         content = match.group(2)
-        if "\n\n" in content:
+        if "\n\n" in content or limits.expired():
             return match.group(0)
         if content.startswith(" ") and content.endswith(" ") and content.strip():
             content = content[1:-1]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import re
 
+from . import limits
 from .stash import LineIndex, Stash
 
 _REFERENCE = re.compile(r"\\(cite|citep|citet|ref|eqref|autoref|cref|Cref)\{([^{}\n]*)\}")
@@ -25,7 +26,7 @@ def protect_references(text: str, stash: Stash) -> str:
         command, argument = match.group(1), match.group(2)
         kind = "cite" if command.startswith("cite") else "ref"
         keys = [key.strip() for key in argument.split(",") if key.strip()]
-        if not keys:
+        if not keys or limits.expired():
             return match.group(0)
         return stash.add(
             None,
@@ -58,12 +59,18 @@ def _argument_end(text: str, open_brace: int) -> int:
     return -1
 
 
-def text_styles(text: str, stash: Stash) -> str:
-    """`\\textbf{a {b} c}` → `<strong>a {b} c</strong>`, nested commands included."""
+def text_styles(text: str, stash: Stash, depth: int = 0) -> str:
+    """`\\textbf{a {b} c}` → `<strong>a {b} c</strong>`, nested commands included.
+
+    Past MAX_NESTING levels, or once the render's time budget is spent, the rest stays as
+    written: each level rescans its argument, and unbalanced commands rescan to the paragraph's
+    end."""
     out, cursor = [], 0
     for match in _STYLE.finditer(text):
         if match.start() < cursor:
             continue
+        if depth >= limits.MAX_NESTING or limits.expired():
+            break
         end = _argument_end(text, match.end() - 1)
         if end < 0:
             continue
@@ -82,7 +89,7 @@ def text_styles(text: str, stash: Stash) -> str:
             )
         else:
             tag = _TAGS[command]
-            out.append(f"<{tag}>{text_styles(inner, stash)}</{tag}>")
+            out.append(f"<{tag}>{text_styles(inner, stash, depth + 1)}</{tag}>")
         cursor = end + 1
     out.append(text[cursor:])
     return "".join(out)

@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from . import limits
+
 
 @dataclass(frozen=True)
 class EnvironmentKind:
@@ -88,6 +90,8 @@ class RenderContext:
     resolve_data: Callable[[str], Any] = lambda name: None
     promotion_link: str = ""
     options: dict[str, Any] = field(default_factory=dict)
+    # A larger body is refused with a visible error (the site sets NOTE_BODY_MAX_BYTES).
+    max_source_bytes: int = limits.MAX_SOURCE_BYTES
 
     def kinds_by_key(self) -> dict[str, EnvironmentKind]:
         return {kind.key: kind for kind in self.environments}

@@ -7,6 +7,7 @@ URLs. Python-Markdown instances are not thread-safe: one per thread, reset per r
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 
@@ -14,7 +15,11 @@ import markdown
 from markdown.extensions import Extension
 from markdown.extensions.tables import TableProcessor
 from markdown.extensions.toc import slugify_unicode
+from markdown.htmlparser import HTMLExtractor
+from markdown.preprocessors import HtmlBlockPreprocessor
 
+from . import limits
+from .rendered import RenderWarning
 from .stash import Stash
 
 _TABLE_ATTRIBUTES = re.compile(r"^[ \t]*\{:?[ \t]*((?:\.[\w-]+[ \t]*)+)\}[ \t]*$")
@@ -50,6 +55,28 @@ class AttributedTableExtension(Extension):
         )
 
 
+class _CheckedExtractor(HTMLExtractor):
+    # html.parser calls these once per piece of text or tag: the budget is checked there.
+    def handle_data(self, data):
+        limits.check()
+        super().handle_data(data)
+
+    def handle_starttag(self, tag, attrs):
+        limits.check()
+        super().handle_starttag(tag, attrs)
+
+
+class CheckedHtmlBlockPreprocessor(HtmlBlockPreprocessor):
+    """Python-Markdown's raw-HTML pass, which runs html.parser over the whole body (minutes on
+    a body of `<` characters), interruptible by the render's budget."""
+
+    def run(self, lines: list[str]) -> list[str]:
+        parser = _CheckedExtractor(self.md)
+        parser.feed("\n".join(lines))
+        parser.close()
+        return "".join(parser.cleandoc).split("\n")
+
+
 _local = threading.local()
 
 
@@ -61,7 +88,31 @@ def _slugify(value: str, separator: str) -> str:
     return slugify_unicode(value, separator) or "section"
 
 
+def _checked(function):
+    """`function` that first checks the render's time budget: Python-Markdown calls every block
+    processor's test and every inline pattern's regex getter and match handler in its loops,
+    so a hostile body stops there instead of running for minutes."""
+
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        limits.check()
+        return function(*args, **kwargs)
+
+    return wrapper
+
+
 def _new_markdown() -> markdown.Markdown:
+    md = _markdown()
+    md.preprocessors.register(CheckedHtmlBlockPreprocessor(md), "html_block", 20)
+    for processor in md.parser.blockprocessors:
+        processor.test = _checked(processor.test)
+    for pattern in md.inlinePatterns:
+        pattern.getCompiledRegExp = _checked(pattern.getCompiledRegExp)
+        pattern.handleMatch = _checked(pattern.handleMatch)
+    return md
+
+
+def _markdown() -> markdown.Markdown:
     return markdown.Markdown(
         extensions=[
             AttributedTableExtension(),
@@ -83,16 +134,35 @@ def _new_markdown() -> markdown.Markdown:
     )
 
 
-def to_html(text: str, stash: Stash) -> tuple[str, str]:
-    """Markdown → HTML and the TOC HTML."""
+def to_html(
+    text: str, stash: Stash, warnings: list[RenderWarning] | None = None
+) -> tuple[str, str]:
+    """Markdown → HTML and the TOC HTML. A body Markdown cannot finish within the render's
+    budget (or that exhausts the stack) becomes escaped paragraphs and a warning."""
     md = getattr(_local, "markdown", None)
     if md is None:
         md = _local.markdown = _new_markdown()
     md.reset()
     _local.stash = stash
     try:
+        limits.check()
         body = md.convert(text)
         toc = md.toc if getattr(md, "toc_tokens", None) else ""
+    except (limits.BudgetExceeded, RecursionError) as error:
+        # The instance may hold half-built state: the next render starts a fresh one.
+        _local.markdown = None
+        reason = (
+            "is nested too deeply"
+            if isinstance(error, RecursionError)
+            else "took too long to format"
+        )
+        if warnings is not None:
+            warnings.append(
+                RenderWarning(
+                    1, "render-limit", f"this note {reason}: its text is shown unformatted"
+                )
+            )
+        return limits.escaped_paragraphs(text), ""
     finally:
         _local.stash = None
     return body, toc

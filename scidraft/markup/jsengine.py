@@ -16,9 +16,12 @@ import json
 import logging
 import os
 import threading
+import time
 from pathlib import Path
 
 from py_mini_racer import JSEvalException, JSOOMException, JSTimeoutException, MiniRacer
+
+from . import limits
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +65,11 @@ class JSError(Exception):
     def __init__(self, message: str):
         super().__init__(message)
         self.message = message
+
+
+class JSStopped(JSError):
+    """The call was cut short by the render's time budget, not by the input alone: the
+    result is not cached, a later render with time to spare may succeed."""
 
 
 @functools.cache
@@ -120,18 +128,25 @@ def _first_line(error: Exception) -> str:
 
 
 def _call(function: str, *args):
+    # A call gets at most what is left of the render's budget (and never less than a moment).
+    context = _context()  # loading the libraries into a new context is not the input's cost
+    left = limits.remaining()
+    timeout = max(min(CALL_TIMEOUT_SECONDS, left), 0.05)
+    started = time.monotonic()
     try:
-        return _context().call(
-            function, *args, timeout_sec=CALL_TIMEOUT_SECONDS, max_memory=MEMORY_LIMIT_BYTES
-        )
+        return context.call(function, *args, timeout_sec=timeout, max_memory=MEMORY_LIMIT_BYTES)
     except JSTimeoutException:
         _discard_context()
+        if timeout < CALL_TIMEOUT_SECONDS:
+            raise JSStopped("the note took too long to render and this was stopped") from None
         raise JSError(f"took longer than {CALL_TIMEOUT_SECONDS:g} s and was stopped") from None
     except JSOOMException:
         _discard_context()
         raise JSError("used too much memory and was stopped") from None
     except JSEvalException as error:
         raise JSError(_first_line(error)) from None
+    finally:
+        limits.charge_engine(time.monotonic() - started)
 
 
 def _discard_context() -> None:
@@ -173,6 +188,8 @@ def _tex_cached(tex: str, display: bool, version: str) -> tuple[bool, str]:
         return tuple(shared)
     try:
         result = (True, _call("scidraftTex", tex, display))
+    except JSStopped:
+        raise  # not a property of the formula: neither cached here nor shared
     except JSError as error:
         result = (False, error.message)
     _shared("set", key, list(result))
@@ -201,6 +218,8 @@ def tex_cache_clear() -> None:
 def _pseudocode_cached(source: str, caption_count: int, version: str) -> tuple[bool, str]:
     try:
         return True, _call("scidraftPseudocode", source, caption_count)
+    except JSStopped:
+        raise
     except JSError as error:
         return False, error.message
 

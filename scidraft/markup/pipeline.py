@@ -13,14 +13,14 @@ import html as html_lib
 import re
 from dataclasses import dataclass
 
-from . import code, commands, convert, environments, fill, sanitise, shortcodes
+from . import code, commands, convert, environments, fill, limits, sanitise, shortcodes
 from .context import RenderContext
 from .protect import MathState, protect_math
 from .rendered import CitationList, Rendered, RenderWarning
 from .stash import TOKEN, Stash, strip_placeholder_characters
 
 # Bump when the output for the same source changes: stored renders are refreshed.
-ENGINE_VERSION = "2"
+ENGINE_VERSION = "3"
 
 _TAGS = re.compile(r"<[^>]+>")
 _BLOCK_TAGS = re.compile(
@@ -75,8 +75,9 @@ def _render_body(
     text = commands.text_styles(text, stash)
     env_state = environments.EnvironmentState()
     text = environments.process(text, stash, context, warnings, env_state)
+    text = limits.refuse_deep_blocks(text, stash, warnings)
 
-    markup, toc = convert.to_html(text, stash)
+    markup, toc = convert.to_html(text, stash, warnings)
     markup = sanitise.external_links(sanitise.clean_author_html(markup))
     toc = sanitise.clean_author_html(toc)
     plain = _plain_text(markup, stash)
@@ -111,6 +112,25 @@ def _render_body(
 def render(source: str, context: RenderContext | None = None) -> Rendered:
     """Render a note body (Markdown, math, shortcodes) to sanitised HTML, with its warnings."""
     context = context or RenderContext()
+    size = limits.oversized(source, context.max_source_bytes)
+    if size:
+        return _refused(size, context.max_source_bytes)
+    with limits.budget(limits.RENDER_SECONDS):
+        return _render(source, context)
+
+
+def _refused(size: int, limit: int) -> Rendered:
+    message = (
+        f"this note is {limits.describe_bytes(size)}, over the limit of "
+        f"{limits.describe_bytes(limit)}: it was not rendered"
+    )
+    markup = f'<p class="render-error">{html_lib.escape(message[0].upper() + message[1:])}.</p>'
+    return Rendered(
+        html=markup, card_html=markup, warnings=[RenderWarning(1, "body-too-large", message)]
+    )
+
+
+def _render(source: str, context: RenderContext) -> Rendered:
     source = strip_placeholder_characters(source.replace("\r\n", "\n").replace("\r", "\n"))
     warnings: list[RenderWarning] = []
     body = _render_body(source, context, warnings)
@@ -129,7 +149,9 @@ def render(source: str, context: RenderContext | None = None) -> Rendered:
         citations=body.citations,
         labels=body.labels,
         environments=body.environments,
-        warnings=sorted(warnings, key=lambda warning: (warning.line, warning.code)),
+        warnings=limits.cap_warnings(
+            sorted(warnings, key=lambda warning: (warning.line, warning.code))
+        ),
     )
     regions = shortcodes.preview_regions(source)
     if regions:

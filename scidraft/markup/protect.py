@@ -11,9 +11,9 @@ import html
 import re
 from dataclasses import dataclass, field
 
-from . import jsengine
+from . import jsengine, limits
 from .rendered import RenderWarning
-from .stash import LineIndex, Stash
+from .stash import OPEN, LineIndex, Stash
 
 # --- Code --------------------------------------------------------------------------------------
 
@@ -47,6 +47,11 @@ def find_fences(text: str) -> list[tuple[int, int, Fence]]:
         offset += len(line)
     offsets.append(offset)
     while index < len(lines):
+        if len(found) % 1000 == 999 and limits.expired():
+            break  # the rest stays as written: Markdown's fallback shows it escaped
+        if not lines[index].lstrip(" \t").startswith(("```", "~~~")):
+            index += 1  # the common case, without the regex
+            continue
         match = _FENCE_OPEN.match(lines[index].rstrip("\n"))
         if not match or (match.group("fence")[0] == "`" and "`" in match.group("info")):
             index += 1
@@ -115,6 +120,7 @@ _MATH_ENVIRONMENTS = {
 }
 _ROWED = {"align*", "gather*", "alignat*"}
 _BEGIN = re.compile(r"\\begin\{(" + "|".join(re.escape(k) for k in _MATH_ENVIRONMENTS) + r")\}")
+_END = re.compile(r"\\end\{(" + "|".join(re.escape(k) for k in _MATH_ENVIRONMENTS) + r")\}")
 _LABEL = re.compile(r"\\label\{([^{}]*)\}")
 _NONUMBER = re.compile(r"\\(?:nonumber|notag)\b")
 
@@ -124,6 +130,7 @@ class MathState:
     equation_count: int = 0
     labels: dict[str, dict] = field(default_factory=dict)
     count: int = 0
+    stopped: bool = False  # the time budget ran out: the rest stays source
 
 
 def equation_anchor(label: str) -> str:
@@ -207,9 +214,7 @@ def _translate_environments(tex: str) -> str:
         return f"\\end{{{target}}}"
 
     tex = _BEGIN.sub(begin, tex)
-    return re.sub(
-        r"\\end\{(" + "|".join(re.escape(k) for k in _MATH_ENVIRONMENTS) + r")\}", end, tex
-    )
+    return _END.sub(end, tex)
 
 
 def typeset(
@@ -240,6 +245,7 @@ def typeset(
 
 
 _CANDIDATE = re.compile(r"[\\$]")
+_INDENT = re.compile(r"[ \t]*")
 
 
 @dataclass
@@ -284,6 +290,8 @@ def find_math(text: str, warnings: list[RenderWarning], lines: LineIndex) -> lis
     spans: list[_Span] = []
     index, length = 0, len(text)
     while index < length:
+        if len(spans) % 1000 == 999 and limits.expired():
+            break  # protect_math leaves the rest as written
         # Only a backslash or a dollar can start math: skip straight to the next one.
         candidate = _CANDIDATE.search(text, index)
         if candidate is None:
@@ -364,6 +372,18 @@ def find_math(text: str, warnings: list[RenderWarning], lines: LineIndex) -> lis
     return spans
 
 
+def _stop(line: int, state: MathState, warnings: list[RenderWarning]) -> None:
+    if not state.stopped:
+        state.stopped = True
+        warnings.append(
+            RenderWarning(
+                line,
+                "render-limit",
+                "this note took too long to typeset: formulas from here on are shown as source",
+            )
+        )
+
+
 def protect_math(text: str, stash: Stash, state: MathState, warnings: list[RenderWarning]) -> str:
     lines = LineIndex(text)
     spans = find_math(text, warnings, lines)
@@ -371,14 +391,21 @@ def protect_math(text: str, stash: Stash, state: MathState, warnings: list[Rende
         return text
     out, cursor = [], 0
     for span in spans:
-        out.append(text[cursor : span.start])
+        if OPEN in span.tex:
+            # Delimiters around a code span (`$ `x` $`): code was stashed first and wins, as
+            # in the theme, where MathJax skips <code>; the dollars stay as written.
+            continue
         line = lines.line(span.start)
+        if limits.expired():
+            # The rest of the note stays as written; Markdown's fallback shows it escaped.
+            _stop(line, state, warnings)
+            break
+        out.append(text[cursor : span.start])
+        original = text[span.start : span.end]
         rendered, plain = typeset(
             span.tex, display=span.display, line=line, state=state, warnings=warnings
         )
-        original = text[span.start : span.end]
-        line_start = text.rfind("\n", 0, span.start) + 1
-        indent = re.match(r"[ \t]*", text[line_start:]).group(0)
+        indent = _INDENT.match(text, lines.starts[line - 1]).group(0)
         out.append(
             stash.add(
                 rendered, text=plain, kind="math", line=line, original=original, indent=indent

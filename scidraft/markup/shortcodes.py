@@ -11,6 +11,7 @@ import html
 import re
 from dataclasses import dataclass, field
 
+from . import limits
 from .context import RenderContext
 from .protect import mask_code
 from .rendered import RenderWarning
@@ -194,6 +195,8 @@ def process(
         return "\n" * text.count("\n", shortcode.start, shortcode.end)
 
     for index, code in enumerate(codes):
+        if limits.expired():
+            break  # the rest stays as written: Markdown's fallback shows it escaped
         if code.start < skip_until:
             continue
         out.append(text[cursor : code.start])

@@ -92,10 +92,10 @@ def test_editable_by_follows_the_roles():
 
 @pytest.mark.django_db
 def test_note_body_over_the_limit_is_refused(settings):
-    """SCIDRAFT_NOTE_MAX_CHARS bounds a body with a clear message."""
-    settings.SCIDRAFT_NOTE_MAX_CHARS = 10
-    note = Note(slug="long", body="x" * 11)
-    with pytest.raises(ValidationError, match="the limit is 10"):
+    """NOTE_BODY_MAX_BYTES bounds a body (in UTF-8 bytes) with a clear message."""
+    settings.NOTE_BODY_MAX_BYTES = 10
+    note = Note(slug="long", body="é" * 6)
+    with pytest.raises(ValidationError, match="12 bytes .*the limit is 10 bytes"):
         note.full_clean()
 
 

@@ -1,0 +1,191 @@
+"""Bounds on the work one render may do (issue #10, "Denial-of-service inputs").
+
+A hostile or broken note gets a warning and a plainer rendering, never minutes of CPU or a
+crash: the body has a size limit, deeply nested blocks are shown as escaped text, and every
+stage before `fill` shares one time budget. Once the budget is spent the remaining formulas
+stay as their source and Markdown falls back to escaped paragraphs, so the rest of the render
+is linear. Normal notes never come near these bounds and render exactly as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import re
+import threading
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from .rendered import RenderWarning
+
+if TYPE_CHECKING:
+    from .stash import Stash  # stash imports this module (its item cap)
+
+# The default body limit; the site passes its own (settings.NOTE_BODY_MAX_BYTES) in the context.
+MAX_SOURCE_BYTES = 2 * 1024 * 1024
+# CPU seconds the stages before `fill` may take together; what is left of a 5 s response goes
+# to the linear stages (sanitise, fill) and the fallback. CPU time of the rendering thread, not
+# the wall clock: whether a note renders in full depends on the note, not on how busy the
+# server was when it was saved (a stored render is kept until the next save).
+RENDER_SECONDS = 1.5
+# Seconds the same render may wait on KaTeX and pseudocode.js, which run in V8's threads (the
+# rendering thread's CPU clock stands still meanwhile). A cold formula costs 1–3 ms: this is
+# several hundred new formulas, and a formula seen before costs nothing.
+ENGINE_SECONDS = 2.0
+# Container levels (list items, block quotes) a line may sit in. Python-Markdown recurses per
+# level and slows down quadratically; authors' notes stay under ten.
+MAX_NESTING = 32
+# Lines in one pseudo-algorithm: pseudocode.js is superlinear, a real algorithm is a page.
+MAX_ALGORITHM_LINES = 2_000
+# Placeholders (formulas, code spans, environments, citations…) in one render: each costs a
+# stash entry and a substitution, and a real note has a few thousand at most. Past this the
+# budget counts as spent and the remaining constructs stay as text.
+MAX_ITEMS = 50_000
+# Warnings kept in a Rendered: the rest are summed up in one.
+MAX_WARNINGS = 500
+
+
+class BudgetExceeded(Exception):
+    """The render's time budget is spent: the stage that raises it falls back to plain text."""
+
+
+_local = threading.local()
+
+
+@contextlib.contextmanager
+def budget(seconds: float, engine_seconds: float = ENGINE_SECONDS) -> Iterator[None]:
+    """Stages called inside share a deadline `seconds` of CPU time from now and
+    `engine_seconds` of waiting on the JavaScript engine (nested calls keep the outer budget:
+    a card rendered inside a page render spends the page's)."""
+    if getattr(_local, "deadline", None) is not None:
+        yield
+        return
+    _local.deadline = time.thread_time() + seconds
+    _local.engine_left = engine_seconds
+    try:
+        yield
+    finally:
+        _local.deadline = None
+
+
+def remaining() -> float:
+    """Seconds left in the current budget (infinite outside `budget`)."""
+    deadline = getattr(_local, "deadline", None)
+    if deadline is None:
+        return float("inf")
+    return min(deadline - time.thread_time(), _local.engine_left)
+
+
+def expired() -> bool:
+    return remaining() <= 0
+
+
+def charge_engine(seconds: float) -> None:
+    """Count `seconds` spent waiting on the JavaScript engine against the budget."""
+    if getattr(_local, "deadline", None) is not None:
+        _local.engine_left -= seconds
+
+
+def exhaust() -> None:
+    """Spend the rest of the budget now: the stages from here on take their plain path."""
+    if getattr(_local, "deadline", None) is not None:
+        _local.deadline = time.thread_time()
+
+
+def cap_warnings(warnings: list[RenderWarning]) -> list[RenderWarning]:
+    if len(warnings) <= MAX_WARNINGS:
+        return warnings
+    extra = len(warnings) - MAX_WARNINGS
+    return warnings[:MAX_WARNINGS] + [
+        RenderWarning(warnings[MAX_WARNINGS].line, "too-many-warnings", f"{extra} more warnings")
+    ]
+
+
+def check() -> None:
+    if expired():
+        raise BudgetExceeded
+
+
+def describe_bytes(size: int) -> str:
+    if size >= 1024 * 1024:
+        return f"{size / (1024 * 1024):.1f} MB"
+    if size >= 1024:
+        return f"{size / 1024:.0f} KB"
+    return f"{size} bytes"
+
+
+def oversized(source: str, limit: int) -> int:
+    """The UTF-8 size of `source` when it is over `limit` bytes, else 0."""
+    if not limit or len(source) * 4 <= limit:  # UTF-8 needs at most four bytes a character
+        return 0
+    size = len(source.encode("utf-8"))
+    return size if size > limit else 0
+
+
+# Container markers at the start of a line: indentation, block-quote marks and list markers.
+_CONTAINER = re.compile(r"[ \t]*(?:(?:>|(?:[-*+]|\d{1,9}[.)])(?=[ \t]|$))[ \t]*)*")
+_MARKER = re.compile(r">|[-*+](?=[ \t]|$)|\d{1,9}[.)](?=[ \t]|$)")
+_BLANK_LINES = re.compile(r"\n(?:[ \t]*\n)+")
+# A line nested deeper than MAX_NESTING starts with at least that many container characters:
+# one search skips the per-line work for every ordinary note.
+_DEEP_CANDIDATE = re.compile(rf"^[ \t>*+\-\d.)]{{{MAX_NESTING + 1},}}", re.M)
+
+
+def nesting(line: str) -> int:
+    """How many container levels `line` opens or sits in: four columns of indentation count
+    as one level (Python-Markdown's list indent), each `>` or list marker as another."""
+    prefix = _CONTAINER.match(line).group(0)
+    markers = prefix.lstrip(" \t")
+    indent = prefix[: len(prefix) - len(markers)]
+    return len(indent.expandtabs(4)) // 4 + len(_MARKER.findall(markers))
+
+
+def refuse_deep_blocks(text: str, stash: Stash, warnings: list[RenderWarning]) -> str:
+    """Blocks (between blank lines) nested deeper than MAX_NESTING become escaped text with a
+    warning, before Markdown can spend minutes or exhaust the stack on them."""
+    if not _DEEP_CANDIDATE.search(text):
+        return text
+    out, line = [], 1
+    pieces = _BLANK_LINES.split(text)
+    separators = [match.group(0) for match in _BLANK_LINES.finditer(text)]
+    for index, block in enumerate(pieces):
+        depth = max(
+            (nesting(row) for row in block.split("\n") if _DEEP_CANDIDATE.match(row)), default=0
+        )
+        if depth > MAX_NESTING:
+            warnings.append(
+                RenderWarning(
+                    line,
+                    "nesting-limit",
+                    f"this block is nested {depth} levels deep (the limit is {MAX_NESTING}): "
+                    "it is shown as plain text",
+                )
+            )
+            out.append(
+                stash.add(
+                    f'<pre class="render-limit">{html.escape(block)}</pre>',
+                    text=block,
+                    block=True,
+                    kind="refused",
+                    line=line,
+                    original=block,
+                )
+            )
+        else:
+            out.append(block)
+        line += block.count("\n")
+        if index < len(separators):
+            out.append(separators[index])
+            line += separators[index].count("\n")
+    return "".join(out)
+
+
+def escaped_paragraphs(text: str) -> str:
+    """The fallback when Markdown cannot finish: each block as an escaped paragraph
+    (placeholders survive escaping, so math and code still appear)."""
+    return "\n".join(
+        f"<p>{html.escape(block.strip())}</p>"
+        for block in _BLANK_LINES.split(text)
+        if block.strip()
+    )

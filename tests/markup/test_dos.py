@@ -1,0 +1,290 @@
+"""Denial-of-service inputs (issue #10): each renders or is refused in under 5 s, with a
+warning that says what happened, and the engine keeps rendering normal notes afterwards."""
+
+from __future__ import annotations
+
+import sys
+import time
+import traceback
+
+import pytest
+
+from scidraft.markup import RenderContext, jsengine, limits, render
+
+SECONDS = 5.0
+MB = 1024 * 1024
+
+NORMAL = "# Heat\n\nSee $e^{i\\pi} + 1 = 0$ and **bold**.\n\n- one\n    - two\n"
+
+
+def _timed(source: str, context: RenderContext | None = None):
+    """Render, asserting the work took under SECONDS of CPU time. CPU time, not the wall
+    clock: the limit is on the work an input can cause, and the test machine is shared (the
+    wall-clock time is reported with any failure)."""
+    start, start_cpu = time.perf_counter(), time.process_time()
+    rendered = render(source, context)
+    cpu, wall = time.process_time() - start_cpu, time.perf_counter() - start
+    assert cpu < SECONDS, f"took {cpu:.1f} s of CPU time ({wall:.1f} s on the clock)"
+    return rendered
+
+
+def _codes(rendered) -> set[str]:
+    return {warning.code for warning in rendered.warnings}
+
+
+@pytest.fixture(autouse=True)
+def _engine_keeps_serving():
+    """Every hostile input is followed by a normal note rendering exactly as before it."""
+    before = render(NORMAL).html
+    yield
+    assert render(NORMAL).html == before
+
+
+# --- Size --------------------------------------------------------------------------------------
+
+
+def test_body_over_the_limit_is_refused_at_once_with_an_error_and_a_warning():
+    """One byte over max_source_bytes: an error paragraph naming both sizes, no rendering."""
+    context = RenderContext(max_source_bytes=1000)
+    rendered = _timed("é" * 501, context)  # 1,002 bytes in UTF-8, 501 characters
+    assert _codes(rendered) == {"body-too-large"}
+    assert rendered.html.startswith('<p class="render-error">')
+    assert "1002 bytes" in rendered.html and "1000 bytes" in rendered.html
+    assert rendered.card_html == rendered.html and rendered.text == ""
+
+
+def test_default_limit_is_two_megabytes():
+    """The engine's own default refuses 2 MB + 1 byte and accepts 2 MB exactly."""
+    assert RenderContext().max_source_bytes == 2 * MB
+    assert _codes(_timed("x" * (2 * MB + 1))) == {"body-too-large"}
+
+
+def _mixed_body(size: int) -> str:
+    unit = (
+        "## Section\n\nProse with $x_{i}^{2}$, \\(a+b\\), **bold**, *em*, `code`, a [link]"
+        "(https://example.org) and \\cite{knuth}.\n\n$$\\sum_{k=1}^{n} k = \\frac{n(n+1)}{2}$$\n\n"
+        "- item\n    - nested *item*\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"
+        "```python\nprint('hi')\n```\n\n:::lemma[Name]{#lem-x}\nText.\n:::\n\n"
+    )
+    body = unit * (size // len(unit) + 1)
+    return body[:size]
+
+
+def test_body_exactly_at_the_limit_renders_in_time():
+    """A 2 MB body of ordinary constructs (every byte ASCII) renders, within the time limit;
+    if the budget runs out first the note says so and the rest is shown as text."""
+    body = _mixed_body(2 * MB)
+    assert len(body.encode("utf-8")) == 2 * MB
+    rendered = _timed(body)
+    assert "body-too-large" not in _codes(rendered)
+    assert "Prose with" in rendered.html and len(rendered.text) > MB
+
+
+# --- Nesting and emphasis ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        pytest.param("- " * 10_000 + "x\n", id="10000 list markers on a line"),
+        pytest.param("1. " * 10_000 + "x\n", id="10000 ordered markers on a line"),
+        pytest.param("> " * 10_000 + "x\n", id="10000 block quotes"),
+        pytest.param("".join("> " * i + "- x\n" for i in range(1, 600)), id="quotes and lists"),
+        # Indentation: as many four-space levels as fit in the size limit.
+        pytest.param("".join("    " * i + "- x\n" for i in range(1000)), id="1000 indented"),
+    ],
+)
+def test_deeply_nested_lists_are_shown_as_text_with_a_warning(source):
+    """Nesting past MAX_NESTING is escaped text and a nesting-limit warning, not a
+    RecursionError or minutes of Python-Markdown."""
+    rendered = _timed(source)
+    assert _codes(rendered) == {"nesting-limit"}
+    assert '<pre class="render-limit">' in rendered.html
+
+
+def test_nesting_within_the_limit_renders_as_before():
+    """A list nested MAX_NESTING levels deep is still a nested list, without a warning."""
+    source = "".join("    " * level + "- x\n" for level in range(limits.MAX_NESTING))
+    rendered = _timed(source)
+    assert rendered.warnings == []
+    assert rendered.html.count("<ul>") == limits.MAX_NESTING
+
+
+def test_nesting_depth_counts_indentation_quotes_and_markers():
+    """Four columns, a `>` and a list marker are one level each."""
+    assert limits.nesting("x") == 0
+    assert limits.nesting("        - x") == 3
+    assert limits.nesting("> > - 1. x") == 4
+    assert limits.nesting("\t\t> x") == 3
+    assert limits.nesting("----------") == 0  # a rule, not markers
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        pytest.param("*" * 100_000, id="100000 stars"),
+        pytest.param("*a " * 33_334, id="unclosed emphasis"),
+        pytest.param("**a*" * 25_000, id="mixed strong and em"),
+        pytest.param("*a " * 10_000 + "b" + "*" * 10_000, id="10000 nested emphasis"),
+        pytest.param("_" * 100_000, id="100000 underscores"),
+    ],
+)
+def test_star_runs_render_in_time(source):
+    """100,000 emphasis characters: rendered, or shown as text with a render-limit warning."""
+    rendered = _timed(source)
+    assert rendered.html
+    assert _codes(rendered) <= {"render-limit"}
+
+
+def test_nested_emphasis_that_exhausts_the_stack_falls_back_with_a_warning():
+    """Python-Markdown's inline recursion hitting the recursion limit is a warning and
+    escaped text, never a RecursionError (the limit is lowered so that 600 levels reach it)."""
+    source = "*a " * 600 + "b" + "*" * 600
+    assert render(source).html.startswith("<p><em>a <em>a ")  # fine at the usual limit
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(len(traceback.extract_stack()) + 250)
+    try:
+        rendered = render(source)
+    finally:
+        sys.setrecursionlimit(limit)
+    assert _codes(rendered) == {"render-limit"}
+    assert "nested too deeply" in rendered.warnings[0].message
+    assert rendered.html.startswith("<p>*a *a ")
+
+
+def test_nested_text_styles_stop_at_the_nesting_limit():
+    """\\textbf nested 10,000 deep: the outer levels become HTML, the rest stays as written."""
+    source = "\\textbf{" * 10_000 + "x" + "}" * 10_000
+    rendered = _timed(source)
+    assert rendered.html.count("<strong>") == limits.MAX_NESTING
+    assert "\\textbf{" in rendered.html
+
+
+# --- Math ------------------------------------------------------------------------------------
+
+
+def test_katex_bounds_macro_expansion_and_calls():
+    """maxExpand caps \\def expansion; every V8 call has a timeout and a memory limit."""
+    assert 0 < jsengine.KATEX_OPTIONS["maxExpand"] <= 10_000
+    assert 0 < jsengine.CALL_TIMEOUT_SECONDS <= SECONDS
+    assert jsengine.MEMORY_LIMIT_BYTES > 0
+
+
+DEF_BOMB = (
+    "\\def\\a{xx}\\def\\b{\\a\\a}\\def\\c{\\b\\b}\\def\\d{\\c\\c}\\def\\e{\\d\\d}"
+    "\\def\\f{\\e\\e}\\def\\g{\\f\\f}\\def\\h{\\g\\g}\\def\\i{\\h\\h}\\def\\j{\\i\\i}"
+    "\\def\\k{\\j\\j}\\def\\l{\\k\\k}\\def\\m{\\l\\l}\\k\\m"
+)
+
+
+@pytest.mark.parametrize("delimiters", [("$", "$"), ("$$", "$$"), ("\\(", "\\)"), ("\\[", "\\]")])
+def test_def_bomb_is_a_math_error_not_an_exponential_expansion(delimiters):
+    """A formula whose macros double 13 times stops at maxExpand: a visible error box and a
+    math-error warning naming the cause."""
+    opening, closing = delimiters
+    rendered = _timed(f"Bomb: {opening}{DEF_BOMB}{closing}\n")
+    assert _codes(rendered) == {"math-error"}
+    assert "expansion" in rendered.warnings[0].message.lower()
+    assert 'class="math-error' in rendered.html
+
+
+def test_many_distinct_def_bombs_stay_within_the_time_limit():
+    """200 different bombs in one note: each is refused by maxExpand, the note stays bounded."""
+    source = "\n\n".join(f"${DEF_BOMB}\\def\\z{{{n}}}$" for n in range(200))
+    rendered = _timed(source)
+    assert _codes(rendered) <= {"math-error", "render-limit"} and rendered.warnings
+
+
+def test_two_megabytes_of_dollars_and_formulas_fall_back_in_time():
+    """Hundreds of thousands of formulas: typeset until the budget or the placeholder cap runs
+    out, the rest shown as source, with a render-limit warning."""
+    rendered = _timed("\\(x\\) " * (2 * MB // 6))
+    assert "render-limit" in _codes(rendered)
+    rendered = _timed("$" * (2 * MB - 1))
+    assert rendered.html
+
+
+# --- Pseudocode ------------------------------------------------------------------------------
+
+
+def test_pseudocode_block_of_50000_lines_is_refused_as_source():
+    """An algorithm over MAX_ALGORITHM_LINES is shown as its source with a warning saying
+    why; pseudocode.js never sees it."""
+    lines = "\n".join(f"\\State $x_{{{n}}} \\gets {n}$" for n in range(50_000))
+    source = (
+        "```pseudo-algorithm\n\\begin{algorithm}\n\\caption{Long}\n\\begin{algorithmic}\n"
+        f"{lines}\n\\end{{algorithmic}}\n\\end{{algorithm}}\n```\n"
+    )
+    rendered = _timed(source)
+    assert _codes(rendered) == {"algorithm-error"}
+    assert "over the limit" in rendered.warnings[0].message
+    assert 'class="algorithm-src algorithm-error"' in rendered.html
+
+
+def test_pseudocode_within_the_line_limit_still_renders():
+    """A 200-line algorithm is typeset by pseudocode.js as before."""
+    lines = "\n".join(f"\\State $x \\gets {n}$" for n in range(200))
+    source = (
+        "```pseudo-algorithm\n\\begin{algorithm}\n\\caption{Long}\n\\begin{algorithmic}\n"
+        f"{lines}\n\\end{{algorithmic}}\n\\end{{algorithm}}\n```\n"
+    )
+    rendered = _timed(source)
+    assert rendered.warnings == [] and 'class="ps-root"' in rendered.html
+
+
+# --- Other quadratic constructs ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "unit",
+    [
+        pytest.param("[", id="open brackets"),
+        pytest.param("<", id="angle brackets"),
+        pytest.param("[a](b) ", id="links"),
+        pytest.param("&amp; ", id="entities"),
+        pytest.param("- a\n", id="list items"),
+        pytest.param("```\n", id="fences"),
+        pytest.param(":::lemma\n", id="environments"),
+        pytest.param("\\textbf{", id="unclosed text styles"),
+        pytest.param("| a | b |\n|---|---|\n", id="tables"),
+    ],
+)
+def test_two_megabytes_of_one_construct_render_in_time(unit):
+    """A body at the size limit made of one construct (quadratic in Python-Markdown or a
+    placeholder each): rendered or degraded within the time limit, any fallback announced."""
+    source = (unit * (2 * MB // len(unit) + 1))[: 2 * MB]
+    rendered = _timed(source)
+    assert rendered.html
+    assert len(rendered.warnings) <= limits.MAX_WARNINGS + 1
+
+
+def test_spent_budget_degrades_every_stage_to_text_with_a_warning():
+    """With no time left, math, Markdown and code take their plain paths, escaped; later
+    renders with time to spare typeset as usual (nothing half-done is cached)."""
+    source = "**bold** $x_1^{2}$ `code` <b>raw</b>\n"
+    with limits.budget(0):
+        spent = render(source)
+    assert "render-limit" in _codes(spent)
+    assert "<strong>" not in spent.html and "&lt;b&gt;raw&lt;/b&gt;" in spent.html
+    assert "katex" not in spent.html and "$x_1^{2}$" in spent.html
+    fresh = render(source)
+    assert fresh.warnings == [] and "<strong>bold</strong>" in fresh.html and "katex" in fresh.html
+
+
+def test_warnings_are_capped():
+    """Thousands of identical problems are kept as MAX_WARNINGS and one summary."""
+    rendered = _timed("\\ref{nowhere} " * 5_000)
+    assert len(rendered.warnings) == limits.MAX_WARNINGS + 1
+    assert rendered.warnings[-1].code == "too-many-warnings"
+    assert rendered.warnings[-1].message == f"{5_000 - limits.MAX_WARNINGS} more warnings"
+
+
+def test_time_waiting_on_the_javascript_engine_counts_against_the_budget():
+    """KaTeX runs in V8's threads, where the rendering thread's CPU clock stands still: many
+    distinct slow formulas still end the budget, and the rest are shown as source."""
+    formulas = "\n\n".join(
+        f"$$\\begin{{matrix}}{' & '.join(['x'] * 40)} \\\\ {n}\\end{{matrix}}$$"
+        for n in range(3000)
+    )
+    rendered = _timed(formulas)
+    assert "render-limit" in _codes(rendered)
