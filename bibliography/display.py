@@ -63,6 +63,11 @@ def _decoded(value: str) -> str:
     return _SPACES.sub(" ", text).strip()
 
 
+def display_cache_clear() -> None:
+    """Forget decoded values (benchmarks measure formatting cold)."""
+    _decoded.cache_clear()
+
+
 def display_fields(fields: dict[str, str]) -> dict[str, str]:
     """Every field decoded for display, except those that are addresses or identifiers."""
     verbatim = {"url", "doi", "eprint", "file", "isbn", "issn", "pmid", "arxivid"}
@@ -75,3 +80,11 @@ def display_fields(fields: dict[str, str]) -> dict[str, str]:
 def display_persons(persons: dict[str, list[str]]) -> dict[str, list[str]]:
     """Every name decoded for display ("M{\\"u}ller, J." → "Müller, J.")."""
     return {role: [latex_to_text(name) for name in names] for role, names in persons.items()}
+
+
+def authors_text(persons: dict[str, list[str]], limit: int = 3) -> str:
+    """The first `limit` authors (or editors) decoded, "; "-separated, "et al." for the rest:
+    a line for lists and the cite picker, where a 5,000-name list must not be printed."""
+    names = persons.get("author") or persons.get("editor") or []
+    shown = "; ".join(latex_to_text(name) for name in names[:limit])
+    return f"{shown}; et al." if len(names) > limit else shown

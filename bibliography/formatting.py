@@ -15,9 +15,19 @@ from dataclasses import dataclass
 
 from pybtex.exceptions import PybtexError
 
+from .display import display_cache_clear
 from .models import BibEntry, BibFile
 from .parsing import ParsedEntry
-from .styles import DEFAULT_STYLE, HtmlBackend, get_style, make_entry, style_labels, style_name
+from .styles import (
+    DEFAULT_STYLE,
+    LABEL_STYLES,
+    HtmlBackend,
+    get_style,
+    make_entry,
+    style_labels,
+    style_name,
+)
+from .styles.memo import memo_clear
 
 logger = logging.getLogger(__name__)
 
@@ -74,12 +84,18 @@ def _format_cached(key: str, entry_type: str, fields: str, persons: str, style: 
 
 
 def format_cache_clear() -> None:
-    """Benchmarks measure cold formatting with an empty cache."""
+    """Forget every formatted entry, every remembered step (decoded LaTeX, parsed and formatted
+    names) and the styles with their templates: benchmarks measure formatting cold."""
     _format_cached.cache_clear()
+    memo_clear()
+    display_cache_clear()
+    get_style.cache_clear()
 
 
 def labels_for(entries: Iterable[EntryData], style: str | None) -> dict[str, str]:
     """Marker labels by key for label styles (alpha, author-year); {} for numbered styles."""
+    if style_name(style) not in LABEL_STYLES:
+        return {}  # without building entries that only a label style would read
     built = []
     for data in entries:
         try:

@@ -16,6 +16,7 @@ from pybtex.style.formatting import BaseStyle
 from .author_year import AuthorYearStyle, author_year_label
 from .base import HtmlBackend
 from .bibtex import AlphaStyle, PlainStyle, UnsrtStyle
+from .memo import remembered
 from .vancouver import VancouverStyle
 
 
@@ -44,7 +45,6 @@ def _register_pybtex_plugins() -> None:
                     # group's entry points before it looks at its aliases.
                     register_plugin(group, name, found[0].load(), force=True)
                     break
-
 
 
 DEFAULT_STYLE = "vancouver"
@@ -77,10 +77,17 @@ def style_name(name: str | None) -> str:
 
 @functools.cache
 def get_style(name: str | None) -> BaseStyle:
-    """One instance per style: styles hold no per-call state, and building one costs plugin
-    lookups."""
+    """One instance per style: styles hold no per-call state (only their templates, built
+    once per entry type), and building one costs plugin lookups."""
     _register_pybtex_plugins()  # on first use, not at every worker's start-up
     return STYLES[style_name(name)]()
+
+
+@remembered
+def parsed_person(name: str) -> Person:
+    """pybtex's Person for a name string, parsed once: authors recur across entries, and the
+    labels and the list of a note build the same entries. Styles only read a Person."""
+    return Person(name)
 
 
 def make_entry(
@@ -90,7 +97,7 @@ def make_entry(
     entry = Entry(
         entry_type,
         fields=dict(fields),
-        persons={role: [Person(name) for name in names] for role, names in persons.items()},
+        persons={role: [parsed_person(name) for name in names] for role, names in persons.items()},
     )
     entry.key = key
     return entry
@@ -125,5 +132,6 @@ __all__ = [
     "author_year_label",
     "get_style",
     "make_entry",
+    "parsed_person",
     "style_labels",
 ]

@@ -11,20 +11,11 @@ from __future__ import annotations
 from collections import Counter
 
 from pybtex.richtext import Text
-from pybtex.style.formatting import BaseStyle, toplevel
-from pybtex.style.template import (
-    FieldIsMissing,
-    first_of,
-    join,
-    node,
-    optional,
-    sentence,
-    tag,
-    words,
-)
+from pybtex.style.formatting import BaseStyle
 
 from .base import (
     LenientMixin,
+    TemplateCache,
     dashify,
     doi_link,
     family_name,
@@ -35,19 +26,35 @@ from .base import (
     rich_field,
     url_link,
 )
+from .memo import per_person
+from .template import (
+    FieldIsMissing,
+    either,
+    first_of,
+    join,
+    joined_text,
+    node,
+    optional,
+    rich_text,
+    sentence,
+    tag,
+    toplevel,
+    words,
+)
 from .vancouver import ordinal_edition
 
 MAX_AUTHORS = 20
 
 
+@per_person
 def apa_name(person, *, inverted: bool = True) -> Text:
     initials = first_names_initials(person, dotted=True)
     family = family_name(person)
     lineage = ", ".join(plain_text(name) for name in person.lineage_names)
     if not inverted:
-        return Text(" ").join([part for part in (Text(initials), family) if part])
+        return joined_text(" ", [part for part in (Text(initials), family) if part])
     parts = [family] + [Text(part) for part in (initials, lineage) if part]
-    return Text(", ").join(parts)
+    return joined_text(", ", parts)
 
 
 @node
@@ -62,20 +69,22 @@ def apa_names(children, context, role, inverted=True):
         raise FieldIsMissing(role, entry)
     names = [apa_name(person, inverted=inverted) for person in persons]
     if len(names) > MAX_AUTHORS:
-        return Text(Text(", ").join(names[: MAX_AUTHORS - 1]), ", … ", names[-1])
+        return rich_text(joined_text(", ", names[: MAX_AUTHORS - 1]), ", … ", names[-1])
     if et_al:
-        return Text(Text(", ").join(names), ", et al.")
+        return rich_text(joined_text(", ", names), ", et al.")
     if len(names) == 1:
         return names[0]
     if not inverted:
-        return Text(Text(", ").join(names[:-1]), ", & " if len(names) > 2 else " & ", names[-1])
-    return Text(Text(", ").join(names[:-1]), ", & ", names[-1])
+        return rich_text(
+            joined_text(", ", names[:-1]), ", & " if len(names) > 2 else " & ", names[-1]
+        )
+    return rich_text(joined_text(", ", names[:-1]), ", & ", names[-1])
 
 
 @node
 def year_in_parentheses(children, context):
     year = context["entry"].fields.get("year", "").strip()
-    return Text("(", plain_text(year) if year else "n.d.", ").")
+    return rich_text("(", plain_text(year) if year else "n.d.", ").")
 
 
 pages = rich_field("pages", apply_func=dashify)
@@ -108,7 +117,22 @@ def author_year_label(entry) -> str:
     return f"{who} {year}"
 
 
-class AuthorYearStyle(LenientMixin, BaseStyle):
+def has_authors(entry) -> bool:
+    return bool(entry.persons.get("author"))
+
+
+def led_by_editors(entry) -> bool:
+    """A book or proceedings without authors is listed under its editors."""
+    return bool(entry.persons.get("editor")) and entry.type in ("book", "proceedings")
+
+
+@node
+def by_count(children, context, role, one, many):
+    """`one` for at most one person of `role`, else `many` ("(Ed.)", "(Eds.)")."""
+    return Text(many if len(context["entry"].persons.get(role, [])) > 1 else one)
+
+
+class AuthorYearStyle(LenientMixin, TemplateCache, BaseStyle):
     """APA-like author–year references, sorted by author, year and title."""
 
     default_sorting_style = "author_year_title"
@@ -129,20 +153,16 @@ class AuthorYearStyle(LenientMixin, BaseStyle):
         return result
 
     def head(self, e, title):
-        """Authors (or editors, or the title itself) and the year."""
-        if e.persons.get("author"):
-            return [sentence[apa_names("author")], year_in_parentheses, title]
-        if e.persons.get("editor") and e.type in ("book", "proceedings"):
-            return [
-                sentence[
-                    words[
-                        apa_names("editor"), "(Eds.)" if len(e.persons["editor"]) > 1 else "(Ed.)"
-                    ]
-                ],
-                year_in_parentheses,
-                title,
-            ]
-        return [title, year_in_parentheses]
+        """Authors (or editors, or the title itself) and the year: `Family, G. (2020). Title`,
+        `Family, G. (Ed.). (2020). Title`, or `Title. (2020).`"""
+        editors = sentence[words[apa_names("editor"), by_count("editor", "(Ed.)", "(Eds.)")]]
+        return [
+            either(has_authors)[
+                sentence[apa_names("author")], either(led_by_editors)[editors, title]
+            ],
+            year_in_parentheses,
+            either(has_authors)[title, either(led_by_editors)[title, Text()]],
+        ]
 
     def link(self):
         return first_of[optional[doi_link(label="")], optional[url_link(dedupe=False)]]
@@ -186,10 +206,7 @@ class AuthorYearStyle(LenientMixin, BaseStyle):
 
     def get_incollection_template(self, e):
         editors = optional[
-            words[
-                apa_names("editor", inverted=False),
-                "(Eds.)," if len(e.persons.get("editor", [])) > 1 else "(Ed.),",
-            ]
+            words[apa_names("editor", inverted=False), by_count("editor", "(Ed.),", "(Eds.),")]
         ]
         return toplevel[
             *self.head(e, self.title()),

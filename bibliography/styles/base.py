@@ -20,9 +20,13 @@ from html import escape
 from pybtex.backends.html import Backend as PybtexHtmlBackend
 from pybtex.exceptions import PybtexError
 from pybtex.richtext import HRef, String, Tag, Text
-from pybtex.style.template import FieldIsMissing, join, node
+from pybtex.style import FormattedEntry
+from pybtex.style.template import FieldIsMissing, node
 
 from ..display import latex_to_text
+from .decoding import decode_latex
+from .memo import per_person, remembered
+from .template import join, joined_text, rich_text
 
 _TEXT_COMMANDS = {"emph": "em", "textit": "em", "textbf": "strong", "texttt": "code"}
 _COMMAND = re.compile(r"\\(url|href|emph|textit|textbf|texttt)\s*\{")
@@ -118,6 +122,7 @@ def _closing_dollar(text: str, start: int) -> int | None:
 _LATEX_SPECIALS = re.compile(r"[\\{}$~%&^_#-]")
 
 
+@remembered
 def latex_text(raw: str) -> Text:
     """Rich text of a LaTeX field value (see the module docstring for what is handled)."""
     if not _LATEX_SPECIALS.search(raw):
@@ -176,7 +181,7 @@ def latex_text(raw: str) -> Text:
             if close is not None:
                 flush()
                 # Braces protect the math from case changes; pybtex decodes simple symbols.
-                parts.append(Text.from_latex("{" + raw[position : close + 1] + "}"))
+                parts.append(decode_latex("{" + raw[position : close + 1] + "}"))
                 position = close + 1
                 continue
         if char == "{" and (position == 0 or raw[position - 1] != "\\"):
@@ -186,7 +191,7 @@ def latex_text(raw: str) -> Text:
         plain.append(char)
         position += 1
     flush()
-    return Text(*parts)
+    return rich_text(*parts)
 
 
 def _from_latex(source: str) -> Text:
@@ -195,18 +200,19 @@ def _from_latex(source: str) -> Text:
         return Text(" ") if source else Text()
     source = _LOGOS.sub(lambda match: match.group(1), source)
     try:
-        text = Text.from_latex(source)
+        decoded = decode_latex(source)
     except (PybtexError, UnicodeError, ValueError):
         # latexcodec gives up on some accent forms (G\"{o}del, Garc{\'\i}a): the decoder
         # that never raises turns them into text instead of losing the entry.
-        text = Text(latex_to_text(source))
+        decoded = Text(latex_to_text(source))
     lead = " " if source[:1].isspace() else ""
-    trail = " " if source[-1:].isspace() and not str(text)[-1:].isspace() else ""
-    if lead and str(text)[:1].isspace():
+    trail = " " if source[-1:].isspace() and not str(decoded)[-1:].isspace() else ""
+    if lead and str(decoded)[:1].isspace():
         lead = ""
-    return Text(lead, text, trail)
+    return rich_text(lead, decoded, trail)
 
 
+@remembered
 def plain_text(raw: str) -> str:
     """A field value as plain text (for initials, labels and comparisons)."""
     return latex_text(raw).render_as("text").replace("\xa0", " ")
@@ -249,11 +255,15 @@ def doi_link(children, context, label="doi:"):
     return Text(HRef(url, f"{label}{doi}" if label else url))
 
 
+_DASHES = re.compile(r"\s*-+\s*")
+
+
 def dashify(text: Text) -> Text:
     """`357--362` → `357–362` (en dash), as citation-js prints page ranges."""
-    return Text("–").join(text.split(re.compile(r"\s*-+\s*")))
+    return joined_text("–", text.split(_DASHES))
 
 
+@per_person
 def first_names_initials(person, *, dotted: bool) -> str:
     """Initials of the given names: "Charles R." → CR / C. R., "Jean-Pierre" → JP / J.-P."""
     initials = []
@@ -268,14 +278,42 @@ def first_names_initials(person, *, dotted: bool) -> str:
     return (" " if dotted else "").join(initials)
 
 
+@per_person
 def family_name(person) -> Text:
     """Particle and family name, decoded ("van der Walt", "del Río")."""
     words = [latex_text(part) for part in person.prelast_names + person.last_names]
-    return Text(" ").join(words) if words else Text()
+    return joined_text(" ", words)
 
 
 def is_others(person) -> bool:
     return str(person).strip().lower() == "others"
+
+
+class _AnyEntry:
+    """What a template is built with: templates are built once per entry type and style, so
+    a template that looked at its entry would give every entry of the type that entry's
+    layout. Anything that depends on the entry is decided in a node, at format time."""
+
+    def __getattr__(self, name):
+        raise TypeError(f"a template read entry.{name}; decide on the entry in a node instead")
+
+
+_ANY_ENTRY = _AnyEntry()
+
+
+class TemplateCache:
+    """pybtex's `format_entry`, with each entry type's template built once: pybtex builds the
+    template again for every entry, which costs as much as many nodes' formatting."""
+
+    def format_entry(self, label, entry, bib_data=None):
+        templates = self.__dict__.setdefault("_templates", {})
+        template = templates.get(entry.type)
+        if template is None:
+            # An unknown type raises AttributeError here, as in pybtex.
+            get_template = getattr(self, f"get_{entry.type}_template")
+            template = templates[entry.type] = get_template(_ANY_ENTRY)
+        text = template.format_data({"entry": entry, "style": self, "bib_data": bib_data})
+        return FormattedEntry(entry.key, text, label)
 
 
 class LenientMixin:
@@ -299,6 +337,7 @@ def _as_misc(entry):
 __all__ = [
     "HtmlBackend",
     "LenientMixin",
+    "TemplateCache",
     "clean_doi",
     "clean_url",
     "dashify",

@@ -13,11 +13,11 @@ from __future__ import annotations
 import re
 
 from pybtex.richtext import Text
-from pybtex.style.formatting import BaseStyle, toplevel
-from pybtex.style.template import FieldIsMissing, first_of, join, node, optional, sentence, words
+from pybtex.style.formatting import BaseStyle
 
 from .base import (
     LenientMixin,
+    TemplateCache,
     dashify,
     doi_link,
     family_name,
@@ -29,11 +29,26 @@ from .base import (
     url_link,
     when,
 )
+from .memo import per_person
+from .template import (
+    FieldIsMissing,
+    either,
+    first_of,
+    join,
+    joined_text,
+    node,
+    optional,
+    rich_text,
+    sentence,
+    toplevel,
+    words,
+)
 
 MAX_AUTHORS = 6
 _MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 
 
+@per_person
 def vancouver_name(person) -> Text:
     parts = [family_name(person)]
     initials = first_names_initials(person, dotted=False)
@@ -42,7 +57,7 @@ def vancouver_name(person) -> Text:
     lineage = " ".join(plain_text(name).replace(".", "") for name in person.lineage_names)
     if lineage:
         parts.append(lineage)
-    return Text(" ").join([part for part in parts if part])
+    return joined_text(" ", [part for part in parts if part])
 
 
 @node
@@ -57,8 +72,8 @@ def vancouver_names(children, context, role, limit=MAX_AUTHORS):
         raise FieldIsMissing(role, entry)
     if len(persons) > limit:
         persons, et_al = persons[:limit], True
-    text = Text(", ").join([vancouver_name(person) for person in persons])
-    return Text(text, ", et al.") if et_al else text
+    text = joined_text(", ", [vancouver_name(person) for person in persons])
+    return rich_text(text, ", et al.") if et_al else text
 
 
 @node
@@ -66,7 +81,7 @@ def editors_phrase(children, context, role="editor"):
     """`Ku LW, Martins A, editors` (or `editor` for one)."""
     names = vancouver_names(role).format_data(context)
     count = len(context["entry"].persons.get(role, []))
-    return Text(names, ", editors" if count > 1 else ", editor")
+    return rich_text(names, ", editors" if count > 1 else ", editor")
 
 
 def month_and_day(raw: str) -> tuple[str, str]:
@@ -116,7 +131,11 @@ def place_publisher_date(*publisher_fields):
     return join(sep="; ")[join(sep=": ")[optional[rich_field("address")], publisher], date]
 
 
-class VancouverStyle(LenientMixin, BaseStyle):
+def has_booktitle(entry) -> bool:
+    return "booktitle" in entry.fields
+
+
+class VancouverStyle(LenientMixin, TemplateCache, BaseStyle):
     """Numbered, in citation order; the format of the theme's reference lists."""
 
     default_sorting_style = "none"
@@ -180,9 +199,7 @@ class VancouverStyle(LenientMixin, BaseStyle):
     get_conference_template = get_incollection_template
 
     def get_inbook_template(self, e):
-        if "booktitle" in e.fields:
-            return self.get_incollection_template(e)
-        return self.get_book_template(e)
+        return either(has_booktitle)[self.get_incollection_template(e), self.get_book_template(e)]
 
     def get_techreport_template(self, e):
         return toplevel[
