@@ -84,7 +84,7 @@ _LAST = [
     "Zhang",
     "Wang",
     "Garc{\\'\\i}a",
-    'G\\"{o}del',
+    'G{\\"o}del',  # braced: a bare \" would end a quoted BibTeX value
     "Kierkegaard",
     "van der Berg",
     "Stra{\\ss}e",
