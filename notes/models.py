@@ -193,6 +193,34 @@ class NoteQuerySet(models.QuerySet):
             )
         ).order_by("_weighted", "weight", "-date", "slug")
 
+    def count_in_feed(self) -> tuple[int, int]:
+        """(all, pinned) rows: one pass over the feed index, which holds every column used."""
+        counts = self.aggregate(
+            total=models.Count("pk"), pinned=models.Count("pk", filter=~Q(weight=0))
+        )
+        return counts["total"], counts["pinned"]
+
+    def page_in_feed_order(self, offset: int, limit: int, pinned: int) -> list:
+        """`in_feed_order()[offset:offset + limit]` without sorting every row: pinned notes
+        (weight ≠ 0, few) come first, then the rest newest first straight from the feed index.
+        `pinned` is their number (count_in_feed)."""
+        ids = []
+        if offset < pinned:
+            ids += (
+                self.exclude(weight=0)
+                .order_by("weight", "-date", "slug")
+                .values_list("pk", flat=True)[offset : offset + limit]
+            )
+        if len(ids) < limit:
+            start = max(0, offset - pinned)
+            ids += (
+                self.filter(weight=0)
+                .order_by("-date", "slug")
+                .values_list("pk", flat=True)[start : start + limit - len(ids)]
+            )
+        rows = self.filter(pk__in=ids).in_bulk()
+        return [rows[pk] for pk in ids]
+
     def for_cards(self):
         """What a card or list entry needs, in a constant number of queries."""
         return self.prefetch_related(
@@ -304,6 +332,12 @@ class Note(RenderedContent):
         indexes = [
             models.Index(fields=["status", "date"]),
             models.Index(fields=["status", "has_body", "promotion", "date"]),
+            # The feed's page read (page_in_feed_order): equality on the first three, newest
+            # first, and the weight to tell pinned notes without reading the rows.
+            models.Index(
+                fields=["status", "has_body", "promotion", "-date", "slug", "weight"],
+                name="note_feed_order_idx",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -68,9 +68,10 @@ def feed(request, page: int = 1, base: str = "/"):
     if page == 1 and request.path.endswith("/page/1/"):
         return HttpResponsePermanentRedirect(base)
     site = SiteSettings.objects.current()
-    notes = Note.objects.published().regular().in_feed_order().for_cards()
-    pages, offset = _paginate(notes.count(), site.notes_per_page, page)
-    page_notes = list(notes[offset : offset + site.notes_per_page])
+    notes = Note.objects.published().regular()
+    total, pinned = notes.count_in_feed()
+    pages, offset = _paginate(total, site.notes_per_page, page)
+    page_notes = notes.for_cards().page_in_feed_order(offset, site.notes_per_page, pinned)
     _refresh_stale(page_notes)
     promotions = []
     if site.promotions_per_page:

@@ -53,6 +53,24 @@ def test_feed_order_is_weight_first_then_newest():
 
 
 @pytest.mark.django_db
+def test_a_feed_page_read_from_the_index_is_the_same_slice_of_the_feed_order():
+    """page_in_feed_order (two index reads) gives exactly in_feed_order()[offset:offset+limit]
+    for every page, pinned notes (negative and positive weights) and equal dates included."""
+    for number in range(9):
+        make_note(f"n{number}", date=NOW - dt.timedelta(days=number % 4))
+    for number, weight in enumerate([3, -1, 3, 1]):
+        make_note(f"p{number}", date=NOW - dt.timedelta(days=number), weight=weight)
+    notes = Note.objects.published(now=NOW)
+    expected = list(notes.in_feed_order().values_list("slug", flat=True))
+    total, pinned = notes.count_in_feed()
+    assert (total, pinned) == (13, 4)
+    for limit in (1, 3, 5, 13):
+        for offset in range(0, 14):
+            page = notes.page_in_feed_order(offset, limit, pinned)
+            assert [note.slug for note in page] == expected[offset : offset + limit]
+
+
+@pytest.mark.django_db
 def test_local_date_prints_in_the_offset_it_was_written_in():
     """A note written at 07:20+09:00 shows 07:20 whatever the server's time zone."""
     moment = dt.datetime(2026, 9, 22, 7, 20, tzinfo=dt.timezone(dt.timedelta(hours=9)))
