@@ -656,34 +656,43 @@ def _review_comment(comment: str, *, required: bool) -> str:
     return comment
 
 
-@transaction.atomic
-def note_review_approve(
-    *, note_id: int, user, base_version: int | None = None, comment: str = ""
+def _review_decide(
+    *, note_id: int, user, base_version: int | None, status: str, kind: str, comment: str
 ) -> SaveResult:
-    """Publish a note submitted for review (a future date schedules it). With `base_version`,
-    a note changed since the reviewer read it is not approved: the result is a conflict."""
-    comment = _review_comment(comment, required=False)
+    """A reviewer's decision: the note's new status, its revision and the ReviewComment. With
+    `base_version`, a note changed since the reviewer read it is left alone (a conflict)."""
     note = _reviewable_note(note_id=note_id, user=user)
     if base_version is not None:
         stale = _stale(note, base_version)
         if stale is not None:
             return stale
     base = note.version
-    note.status = Status.PUBLISHED
+    note.status = status
     note.version += 1
     note.full_clean()
     note.save()
+    approved = kind == ReviewComment.Kind.APPROVE
     revision = revision_record(
         note=note,
-        kind=NoteRevision.Kind.PUBLISH,
+        kind=NoteRevision.Kind.PUBLISH if approved else NoteRevision.Kind.UNPUBLISH,
         user=user,
         base_version=base,
-        message=f"Approved by {_reviewer_name(user)}",
+        message=f"{'Approved' if approved else 'Sent back'} by {_reviewer_name(user)}",
     )
-    ReviewComment.objects.create(
-        note=note, reviewer=user, kind=ReviewComment.Kind.APPROVE, body=comment
-    )
+    ReviewComment.objects.create(note=note, reviewer=user, kind=kind, body=comment)
     return SaveResult(note=note, conflict=False, revision=revision)
+
+
+@transaction.atomic
+def note_review_approve(
+    *, note_id: int, user, base_version: int | None = None, comment: str = ""
+) -> SaveResult:
+    """Publish a note submitted for review (a future date schedules it). With `base_version`,
+    a note changed since the reviewer read it is not approved: the result is a conflict."""
+    return _review_decide(
+        note_id=note_id, user=user, base_version=base_version, status=Status.PUBLISHED,
+        kind=ReviewComment.Kind.APPROVE, comment=_review_comment(comment, required=False),
+    )  # fmt: skip
 
 
 @transaction.atomic
@@ -692,28 +701,10 @@ def note_review_send_back(
 ) -> SaveResult:
     """Return a note submitted for review to its authors as a draft, with a comment they see
     in the editor."""
-    comment = _review_comment(comment, required=True)
-    note = _reviewable_note(note_id=note_id, user=user)
-    if base_version is not None:
-        stale = _stale(note, base_version)
-        if stale is not None:
-            return stale
-    base = note.version
-    note.status = Status.DRAFT
-    note.version += 1
-    note.full_clean()
-    note.save()
-    revision = revision_record(
-        note=note,
-        kind=NoteRevision.Kind.UNPUBLISH,
-        user=user,
-        base_version=base,
-        message=f"Sent back by {_reviewer_name(user)}",
-    )
-    ReviewComment.objects.create(
-        note=note, reviewer=user, kind=ReviewComment.Kind.SEND_BACK, body=comment
-    )
-    return SaveResult(note=note, conflict=False, revision=revision)
+    return _review_decide(
+        note_id=note_id, user=user, base_version=base_version, status=Status.DRAFT,
+        kind=ReviewComment.Kind.SEND_BACK, comment=_review_comment(comment, required=True),
+    )  # fmt: skip
 
 
 # --- Default bibliographies (issue 6): the files a note's reference lists search -------------
