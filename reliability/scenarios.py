@@ -73,6 +73,20 @@ def describe(errors: list[Answer], began: float) -> str:
     return f"errors: {listed} (the first {first:.1f} s into the scenario)"
 
 
+def tally(result: Result, answers: list[Answer], authors, began: float, elapsed: float):
+    """Requests, error answers (any 4xx or 5xx), stale reads and read latencies into `result`;
+    the reads, for the scenario's own figures."""
+    result.requests = len(answers)
+    errors = server_errors(answers) + [a for a in answers if 400 <= a.status < 500]
+    result.errors = len(errors)
+    if errors:
+        result.notes.append(describe(errors, began))
+    result.stale_reads = sum(author.log.stale for author in authors)
+    reads = [a for a in answers if a.kind in ("cached", "uncached")]
+    latencies(reads, elapsed, result)
+    return reads
+
+
 def check_revisions(site, authors: list[Author], result: Result, strict: bool) -> None:
     """Every acknowledged save is in the revision table with its text; numbers are 1..N.
 
@@ -156,14 +170,7 @@ def redis_outage(site, readers: int = 20, before: float = 8, down: float = 10, a
         crowd.stop()
     elapsed = time.monotonic() - began
     answers = recorder.answers
-    result.requests = len(answers)
-    errors = server_errors(answers) + [a for a in answers if 400 <= a.status < 500]
-    result.errors = len(errors)
-    if errors:
-        result.notes.append(describe(errors, began))
-    result.stale_reads = sum(author.log.stale for author in authors)
-    reads = [a for a in answers if a.kind in ("cached", "uncached")]
-    latencies(reads, elapsed, result)
+    reads = tally(result, answers, authors, began, elapsed)
     during = [a for a in reads if stopped <= a.at < restarted]
     keys = site.redis.keys()
     generation = [key for key in keys if key.endswith("site:generation")]
@@ -292,14 +299,7 @@ def load(site, seconds: float, readers: int = 200, authors_count: int = 5):
         crowd.stop()
     elapsed = time.monotonic() - began
     answers = recorder.answers
-    result.requests = len(answers)
-    errors = server_errors(answers) + [a for a in answers if 400 <= a.status < 500]
-    result.errors = len(errors)
-    if errors:
-        result.notes.append(describe(errors, began))
-    result.stale_reads = sum(author.log.stale for author in authors)
-    reads = [a for a in answers if a.kind in ("cached", "uncached")]
-    latencies(reads, elapsed, result)
+    tally(result, answers, authors, began, elapsed)
     for kind in ("cached", "uncached", "autosave", "publish"):
         these = [a for a in answers if a.kind == kind]
         if these:
