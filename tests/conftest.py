@@ -11,6 +11,14 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 EXAMPLE_SITE = SHARED / "reference" / "scidraft-exampleSite"
 
+pytest_plugins = ["tests.people"]
+
+
+@pytest.fixture(autouse=True)
+def _fast_hasher(settings):
+    # Thousands of users and logins: PBKDF2's deliberate slowness is not what the tests measure.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
 
 @pytest.fixture(autouse=True)
 def _plain_static_storage(settings):

@@ -7,14 +7,7 @@ from django.contrib.auth.models import User
 from django.core.cache import cache
 
 from accounts import services
-
-PASSWORD = "correct horse battery staple"
-
-
-@pytest.fixture(autouse=True)
-def _fast_hasher(settings):
-    # Hundreds of logins here: PBKDF2's deliberate slowness is not what these tests measure.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+from tests.people import PASSWORD
 
 
 @pytest.fixture(autouse=True)

@@ -3,24 +3,18 @@
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth.models import AnonymousUser, Group, User
+from django.contrib.auth.models import AnonymousUser
 
 from bibliography.models import BibEntry, BibFile
 from bibliography.services import bibfile_import
 from notes.models import Note, NoteBibliography
-
-
-def _user(name: str, group: str | None = None, **extra) -> User:
-    user = User.objects.create_user(name, f"{name}@example.org", "pw", **extra)
-    if group:
-        user.groups.add(Group.objects.get(name=group))
-    return user
+from tests.people import user_in_group
 
 
 @pytest.fixture
 def files(db):
     """ada's file, bert's file and a site file (no owner, as imported by a command)."""
-    ada, bert = _user("ada", "Author"), _user("bert", "Author")
+    ada, bert = user_in_group("ada", "Author"), user_in_group("bert", "Author")
     made = {}
     for name, owner in (("ada", ada), ("bert", bert), ("site", None)):
         made[name] = bibfile_import(name=f"bib/{name}.bib", raw="@misc{k, title={T}}", owner=owner)
@@ -38,7 +32,7 @@ def test_authors_edit_only_their_own_files(files):
 
 def test_editors_and_superusers_edit_every_file(files):
     """The Editor group holds bibliography.edit_any_bibfile; superusers hold everything."""
-    for user in (_user("eve", "Editor"), _user("root", is_superuser=True)):
+    for user in (user_in_group("eve", "Editor"), user_in_group("root", is_superuser=True)):
         assert _names(BibFile.objects.editable_by(user)) == {
             "bib/ada.bib",
             "bib/bert.bib",

@@ -7,6 +7,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 
 from bibliography.models import BibEntry, BibFile
 from bibliography.services import bib_name_for, bibfile_create, bibfile_import, bibfile_replace
+from tests.people import user_in_group
 
 ONE = "@article{a, title={First}, year=2001}\n@book{b, title={Second}, year=2002}\n"
 
@@ -93,15 +94,6 @@ def test_names_must_be_relative_bib_paths(name):
 # --- Files added and replaced by users (the editor's bibliography pages) -----------------------
 
 
-def _user(name: str, group: str | None = None):
-    from django.contrib.auth.models import Group, User
-
-    user = User.objects.create_user(name, f"{name}@example.org", "pw")
-    if group:
-        user.groups.add(Group.objects.get(name=group))
-    return user
-
-
 @pytest.mark.parametrize(
     ("typed", "name"),
     [
@@ -122,7 +114,7 @@ def test_bib_name_for_refuses_paths_and_odd_characters(typed):
 
 @pytest.mark.django_db
 def test_bibfile_create_makes_the_user_the_owner():
-    ada = _user("ada", "Author")
+    ada = user_in_group("ada", "Author")
     result = bibfile_create(user=ada, name="bib/refs.bib", raw=ONE)
     assert (result.outcome, result.bibfile.owner, result.entries_kept) == ("created", ada, 2)
 
@@ -132,7 +124,9 @@ def test_bibfile_create_never_overwrites_an_existing_file():
     """Even an Editor adding a file under a taken name gets an error; the file stays as it was."""
     bibfile_import(name="bib/refs.bib", raw=ONE)
     with pytest.raises(ValidationError, match="already exists"):
-        bibfile_create(user=_user("eve", "Editor"), name="bib/refs.bib", raw="@misc{z, t={u}}")
+        bibfile_create(
+            user=user_in_group("eve", "Editor"), name="bib/refs.bib", raw="@misc{z, t={u}}"
+        )
     assert BibFile.objects.get().raw == ONE
 
 
@@ -140,7 +134,7 @@ def test_bibfile_create_never_overwrites_an_existing_file():
 def test_bibfile_create_needs_the_add_permission():
     """A user in no group may not add files."""
     with pytest.raises(PermissionDenied):
-        bibfile_create(user=_user("nobody"), name="bib/refs.bib", raw=ONE)
+        bibfile_create(user=user_in_group("nobody"), name="bib/refs.bib", raw=ONE)
     assert not BibFile.objects.exists()
 
 
@@ -148,7 +142,11 @@ def test_bibfile_create_needs_the_add_permission():
 def test_bibfile_replace_is_for_files_the_user_may_edit():
     """The owner and an Editor may replace the text (entries in place, owner kept); another
     Author may not, and nothing changes."""
-    ada, bert, eve = _user("ada", "Author"), _user("bert", "Author"), _user("eve", "Editor")
+    ada, bert, eve = (
+        user_in_group("ada", "Author"),
+        user_in_group("bert", "Author"),
+        user_in_group("eve", "Editor"),
+    )
     bibfile = bibfile_create(user=ada, name="bib/refs.bib", raw=ONE).bibfile
     kept = BibEntry.objects.get(key="a").pk
     with pytest.raises(PermissionDenied):

@@ -45,7 +45,6 @@ def in_worker(function, *args, **kwargs):
 @pytest.fixture
 def note_id(browser, transactional_db, live_server, settings) -> int:
     """ada's note, with ada's file attached as its default bibliography."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
     def setup() -> int:
         # Grants given directly: group rows made by a migration do not survive the flushes of

@@ -50,7 +50,6 @@ def _author(name: str) -> User:
 
 @pytest.fixture
 def site(browser, transactional_db, live_server, settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
     def setup():
         user = _author("ada")

@@ -52,7 +52,6 @@ def in_worker(function, *args, **kwargs):
 def editor_page(browser, transactional_db, live_server, settings, tmp_path):
     """The editor of a new note, opened by its author (logged in through a session cookie)."""
     settings.MEDIA_ROOT = tmp_path / "media"
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
     def setup():
         user = User.objects.create_superuser("ada", "ada@example.org", "correct horse battery")

@@ -11,14 +11,9 @@ from django.urls import reverse
 
 from notes import services
 from notes.models import Page
+from tests.people import PASSWORD
 
-PASSWORD = "correct horse battery staple"
 ADMIN_PREVIEW = "/admin/notes/note/preview/"
-
-
-@pytest.fixture(autouse=True)
-def _fast_hasher(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ import time
 
 import pytest
 from django.conf import settings as django_settings
-from django.contrib.auth.models import Group, User
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
@@ -18,23 +17,6 @@ from scidraft.hugo import NoteSource
 
 MB = 1024 * 1024
 SECONDS = 5.0
-
-
-@pytest.fixture(autouse=True)
-def _fast_hasher(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture
-def author(db):
-    user = User.objects.create_user("ada", "ada@example.org", "correct horse battery staple")
-    user.groups.add(Group.objects.get(name="Author"))
-    return user
-
-
-@pytest.fixture
-def note(author):
-    return services.note_create(user=author, title="Heat equation")
 
 
 def _state(note: Note) -> tuple:

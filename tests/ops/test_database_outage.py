@@ -12,7 +12,6 @@ import json
 from contextlib import contextmanager
 
 import pytest
-from django.contrib.auth.models import Group, User
 from django.core.cache import cache
 from django.db import OperationalError, connection
 from django.http import HttpResponse
@@ -64,13 +63,6 @@ def anonymous():
     # Django's client re-raises an exception a middleware turned into a response; a browser
     # only sees the response.
     return Client(raise_request_exception=False)
-
-
-@pytest.fixture
-def author(db):
-    user = User.objects.create_user("ada", "ada@example.org", "correct horse battery staple")
-    user.groups.add(Group.objects.get(name="Author"))
-    return user
 
 
 @pytest.fixture

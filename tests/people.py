@@ -1,4 +1,7 @@
-"""Editor fixtures: one user per role (ARCHITECTURE "Roles") and a note of each Author."""
+"""Users of each role (ARCHITECTURE "Roles") and their notes, shared by every test package.
+
+Registered as a plugin by tests/conftest.py, so any test can ask for `author`, `editor_user`…
+"""
 
 from __future__ import annotations
 
@@ -10,12 +13,8 @@ from notes import services
 PASSWORD = "correct horse battery staple"
 
 
-@pytest.fixture(autouse=True)
-def _fast_hasher(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-def _user(name: str, group: str | None = None, **extra) -> User:
+def user_in_group(name: str, group: str | None = None, **extra) -> User:
+    """A user called `name`, in the role `group` (none: a plain account)."""
     user = User.objects.create_user(name, f"{name}@example.org", PASSWORD, **extra)
     if group:
         user.groups.add(Group.objects.get(name=group))
@@ -24,22 +23,22 @@ def _user(name: str, group: str | None = None, **extra) -> User:
 
 @pytest.fixture
 def author(db):
-    return _user("ada", "Author", first_name="Ada", last_name="Lovelace")
+    return user_in_group("ada", "Author", first_name="Ada", last_name="Lovelace")
 
 
 @pytest.fixture
 def other_author(db):
-    return _user("bert", "Author")
+    return user_in_group("bert", "Author")
 
 
 @pytest.fixture
 def editor_user(db):
-    return _user("eve", "Editor")
+    return user_in_group("eve", "Editor")
 
 
 @pytest.fixture
 def admin_user(db):
-    return _user("root", is_superuser=True, is_staff=True)
+    return user_in_group("root", is_superuser=True, is_staff=True)
 
 
 @pytest.fixture
