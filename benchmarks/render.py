@@ -216,7 +216,7 @@ def _formulas(html: str) -> int:
 
 
 def measure(source: str, context: RenderContext) -> dict:
-    jsengine._context()  # start-up is reported on its own row, never inside a cold render
+    jsengine.start()  # start-up is reported on its own row, never inside a cold render
     cold = []
     for _ in range(COLD_RUNS):
         jsengine.tex_cache_clear()
@@ -245,7 +245,7 @@ sys.path.insert(0, sys.argv[1])
 from scidraft.markup import render, jsengine
 source = sys.stdin.read()
 start = time.perf_counter()
-jsengine._context()
+jsengine.start()
 startup = time.perf_counter() - start
 start = time.perf_counter()
 render(source) if source else None
@@ -271,7 +271,7 @@ def fresh_process(source: str) -> dict:
 
 
 def profile(source: str, context: RenderContext, *, cold: bool, runs: int = 5) -> str:
-    jsengine._context()
+    jsengine.start()
     profiler = cProfile.Profile()
     for _ in range(runs):
         if cold:
@@ -338,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
         fresh = fresh_process(body)
     rows.append(
         [
-            "V8 start-up (fresh process, jsengine._context())",
+            "V8 start-up (fresh process, jsengine.start())",
             DASH,
             DASH,
             _ms(fresh["startup_ms"]),

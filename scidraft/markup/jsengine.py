@@ -1,9 +1,10 @@
 """KaTeX and pseudocode.js, run on the server in an embedded V8 (mini-racer).
 
-One V8 context per thread, created on first use: after gunicorn forks, each worker thread makes
-its own, and a context is never shared between threads. Contexts are closed at exit so the
-process never waits on a V8 thread. Formula results are cached by (TeX, display mode, KaTeX
-version) in a process-wide LRU.
+V8 contexts are pooled per process: a call borrows an idle context (or makes one) and gives it
+back, so a context serves one call at a time, and threads that come and go (a development
+server's thread per request) reuse contexts instead of each starting a V8 of its own. After
+fork the child starts an empty pool. Contexts are closed at exit so the process never waits on a
+V8 thread. Formula results are cached by (TeX, display mode, KaTeX version) in a process-wide LRU.
 """
 
 from __future__ import annotations
@@ -19,7 +20,14 @@ import threading
 import time
 from pathlib import Path
 
-from py_mini_racer import JSEvalException, JSOOMException, JSTimeoutException, MiniRacer
+from py_mini_racer import (
+    DEFAULT_V8_FLAGS,
+    JSEvalException,
+    JSOOMException,
+    JSTimeoutException,
+    MiniRacer,
+    init_mini_racer,
+)
 
 from . import limits
 
@@ -85,9 +93,18 @@ def katex_version() -> str:
     return versions()["katex"]
 
 
-_local = threading.local()
-_contexts: list[MiniRacer] = []
-_contexts_lock = threading.Lock()
+# On CPUs with memory protection keys (Intel PKU), V8 write-protects its code pages with a key
+# whose access right lives in each thread's PKRU register, which a thread inherits from the one
+# that started it. If V8 starts in a thread other than the main one, threads started later by
+# the main thread lack the right and the next context they make crashes the process
+# (a segfault in mini-racer's context creation). The keys only harden V8 against bugs in its own
+# JIT; the scripts it runs here are our vendored libraries, with time and memory limits.
+V8_FLAGS = (*DEFAULT_V8_FLAGS, "--no-memory-protection-keys")
+
+# Idle contexts kept beyond this many are closed: a burst of concurrent renders must not leave
+# a V8 (tens of MB) per thread behind.
+IDLE_CONTEXTS_MAX = 8
+
 # V8's process-wide set-up is not safe against threads creating their first contexts at the
 # same moment (a gthread worker's first requests): contexts are created one at a time.
 _creation_lock = threading.Lock()
@@ -97,6 +114,7 @@ def _load() -> MiniRacer:
     for name in ("katex/katex.min.js", "pseudocode/pseudocode.min.js"):
         if not (ASSETS / name).is_file():
             raise AssetsMissing(f"{ASSETS / name} is missing: run `make vendor`.")
+    init_mini_racer(flags=V8_FLAGS, ignore_duplicate_init=True)
     context = MiniRacer()
     context.eval((ASSETS / "katex" / "katex.min.js").read_text(encoding="utf-8"))
     context.eval((ASSETS / "pseudocode" / "pseudocode.min.js").read_text(encoding="utf-8"))
@@ -104,17 +122,78 @@ def _load() -> MiniRacer:
     return context
 
 
-def _context() -> MiniRacer:
-    pid = os.getpid()
-    context = getattr(_local, "context", None)
-    if context is None or getattr(_local, "pid", None) != pid:
-        # A context inherited across fork() belongs to the parent's V8 threads: make a new one.
+class _Pool:
+    """This process's V8 contexts: each lent to one call at a time."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.idle: list[MiniRacer] = []
+        self.every: list[MiniRacer] = []
+
+    def take(self) -> MiniRacer:
+        with self.lock:
+            if self.idle:
+                return self.idle.pop()  # the most recently used: its caches are warm
         with _creation_lock:
             context = _load()
-        _local.context, _local.pid = context, pid
-        with _contexts_lock:
-            _contexts.append(context)
-    return context
+        with self.lock:
+            self.every.append(context)
+        return context
+
+    def give_back(self, context: MiniRacer) -> None:
+        with self.lock:
+            if len(self.idle) < IDLE_CONTEXTS_MAX:
+                self.idle.append(context)
+                return
+            self.every.remove(context)
+        context.close()
+
+    def discard(self, context: MiniRacer) -> None:
+        with self.lock:
+            if context in self.every:
+                self.every.remove(context)
+        context.close()
+
+    def close_all(self) -> None:
+        with self.lock:
+            every, self.every, self.idle = self.every, [], []
+        for context in every:
+            with contextlib.suppress(Exception):  # the process is exiting anyway
+                context.close()
+
+
+_pool = _Pool()
+
+
+# Contexts inherited across fork() belong to the parent's V8 threads, which the child does not
+# have: it must neither use them nor close them (closing waits on those threads forever), so
+# they are kept referenced here instead of being collected.
+_inherited: list[MiniRacer] = []
+
+
+def _pool_after_fork() -> None:
+    global _pool
+    _inherited.extend(_pool.every)
+    _pool = _Pool()  # a fresh lock too: the parent's may have been held at the fork
+
+
+os.register_at_fork(after_in_child=_pool_after_fork)
+
+
+@contextlib.contextmanager
+def borrowed() -> MiniRacer:
+    """A context for this caller alone until the block ends, then lent again."""
+    context = _pool.take()
+    try:
+        yield context
+    finally:
+        _pool.give_back(context)
+
+
+def start() -> None:
+    """Have one context ready (V8 started, libraries loaded) before the first render needs it."""
+    with borrowed():
+        pass
 
 
 def _first_line(error: Exception) -> str:
@@ -129,35 +208,29 @@ def _first_line(error: Exception) -> str:
 
 def _call(function: str, *args):
     # A call gets at most what is left of the render's budget (and never less than a moment).
-    context = _context()  # loading the libraries into a new context is not the input's cost
+    context = _pool.take()  # loading the libraries into a new context is not the input's cost
     left = limits.remaining()
     timeout = max(min(CALL_TIMEOUT_SECONDS, left), 0.05)
     started = time.monotonic()
     try:
-        return context.call(function, *args, timeout_sec=timeout, max_memory=MEMORY_LIMIT_BYTES)
+        result = context.call(function, *args, timeout_sec=timeout, max_memory=MEMORY_LIMIT_BYTES)
     except JSTimeoutException:
-        _discard_context()
+        _pool.discard(context)  # it may be wedged: the next call makes another
         if timeout < CALL_TIMEOUT_SECONDS:
             raise JSStopped("the note took too long to render and this was stopped") from None
         raise JSError(f"took longer than {CALL_TIMEOUT_SECONDS:g} s and was stopped") from None
     except JSOOMException:
-        _discard_context()
+        _pool.discard(context)
         raise JSError("used too much memory and was stopped") from None
-    except JSEvalException as error:
-        raise JSError(_first_line(error)) from None
+    except BaseException as error:
+        _pool.give_back(context)
+        if isinstance(error, JSEvalException):
+            raise JSError(_first_line(error)) from None
+        raise
     finally:
         limits.charge_engine(time.monotonic() - started)
-
-
-def _discard_context() -> None:
-    # After a timeout or out-of-memory the context may be wedged; the next call makes another.
-    context = getattr(_local, "context", None)
-    _local.context = None
-    if context is not None:
-        with _contexts_lock:
-            if context in _contexts:
-                _contexts.remove(context)
-        context.close()
+    _pool.give_back(context)
+    return result
 
 
 _shared_cache = None
@@ -240,8 +313,4 @@ def render_pseudocode(source: str, *, caption_count: int) -> str:
 
 @atexit.register
 def _close_all() -> None:
-    with _contexts_lock:
-        for context in _contexts:
-            with contextlib.suppress(Exception):  # the process is exiting anyway
-                context.close()
-        _contexts.clear()
+    _pool.close_all()

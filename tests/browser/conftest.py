@@ -9,14 +9,14 @@ from __future__ import annotations
 import io
 import os
 import shutil
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.db import connections
+
+from tests.browser.worker import in_worker
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO_NOTES = ROOT / "demo" / "content" / "notes"
@@ -78,8 +78,6 @@ def _seed_demo() -> None:
         call_command("seed_demo", stdout=out)
     except CommandError as error:
         raise AssertionError(f"seed_demo failed: {error}\n{out.getvalue()}") from error
-    finally:
-        connections.close_all()
 
 
 @pytest.fixture
@@ -89,8 +87,7 @@ def demo_site(browser, transactional_db, live_server):
     The demo is loaded from a worker thread: the main thread holds Playwright's event loop, in
     which the math engine (mini-racer) refuses to run.
     """
-    with ThreadPoolExecutor(max_workers=1) as worker:
-        worker.submit(_seed_demo).result()
+    in_worker(_seed_demo)
     return live_server.url
 
 

@@ -8,15 +8,14 @@ loop, in which the math engine refuses to run.
 from __future__ import annotations
 
 import re
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from django.contrib.auth.models import Permission, User
-from django.db import connections
 from playwright.sync_api import expect
 
 from bibliography.services import bibfile_import
 from notes import services
+from tests.browser.worker import in_worker
 
 pytestmark = pytest.mark.browser
 
@@ -29,17 +28,6 @@ BIB = (
 )
 GRANTS = ("add_note", "change_note", "view_note", "publish_note", "view_author")
 PREVIEW = ".editor-preview, .markdownx-preview:not([hidden])"
-
-
-def in_worker(function, *args, **kwargs):
-    def run():
-        try:
-            return function(*args, **kwargs)
-        finally:
-            connections.close_all()
-
-    with ThreadPoolExecutor(max_workers=1) as worker:
-        return worker.submit(run).result()
 
 
 @pytest.fixture

@@ -7,32 +7,20 @@ main thread holds Playwright's event loop, in which the math engine refuses to r
 from __future__ import annotations
 
 import re
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from django.contrib.auth.models import Permission, User
-from django.db import connections
 
 from bibliography.services import bibfile_import
 from notes import services
 from notes.models import Note, NoteRevision, Status
+from tests.browser.worker import in_worker
 
 pytestmark = pytest.mark.browser
 
 PASSWORD = "correct horse battery staple"
 BIB = "@book{knuth, title={The Art of Computer Programming}, author={Knuth, Donald}, year=1968}"
 GRANTS = ("add_note", "change_note", "view_note", "publish_note", "view_author")
-
-
-def in_worker(function, *args, **kwargs):
-    def run():
-        try:
-            return function(*args, **kwargs)
-        finally:
-            connections.close_all()
-
-    with ThreadPoolExecutor(max_workers=1) as worker:
-        return worker.submit(run).result()
 
 
 def _author(name: str) -> User:

@@ -9,17 +9,16 @@ loop, in which the math engine refuses to run.
 from __future__ import annotations
 
 import base64
-from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit
 
 import pytest
 from django.contrib.auth.models import User
-from django.db import connections
 from django.test import Client
 
 from images.models import NoteImage
 from images.services import NOT_AN_IMAGE, SVG_REFUSED
 from notes import services
+from tests.browser.worker import in_worker
 from tests.images.samples import image_bytes
 
 pytestmark = pytest.mark.browser
@@ -35,17 +34,6 @@ DROP = """([name, type, data]) => {
   const options = { dataTransfer: transfer, bubbles: true, cancelable: true };
   body.dispatchEvent(new DragEvent("drop", options));
 }"""
-
-
-def in_worker(function, *args, **kwargs):
-    def run():
-        try:
-            return function(*args, **kwargs)
-        finally:
-            connections.close_all()
-
-    with ThreadPoolExecutor(max_workers=1) as worker:
-        return worker.submit(run).result()
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""The embedded V8 (mini-racer): one context per thread, fork-safe, closed at exit, bounded."""
+"""The embedded V8 (mini-racer): pooled contexts, one call each at a time, fork-safe, closed at
+exit, bounded."""
 
 from __future__ import annotations
 
@@ -14,20 +15,36 @@ from scidraft.markup import jsengine
 from tests.conftest import ROOT
 
 
-def test_each_thread_gets_its_own_context():
-    """Two threads never share a V8 context (contexts are not thread-safe)."""
-    seen = []
+def test_concurrent_calls_never_share_a_context():
+    """Contexts serve one call at a time: two borrowers at once hold different contexts."""
+    with jsengine.borrowed() as first, jsengine.borrowed() as second:
+        assert first is not second
 
-    def work():
-        jsengine.render_tex(f"x_{threading.get_ident()}", display=False)
-        seen.append(id(jsengine._context()))
 
-    threads = [threading.Thread(target=work) for _ in range(3)]
-    for thread in threads:
+def test_threads_that_come_and_go_reuse_contexts():
+    """A thread per request (the development and test servers) does not start a V8 each: a
+    finished thread's context is lent to the next one."""
+    jsengine.start()
+    before = len(jsengine._pool.every)
+
+    def work(index: int):
+        jsengine.render_tex(f"x_{{{index}}} + {threading.get_ident()}", display=False)
+
+    for index in range(20):
+        thread = threading.Thread(target=work, args=(index,))
         thread.start()
-    for thread in threads:
         thread.join()
-    assert len(set(seen)) == 3
+    assert len(jsengine._pool.every) == before
+
+
+def test_idle_contexts_are_bounded(monkeypatch):
+    """After a burst, idle contexts beyond IDLE_CONTEXTS_MAX are closed, not kept."""
+    monkeypatch.setattr(jsengine, "IDLE_CONTEXTS_MAX", 2)
+    jsengine._pool.close_all()
+    with jsengine.borrowed(), jsengine.borrowed(), jsengine.borrowed():
+        assert len(jsengine._pool.every) == 3
+    assert len(jsengine._pool.idle) == 2 and len(jsengine._pool.every) == 2
+    assert "katex" in jsengine.render_tex("z", display=False)
 
 
 def test_process_exits_promptly_after_rendering_in_threads():
@@ -45,6 +62,31 @@ def test_process_exits_promptly_after_rendering_in_threads():
         [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "done"
+
+
+def test_v8_started_in_a_thread_serves_threads_started_later():
+    """A worker thread may be the first to render (gunicorn's gthread workers are): contexts
+    made afterwards in other threads work, also on CPUs with memory protection keys, where
+    V8's default would crash the process."""
+    script = textwrap.dedent(
+        """
+        import threading
+        from scidraft.markup import jsengine
+        def work(index):
+            with jsengine.borrowed() as context:  # one new context per thread
+                with jsengine.borrowed() as second:
+                    assert second.eval("1 + %d" % index) == 1 + index
+        for index in range(3):
+            thread = threading.Thread(target=work, args=(index,))
+            thread.start(); thread.join()
+        print("done")
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == "done"
 
 
@@ -98,7 +140,10 @@ def test_formulas_are_cached_by_tex_display_and_version():
 def test_a_runaway_script_is_stopped_by_the_timeout(monkeypatch):
     """Calls into V8 have a time limit; the context is replaced afterwards."""
     monkeypatch.setattr(jsengine, "CALL_TIMEOUT_SECONDS", 0.2)
-    jsengine._context().eval("function spin(){ while(true){} }")
+    with jsengine.borrowed() as context:
+        context.eval("function spin(){ while(true){} }")
+        spinning = context
     with pytest.raises(jsengine.JSError, match="longer than"):
-        jsengine._call("spin")
+        jsengine._call("spin")  # the most recently returned context: the one that spins
+    assert spinning not in jsengine._pool.every
     assert "katex" in jsengine.render_tex("y", display=False)
