@@ -1,7 +1,8 @@
 """gunicorn settings, from the environment (docker-compose and the benchmarks use them).
 
-Threads (gthread) suit SciDraft: a cached page is I/O-bound, and each thread keeps its own V8
-context for KaTeX, created after the fork (scidraft.markup.jsengine).
+Threads (gthread) suit SciDraft: a cached page is I/O-bound, and a worker's threads borrow V8
+contexts for KaTeX from a pool of the worker's own, created after the fork
+(scidraft.markup.jsengine).
 """
 
 import os
