@@ -28,7 +28,6 @@ _BLOCK_TAGS = re.compile(
     r"figcaption|br|hr|section|aside|details|summary)\b[^>]*>",
     re.I,
 )
-_SPACE = re.compile(r"\s+")
 _WORD = re.compile(r"\w[\w'’-]*", re.UNICODE)
 
 
@@ -54,7 +53,8 @@ def _plain_text(markup: str, stash: Stash) -> str:
     markup = TOKEN.sub(token, markup)
     markup = _BLOCK_TAGS.sub(" ", markup)
     text = html_lib.unescape(_TAGS.sub("", markup))
-    return _SPACE.sub(" ", text).strip()
+    # str.split() splits at the characters \s matches: one space between words, none around.
+    return " ".join(text.split())
 
 
 def _render_body(
