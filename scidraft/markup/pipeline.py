@@ -42,6 +42,16 @@ class _Body:
     citations: list[CitationList]
 
 
+def _unescape(text: str) -> str:
+    """html.unescape, fast for the entities the escaper writes: html.unescape calls back into
+    Python once per reference, seconds for a body of 2 MB of `<` (tests/markup/test_dos.py)."""
+    if "&" not in text:
+        return text
+    quick = text.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"')
+    # Any other reference, &amp; included, and html.unescape decides it all, in one pass.
+    return quick if "&" not in quick else html_lib.unescape(text)
+
+
 def _plain_text(markup: str, stash: Stash) -> str:
     """Text for search and word counts: inline markup joins its neighbours (`H<sub>2</sub>O`
     is one word), block elements and block placeholders separate."""
@@ -52,7 +62,7 @@ def _plain_text(markup: str, stash: Stash) -> str:
 
     markup = TOKEN.sub(token, markup)
     markup = _BLOCK_TAGS.sub(" ", markup)
-    text = html_lib.unescape(_TAGS.sub("", markup))
+    text = _unescape(_TAGS.sub("", markup))
     # str.split() splits at the characters \s matches: one space between words, none around.
     return " ".join(text.split())
 

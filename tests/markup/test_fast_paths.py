@@ -223,6 +223,30 @@ def test_plain_text_collapses_every_kind_of_space():
     assert pipeline._plain_text(markup, Stash()) == "a b c d\u200be"
 
 
+ENTITY_TEXT = st.text(alphabet="&;#ltgquoamxX0123456789ab<> ", max_size=40)
+
+
+@given(ENTITY_TEXT)
+@RANDOM
+def test_unescape_agrees_with_html_unescape(text):
+    """The quick unescape of &lt; &gt; &quot; gives what html.unescape gives, on any mix of
+    references, broken ones and bare ampersands included."""
+    import html
+
+    assert pipeline._unescape(text) == html.unescape(text)
+
+
+def test_unescape_of_escaped_brackets_skips_html_unescape(monkeypatch):
+    """A body of `<` shown as text (millions of `&lt;`) is decoded by str.replace, never by
+    html.unescape's Python call per reference (seconds at the body size limit)."""
+
+    def refuse(text):
+        raise AssertionError("html.unescape was called")
+
+    monkeypatch.setattr(pipeline.html_lib, "unescape", refuse)
+    assert pipeline._unescape("&lt;&gt;&quot;" * 1000) == '<>"' * 1000
+
+
 # --- Budget checks -------------------------------------------------------------------------------
 
 
