@@ -10,6 +10,8 @@ import json
 import re
 from dataclasses import dataclass
 
+from .styles.memo import remembered
+
 # Characters BibTeX gives a meaning to; escaped so titles and names survive as written.
 _BIBTEX_SPECIAL = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "%": r"\%", "&": r"\&",
                    "#": r"\#", "$": r"\$", "_": r"\_", "~": r"\textasciitilde{}",
@@ -175,8 +177,11 @@ def scholar_reference(entry) -> str:
     return "; ".join(parts)
 
 
+@remembered
 def _plain(value: str) -> str:
-    """BibTeX text as readers see it: accents decoded, braces gone."""
+    """BibTeX text as readers see it: accents decoded, braces gone. Remembered: latexcodec
+    costs about a millisecond a value, and a note page decodes every cited entry's title,
+    authors and journal on each render (its Scholar tags)."""
     try:
         from pybtex.richtext import Text
 

@@ -8,7 +8,7 @@ import json
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import Q
 from django.http import HttpResponse, JsonResponse
@@ -25,6 +25,7 @@ from notes.models import Author, Note, NoteRevision, Status, Tag
 from notes.rendering import context_for
 from scidraft.markup import render as markup_render
 from scidraft.markup.rendered import RenderWarning
+from scidraft.site.caching import deferred_bumps
 from scidraft.site.meta import PageMeta
 
 from .forms import NoteEditorForm
@@ -201,7 +202,12 @@ def note_edit(request, note_id: int):
             note_id=note.pk, user=request.user, base_version=base_version
         )
     else:
-        with transaction.atomic():
+        problems = refused = None
+        # Save and publish commit together: readers' cached pages turn over once, and the
+        # writer waits out one generation lease (scidraft.site.caching), not two. The bump is
+        # made last, so the site-wide generation row stays locked from there to the commit
+        # only, not through the render: other authors' saves wait on it.
+        with transaction.atomic(), deferred_bumps():
             result = services.note_save(
                 note_id=note.pk, user=request.user, base_version=base_version,
                 fields=form.note_fields(),
@@ -213,14 +219,20 @@ def note_edit(request, note_id: int):
                     bibfile_ids=form.cleaned_data["bibliographies"],
                 )
                 result.note.refresh_from_db()
-        if not result.conflict and action == "publish":
-            problems = publish_problems(result.note.render_warnings)
-            if problems and not confirmed:
-                saved = result.note
-                return _editor_page(request, saved, _fresh_form(request, saved), confirm=problems)
-            result = services.note_publish(
-                note_id=note.pk, user=request.user, base_version=result.note.version
-            )
+            if not result.conflict and action == "publish":
+                problems = None if confirmed else publish_problems(result.note.render_warnings)
+                if not problems:
+                    try:
+                        result = services.note_publish(
+                            note_id=note.pk, user=request.user, base_version=result.note.version
+                        )
+                    except PermissionDenied as error:
+                        refused = error  # the save stands: only the publish is refused
+        if refused is not None:
+            raise refused
+        if problems:
+            saved = result.note
+            return _editor_page(request, saved, _fresh_form(request, saved), confirm=problems)
     if result.conflict:
         current = result.note
         yours = result.revision
@@ -238,7 +250,11 @@ def note_edit(request, note_id: int):
         "unpublish": "Unpublished: back to draft.",
     }.get(action, "Saved.")
     messages.success(request, done)
-    return redirect("editor:edit", note_id=note.pk)
+    response = redirect("editor:edit", note_id=note.pk)
+    # The version to save on next, as the autosave's JSON gives it: a client without the page
+    # (a script, the load test) can go on saving without loading the editor again.
+    response["X-Note-Version"] = str(result.note.version)
+    return response
 
 
 @never_cache

@@ -1,17 +1,21 @@
 """The load: anonymous readers and logged-in authors, over real HTTP with keep-alive.
 
-Readers are threads, each with its own connection (http.client), asking for cached pages and,
-now and then, a page the cache cannot hold (a new query string: a full render). Every answer is
-recorded with its time, status and X-Cache header, so a scenario can count what happened in
-each phase (before, during and after an outage).
+Readers are threads, each with its own connection (http.client) asking for its next page as
+soon as the last one answered: cached pages and, now and then, a page the cache cannot hold (a
+new query string: a full render). They run in processes of their own (about 50 threads each),
+so that neither they nor the authors are held back by the generator's interpreter lock. Every
+answer is recorded with its time, status and X-Cache header, so a scenario can count what
+happened in each phase (before, during and after an outage).
 
 An author logs in through the login form (session and CSRF cookies, as a browser), creates a
-note through the editor and then autosaves (the editor's JSON endpoint) and publishes (the
-editor's form) through the same URLs a browser uses. Every save the server acknowledges is
-remembered with its revision number and text, so the revision table can be checked afterwards.
-A publish is followed at once by an anonymous read of the note page and the feed: a page without
-the new title is a stale read. An autosave that fails is kept and sent again, as the browser
-keeps the text and retries, until it is saved or the run ends (then it is a lost write).
+note, loads the editor page once and then, every second, autosaves (the editor's JSON endpoint,
+on the version the last answer gave) and publishes (the editor's form, on the version the
+autosave answered; the publish answers with the next version). Every save the server
+acknowledges is remembered with its revision number and text, so the revision table can be
+checked afterwards. Once a publish has answered, checkers beside the author read the note page
+and the feed as anonymous readers: a page without that publication's title or a later one is a
+stale read. An autosave that fails is kept and sent again, as the browser keeps the text and
+retries, until it is saved or the run ends (then it is a lost write).
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from __future__ import annotations
 import http.client
 import itertools
 import json
+import multiprocessing
+import os
 import random
 import re
 import threading
@@ -37,6 +43,7 @@ class Answer:
     status: int  # 0: no HTTP answer (connection refused, reset, timeout)
     kind: str  # "cached", "uncached", "autosave", "publish", "check", ...
     cache: str = ""  # the X-Cache header
+    error: str = ""  # why there was no HTTP answer (the exception's type)
 
 
 class Connection:
@@ -87,20 +94,21 @@ class Recorder:
 
     def timed(self, conn: Connection, kind: str, method: str, path: str, **kwargs):
         began = time.monotonic()
+        error = ""
         try:
             status, headers, content = conn.request(method, path, **kwargs)
-        except (OSError, http.client.HTTPException):
-            status, headers, content = 0, None, b""
+        except (OSError, http.client.HTTPException) as failure:
+            status, headers, content, error = 0, None, b"", type(failure).__name__
         cache = headers.get("X-Cache", "") if headers is not None else ""
-        self.answers.append(Answer(began, time.monotonic() - began, status, kind, cache))
+        self.answers.append(Answer(began, time.monotonic() - began, status, kind, cache, error))
         return status, headers, content
 
 
-class Readers:
+class _ReaderThreads:
     """`count` threads reading until stopped; one request in `uncached_every` is a render."""
 
     def __init__(self, port: int, recorder: Recorder, cached: list[str], uncached: list[str],
-                 count: int, uncached_every: int = 10):  # fmt: skip
+                 count: int, uncached_every: int, label: str):  # fmt: skip
         self.port = port
         self.recorder = recorder
         self.cached = cached
@@ -110,7 +118,7 @@ class Readers:
         self.stopping = threading.Event()
         self.threads: list[threading.Thread] = []
         self._serial = itertools.count()
-        self._run = f"{random.getrandbits(32):08x}"  # noqa: S311 - a label, not a secret
+        self._label = label  # makes the uncached query strings unique across processes and runs
 
     def _read(self, seed: int) -> None:
         conn = Connection(self.port)
@@ -119,7 +127,7 @@ class Readers:
             while not self.stopping.is_set():
                 number = next(self._serial)
                 if self.uncached and number % self.uncached_every == 0:
-                    path = f"{chooser.choice(self.uncached)}?r={self._run}-{number}"
+                    path = f"{chooser.choice(self.uncached)}?r={self._label}-{number}"
                     kind = "uncached"
                 else:
                     path, kind = chooser.choice(self.cached), "cached"
@@ -137,6 +145,71 @@ class Readers:
         self.stopping.set()
         for thread in self.threads:
             thread.join(timeout=TIMEOUT + 5)
+
+
+def _read_in_process(port, cached, uncached, count, uncached_every, label, stopping, results):
+    """A reader process: its threads read until `stopping` is set, then it sends back every
+    answer and the CPU seconds it used."""
+    recorder = Recorder()
+    threads = _ReaderThreads(port, recorder, cached, uncached, count, uncached_every, label)
+    threads.start()
+    stopping.wait()
+    threads.stop()
+    used = os.times()
+    results.send((recorder.answers, used.user + used.system))
+    results.close()
+
+
+class Readers:
+    """`count` anonymous readers, each a thread with its own keep-alive connection asking for
+    the next page as soon as the last one answered; one request in `uncached_every` is a
+    render. The threads run in `processes` processes of their own, so that they never hold
+    the interpreter lock the authors' threads need (the generator is not what is measured)."""
+
+    def __init__(self, port: int, recorder: Recorder, cached: list[str], uncached: list[str],
+                 count: int, uncached_every: int = 10, processes: int = 0):  # fmt: skip
+        self.port = port
+        self.recorder = recorder
+        self.cached = cached
+        self.uncached = uncached
+        self.count = count
+        self.uncached_every = uncached_every
+        # About 50 threads a process: more in one process queue on its interpreter lock and
+        # hold the readers back (200 in one process asked for about half as many pages).
+        self.processes = max(1, processes or -(-count // 50))
+        # spawn: a fresh interpreter, without the parent's sockets or threads.
+        self._context = multiprocessing.get_context("spawn")
+        self._stopping = self._context.Event()
+        self._children: list[tuple] = []
+        self.cpu_seconds = 0.0  # the reader processes' own CPU time, once stopped
+
+    def start(self) -> None:
+        run = f"{random.getrandbits(32):08x}"  # noqa: S311 - a label, not a secret
+        for number in range(self.processes):
+            share = self.count // self.processes + (number < self.count % self.processes)
+            receiver, sender = self._context.Pipe(duplex=False)
+            process = self._context.Process(
+                target=_read_in_process,
+                args=(self.port, self.cached, self.uncached, share, self.uncached_every,
+                      f"{run}{number}", self._stopping, sender),
+                daemon=True,
+            )  # fmt: skip
+            process.start()
+            sender.close()
+            self._children.append((process, receiver))
+
+    def stop(self) -> None:
+        self._stopping.set()
+        for process, receiver in self._children:
+            # Received before joining: a child blocks on a full pipe until its answers are read.
+            if receiver.poll(TIMEOUT + 30):
+                answers, seconds = receiver.recv()
+                self.recorder.answers.extend(answers)
+                self.cpu_seconds += seconds
+            process.join(timeout=10)
+            if process.is_alive():
+                process.kill()
+        self._children = []
 
 
 @dataclass
@@ -168,13 +241,14 @@ class Author:
         self.username = username
         self.password = password
         self.conn = Connection(port)
-        self.reader = Connection(port)  # anonymous: no cookies, so the page cache answers
         self.note_id = 0
         self.slug = ""
         self.version = 0
         self.log = AuthorLog()
         self._serial = itertools.count(1)
         self.title = ""
+        self.fields: dict[str, str] | None = None  # the editor form the browser has
+        self.checkers: list[Checker] = []
 
     # --- Setting up --------------------------------------------------------------------------
 
@@ -266,10 +340,11 @@ class Author:
         elif status == 409:
             self.log.conflicts += 1
 
-    def publish(self, fields: dict[str, str], check_feed: bool) -> bool:
+    def publish(self, fields: dict[str, str]) -> bool:
         """Publish a new title through the editor form (its other fields as loaded, the version
-        the autosave left); then read the note page and the feed as an anonymous reader."""
-        title = f"{self.username} publication {next(self._serial)}"
+        the autosave left); once it has answered, the checkers read it as anonymous readers."""
+        serial = next(self._serial)
+        title = publication_title(self.note_id, self.username, serial)
         body = f"Published by {self.username} as {title}.\n"
         fields = {**fields, "csrfmiddlewaretoken": self._csrf(), "base_version": self.version,
                   "title": title, "body": body, "action": "publish"}  # fmt: skip
@@ -279,7 +354,11 @@ class Author:
             self.log.publishes += 1
             self.log.saves.append(Save(body, 0, "publish"))
             self.title = title
-            self._check(title, check_feed)
+            # The version to save on next, which the page would have after the redirect.
+            version = headers.get("X-Note-Version", "")
+            self.version = int(version) if version.isdigit() else 0
+            for checker in self.checkers:
+                checker.published(serial)
             return True
         if status == 503:
             self.log.refused += 1
@@ -287,30 +366,110 @@ class Author:
             self.log.conflicts += 1
         return False
 
-    def cycle(self, publish: bool, check_feed: bool) -> None:
-        """What an author's browser does in a second: load the editor, autosave, publish."""
+    def load_editor(self) -> dict[str, str] | None:
+        """The editor page as the browser loads it: its form, with the version to save on."""
         began = time.monotonic()
         try:
             status, _, content = self.conn.request("GET", f"/write/{self.note_id}/")
         except (OSError, http.client.HTTPException):
             status, content = 0, b""
         self.recorder.answers.append(Answer(began, time.monotonic() - began, status, "editor"))
-        fields = None
-        if status == 200:  # any other answer is in the recorder's count
-            fields = self._read_form(content)
-        self.autosave()
-        if publish and fields is not None and self.log.pending is None:
-            self.publish(fields, check_feed)
+        # Any other answer is in the recorder's count; the next cycle loads the page again.
+        return self._read_form(content) if status == 200 else None
 
-    def _check(self, title: str, check_feed: bool) -> None:
-        """The publish has answered: every reader must now see the new title."""
+    def cycle(self, publish: bool) -> None:
+        """An author's second: autosave (the JSON endpoint, on the version the last answer
+        gave), then publish (the editor's form, its fields as the page was loaded). The
+        publish answers with the note's new version (X-Note-Version on its redirect), so the
+        editor page is loaded only at first, when its last load failed, when that header is
+        missing, or when a publish did not go through (the version it had may be gone)."""
+        if self.fields is None or not self.version:
+            self.fields = self.load_editor()
+        if not self.version:
+            return  # no version to save on until the page loads
+        self.autosave()
+        ready = publish and self.fields is not None and self.log.pending is None
+        if ready and not self.publish(self.fields):
+            self.fields = None
+
+    def start_checking(self, check_feed: bool) -> None:
         paths = [f"/notes/{self.slug}/"] + (["/"] if check_feed else [])
-        expected = _html_text(title).encode()
-        for path in paths:
-            status, _, content = self.recorder.timed(self.reader, "check", "GET", path)
-            self.log.checks += 1
-            if status != 200 or expected not in content:
-                self.log.stale += 1
+        self.checkers = [Checker(self, path) for path in paths]
+        for checker in self.checkers:
+            checker.start()
+
+    def stop_checking(self) -> None:
+        for checker in self.checkers:
+            checker.stop()
+
+
+def publication_title(note_id: int, username: str, serial: int) -> str:
+    """The title a publish gives: unique to the note, with the publication's number last."""
+    return f"Note {note_id} of {username}, publication {serial}"
+
+
+class Checker:
+    """An anonymous reader of one page of an author's (the note, the feed) that, as soon as a
+    publish has answered, reads the page: it must show that publication's title or a later
+    one of the same author's, never an earlier one (a stale read).
+
+    It runs beside the author, so the author's next save does not wait for the read. When
+    several publishes answer while a read is on its way, the next read checks the newest of
+    them (a page showing it, or a later one, shows every earlier publish as replaced too)."""
+
+    def __init__(self, author: Author, path: str):
+        self.author = author
+        self.path = path
+        self.reader = Connection(author.port)  # anonymous: no cookies, so the page cache answers
+        # This note's publications only: another scenario's note of the same author's on the
+        # feed must not pass for this one.
+        before, _, after = publication_title(author.note_id, author.username, 0).rpartition("0")
+        self._serial = re.compile(
+            re.escape(_html_text(before).encode()) + rb"(\d+)" + re.escape(after.encode())
+        )
+        self._wanted = 0  # the newest publication answered
+        self._answered_at = 0.0
+        self._checked = 0
+        self._stopping = False
+        self._changed = threading.Condition()
+        self.lags: list[float] = []  # seconds from a publish's answer to the read checking it
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def published(self, serial: int) -> None:
+        with self._changed:
+            self._wanted, self._answered_at = serial, time.monotonic()
+            self._changed.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._changed:
+                while self._wanted == self._checked and not self._stopping:
+                    self._changed.wait()
+                if self._wanted == self._checked:
+                    return  # stopping, and every publish is checked
+                wanted, answered_at = self._wanted, self._answered_at
+            self.lags.append(time.monotonic() - answered_at)
+            self._check(wanted)
+            with self._changed:
+                self._checked = wanted
+
+    def _check(self, wanted: int) -> None:
+        log = self.author.log
+        status, _, content = self.author.recorder.timed(self.reader, "check", "GET", self.path)
+        log.checks += 1
+        shown = [int(number) for number in self._serial.findall(content)]
+        if status != 200 or not shown or max(shown) < wanted:
+            log.stale += 1
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        with self._changed:
+            self._stopping = True
+            self._changed.notify()
+        self._thread.join(timeout=TIMEOUT * 2 + 5)
+        self.reader.close()
 
 
 class _FormReader(HTMLParser):
@@ -388,7 +547,8 @@ def _html_text(text: str) -> str:
 
 
 class Authors:
-    """Each author saves and publishes every `period` seconds in a thread, until stopped."""
+    """Each author saves and publishes every `period` seconds in a thread, until stopped; a
+    cycle that takes longer is followed at once by the next (the rate achieved is reported)."""
 
     def __init__(self, authors: list[Author], period: float = 1.0, publish: bool = True,
                  check_feed: bool = True):  # fmt: skip
@@ -398,6 +558,7 @@ class Authors:
         self.check_feed = check_feed
         self.stopping = threading.Event()
         self.threads: list[threading.Thread] = []
+        self.began = self.ended = 0.0
 
     def _write(self, author: Author, offset: float) -> None:
         next_at = time.monotonic() + offset
@@ -405,11 +566,13 @@ class Authors:
             delay = next_at - time.monotonic()
             if delay > 0 and self.stopping.wait(delay):
                 break
-            next_at += self.period
-            author.cycle(self.publish, self.check_feed)
+            next_at = max(next_at + self.period, time.monotonic() - self.period)
+            author.cycle(self.publish)
 
     def start(self) -> None:
+        self.began = time.monotonic()
         for number, author in enumerate(self.authors):
+            author.start_checking(self.check_feed)
             offset = self.period * number / max(1, len(self.authors))
             thread = threading.Thread(target=self._write, args=(author, offset), daemon=True)
             self.threads.append(thread)
@@ -419,3 +582,10 @@ class Authors:
         self.stopping.set()
         for thread in self.threads:
             thread.join(timeout=TIMEOUT * 3)
+        self.ended = time.monotonic()
+        for author in self.authors:
+            author.stop_checking()
+
+    @property
+    def seconds(self) -> float:
+        return (self.ended or time.monotonic()) - self.began

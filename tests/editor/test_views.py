@@ -108,6 +108,72 @@ def test_editor_save_and_publish(client, author, note):
     assert client.get(f"/notes/{note.slug}/").status_code == 200
 
 
+@pytest.mark.django_db(transaction=True)
+def test_editor_publish_commits_the_save_and_the_publish_at_once(client, author, note, monkeypatch):
+    """Publishing a new text of a published note from the editor saves and publishes in one
+    transaction: the new content generation is published once (one turnover of readers'
+    cached pages, one lease wait), not once for the save and again for the publish."""
+    from scidraft.site import caching
+
+    note = services.note_publish(note_id=note.pk, user=author, base_version=note.version).note
+    published = []
+    original = caching.publish_generation
+    monkeypatch.setattr(caching, "publish_generation", lambda: published.append(original()))
+    client.force_login(author)
+    response = client.post(f"/write/{note.pk}/", _form(note, body="New text.", action="publish"))
+    note.refresh_from_db()
+    assert response.status_code == 302 and note.status == Status.PUBLISHED
+    assert note.body == "New text." and note.version == 4  # saved, then published again
+    assert len(published) == 1
+
+
+def test_editor_publish_locks_the_generation_row_last(client, author, note):
+    """The site-wide content generation row is updated once, after every write to the note
+    (the render included): other authors' saves wait on its lock only until this commit."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    note = services.note_publish(note_id=note.pk, user=author, base_version=note.version).note
+    client.force_login(author)
+    with CaptureQueriesContext(connection) as queries:
+        client.post(f"/write/{note.pk}/", _form(note, body="Again $x$.", action="publish"))
+    writes = [q["sql"] for q in queries if q["sql"].startswith(("UPDATE", "INSERT", "DELETE"))]
+    bumps = [n for n, sql in enumerate(writes) if "contentgeneration" in sql]
+    note_writes = [n for n, sql in enumerate(writes) if '"notes_note"' in sql.split(" SET")[0]]
+    assert len(bumps) == 1 and len(note_writes) >= 2
+    assert bumps[0] > max(note_writes)
+
+
+def test_save_and_publish_answer_with_the_version_to_save_on(client, author, note):
+    """The editor form's redirect carries the note's new version (X-Note-Version): an autosave
+    on it is accepted without loading the editor page again."""
+    client.force_login(author)
+    response = client.post(f"/write/{note.pk}/", _form(note, body="One.", action="publish"))
+    note.refresh_from_db()
+    assert response.status_code == 302 and response["X-Note-Version"] == str(note.version)
+    autosave = client.post(
+        f"/write/{note.pk}/autosave/",
+        {"body": "Two.", "base_version": int(response["X-Note-Version"])},
+        content_type="application/json",
+    )
+    assert autosave.status_code == 200 and autosave.json()["status"] == "saved"
+
+
+def test_editor_publish_refused_keeps_the_save(client, author, note):
+    """Without the publish permission, Publish answers 403 and the text is still saved."""
+    from django.contrib.auth.models import Permission
+
+    author.groups.clear()  # an author's rights, less publish_note
+    author.user_permissions.add(
+        *Permission.objects.filter(codename__in=["add_note", "change_note", "view_note"])
+    )
+    client.force_login(author)
+    response = client.post(f"/write/{note.pk}/", _form(note, body="Kept.", action="publish"))
+    note.refresh_from_db()
+    assert response.status_code == 403
+    assert note.body == "Kept." and note.status == Status.DRAFT
+
+
 def test_preview_renders_math_and_numbered_citations_and_lists_warnings(client, author, cited_note):
     """The preview resolves citations against the note's bibliographies and lists problems."""
     client.force_login(author)
