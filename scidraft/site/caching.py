@@ -7,7 +7,9 @@ generation read here knows the next due time and bumps once it has passed.
 
 Readers get `Cache-Control: public, max-age, stale-while-revalidate`, an ETag and 304s;
 anyone logged in gets `private, no-store` and is never served from or stored in the cache.
-Cache errors (Redis down) degrade to rendering the page, logged; they never raise.
+Cache errors (Redis down) degrade to rendering the page, logged; they never raise. Readers who
+miss the same key at the same moment (every hot page, right after a write) wait for one render
+per process instead of each rendering it.
 """
 
 from __future__ import annotations
@@ -272,6 +274,46 @@ def _lookup(key: str) -> dict | None:
     return entry
 
 
+class _Renders:
+    """Pages some thread of this process is rendering now, by key. After a write, every hot page
+    misses at once and each of a worker's threads would render the same page; instead the first
+    renders and the others wait for it, then are served what it stored. The key includes the
+    generation, so what a waiter is served is exactly what it would have rendered."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.pending: dict[str, threading.Event] = {}
+
+    def claim(self, key: str) -> tuple[threading.Event, bool]:
+        """The key's event, and whether this caller renders (else it waits on the event)."""
+        with self.lock:
+            event = self.pending.get(key)
+            if event is not None:
+                return event, False
+            event = self.pending[key] = threading.Event()
+            return event, True
+
+    def release(self, key: str, event: threading.Event) -> None:
+        with self.lock:
+            if self.pending.get(key) is event:
+                del self.pending[key]
+        event.set()
+
+
+renders = _Renders()
+
+
+def _hit(request: HttpRequest, entry: dict) -> HttpResponse:
+    response = _restore(entry)
+    response["X-Cache"] = "hit"
+    # What _public writes, without parsing a header the restored page lacks.
+    response["Cache-Control"] = (
+        f"public, max-age={settings.SCIDRAFT_PAGE_MAX_AGE}, "
+        f"stale-while-revalidate={settings.SCIDRAFT_PAGE_STALE_WHILE_REVALIDATE}"
+    )
+    return _revalidated(request, response)
+
+
 def _revalidated(request: HttpRequest, response: HttpResponse) -> HttpResponse:
     if response.status_code != 200:
         return response
@@ -301,25 +343,31 @@ class PageCacheMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        key = None
-        if request.method in ("GET", "HEAD") and (
-            settings.SESSION_COOKIE_NAME not in request.COOKIES
+        if request.method not in ("GET", "HEAD") or (
+            settings.SESSION_COOKIE_NAME in request.COOKIES
         ):
-            key = page_key(request, current_generation())
+            return self.get_response(request)
+        key = page_key(request, current_generation())
+        entry = _lookup(key)
+        if entry is not None:
+            return _hit(request, entry)
+        event, first = renders.claim(key)
+        if not first:
+            event.wait(settings.SCIDRAFT_PAGE_RENDER_WAIT_MS / 1000)
             entry = _lookup(key)
             if entry is not None:
-                response = _restore(entry)
-                response["X-Cache"] = "hit"
-                # What _public writes, without parsing a header the restored page lacks.
-                response["Cache-Control"] = (
-                    f"public, max-age={settings.SCIDRAFT_PAGE_MAX_AGE}, "
-                    f"stale-while-revalidate={settings.SCIDRAFT_PAGE_STALE_WHILE_REVALIDATE}"
-                )
-                return _revalidated(request, response)
+                return _hit(request, entry)
+            # Not stored (an error, a page that is not cached) or too slow: render it here.
+            return self._render(request, key)
+        try:
+            return self._render(request, key)
+        finally:
+            renders.release(key, event)
+
+    def _render(self, request: HttpRequest, key: str) -> HttpResponse:
         response = self.get_response(request)
         if (
-            key is not None
-            and getattr(request, "_page_cacheable", False)
+            getattr(request, "_page_cacheable", False)
             and response.status_code in (200, 301, 302, 404)
             and not getattr(response, "streaming", False)
             and not _personal(request)

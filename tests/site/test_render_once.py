@@ -1,0 +1,122 @@
+"""A page that misses the cache is rendered once per process, however many readers ask for it at
+the same moment (scidraft.site.caching.PageCacheMiddleware, `renders`)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from django.http import HttpResponse
+from django.test import RequestFactory
+
+from scidraft.site import caching
+
+WAIT = 5.0
+
+
+@pytest.fixture(autouse=True)
+def _generation_without_database(monkeypatch):
+    # Readers run in threads, which would each open a database of their own: the generation is
+    # fixed here instead, as the lease would give it.
+    monkeypatch.setattr(caching, "current_generation", lambda: 7)
+
+
+class SlowView:
+    """A view that holds its first render until `go` is set, and counts its renders."""
+
+    def __init__(self, cacheable: bool = True, fail_first: bool = False):
+        self.renders = 0
+        self.started, self.go = threading.Event(), threading.Event()
+        self.fail_first = fail_first
+        self.view = caching.cached_page(self._render) if cacheable else self._render
+
+    def _render(self, request):
+        self.renders += 1
+        if self.renders == 1:
+            self.started.set()
+            assert self.go.wait(WAIT)
+            if self.fail_first:
+                raise RuntimeError("the first render failed")
+        return HttpResponse(b"<p>page</p>")
+
+
+def _readers(view: SlowView, count: int, path: str = "/notes/x/") -> list:
+    """The first reader starts rendering; `count` more ask for the same page meanwhile."""
+    middleware = caching.PageCacheMiddleware(view.view)
+    answers: list = []
+
+    def read():
+        try:
+            answers.append(middleware(RequestFactory().get(path)))
+        except RuntimeError as error:
+            answers.append(error)
+
+    first = threading.Thread(target=read)
+    first.start()
+    assert view.started.wait(WAIT)
+    others = [threading.Thread(target=read) for _ in range(count)]
+    for thread in others:
+        thread.start()
+    time.sleep(0.2)  # let them reach the wait: were they late, they would hit the cache anyway
+    view.go.set()
+    for thread in [first, *others]:
+        thread.join(WAIT)
+    return answers
+
+
+def test_readers_missing_the_same_page_wait_for_one_render():
+    """Four readers miss the same page at once: the view runs once, all get the page, three
+    of them from the cache."""
+    view = SlowView()
+    answers = _readers(view, 3)
+    assert view.renders == 1
+    assert [answer.content for answer in answers] == [b"<p>page</p>"] * 4
+    assert sorted(answer["X-Cache"] for answer in answers) == ["hit", "hit", "hit", "miss"]
+    assert caching.renders.pending == {}
+
+
+def test_a_page_that_is_not_stored_is_rendered_by_each_waiting_reader():
+    """When the first render is not cacheable, the waiting readers render it themselves."""
+    view = SlowView(cacheable=False)
+    answers = _readers(view, 2)
+    assert view.renders == 3
+    assert all(answer.status_code == 200 for answer in answers)
+
+
+def test_a_failed_render_releases_the_waiting_readers():
+    """The first render raising does not leave the others waiting: they render the page."""
+    view = SlowView(fail_first=True)
+    answers = _readers(view, 2)
+    assert sum(isinstance(answer, RuntimeError) for answer in answers) == 1
+    assert [a.status_code for a in answers if not isinstance(a, RuntimeError)] == [200, 200]
+    assert caching.renders.pending == {}
+
+
+def test_a_reader_waits_no_longer_than_the_setting(settings):
+    """A render that takes too long: the waiting reader renders the page itself, in time."""
+    settings.SCIDRAFT_PAGE_RENDER_WAIT_MS = 50
+    view = SlowView()
+    middleware = caching.PageCacheMiddleware(view.view)
+    first = threading.Thread(target=middleware, args=(RequestFactory().get("/slow/"),))
+    first.start()
+    assert view.started.wait(WAIT)
+    started = time.monotonic()
+    answer = middleware(RequestFactory().get("/slow/"))
+    assert answer.status_code == 200 and time.monotonic() - started < WAIT / 2
+    assert view.renders == 2
+    view.go.set()
+    first.join(WAIT)
+
+
+def test_different_pages_do_not_wait_for_each_other():
+    """A reader of another page (or the same page with another query) is not held up."""
+    view = SlowView()
+    middleware = caching.PageCacheMiddleware(view.view)
+    first = threading.Thread(target=middleware, args=(RequestFactory().get("/notes/x/"),))
+    first.start()
+    assert view.started.wait(WAIT)
+    other = middleware(RequestFactory().get("/notes/x/?r=1"))
+    assert other.status_code == 200 and other["X-Cache"] == "miss"
+    view.go.set()
+    first.join(WAIT)
