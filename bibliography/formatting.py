@@ -8,7 +8,6 @@ looked up by name; unknown names give Vancouver, the theme's style.
 from __future__ import annotations
 
 import functools
-import json
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -56,23 +55,38 @@ def _entry(data: EntryData):
 def format_entries(entries: Iterable[EntryData], style: str | None = None) -> dict[str, str]:
     """HTML of each entry (key → HTML); an entry that cannot be formatted shows its key and why."""
     name = style_name(style)
-    return {
-        data.key: _format_cached(
-            data.key,
-            data.entry_type,
-            json.dumps(data.fields, sort_keys=True),
-            json.dumps(data.persons, sort_keys=True),
-            name,
+    formatted = {}
+    for data in entries:
+        try:
+            fields, persons = _frozen(data.fields), _frozen(data.persons)
+            hash((fields, persons))
+        except TypeError:  # a value that is neither text nor a list of names
+            formatted[data.key] = _format(data, name)
+            continue
+        formatted[data.key] = _format_cached(data.key, data.entry_type, fields, persons, name)
+    return formatted
+
+
+def _frozen(mapping: dict) -> tuple:
+    """A dict of strings (or of lists of names) as a hashable cache key, in key order."""
+    return tuple(
+        sorted(
+            (name, tuple(value) if type(value) is list else value)
+            for name, value in mapping.items()
         )
-        for data in entries
-    }
+    )
 
 
 @functools.lru_cache(maxsize=20_000)
-def _format_cached(key: str, entry_type: str, fields: str, persons: str, style: str) -> str:
+def _format_cached(key: str, entry_type: str, fields: tuple, persons: tuple, style: str) -> str:
     # Keyed by the entry's content and the style, like the formula cache: an edited entry is a
     # new key, and re-renders and previews of a note cost nothing for entries already seen.
-    data = EntryData(key, entry_type, json.loads(fields), json.loads(persons))
+    # Fields and persons in key order, as the entry was always formatted.
+    data = EntryData(key, entry_type, dict(fields), {role: list(names) for role, names in persons})
+    return _format(data, style)
+
+
+def _format(data: EntryData, style: str) -> str:
     try:
         formatted = get_style(style).format_entry("", _entry(data))
         return formatted.text.render(HtmlBackend())
@@ -118,12 +132,12 @@ class StoredBibliography:
     def _data(self, keys: list[str]) -> list[EntryData]:
         unknown = [key for key in keys if key not in self._seen]
         if unknown:
-            rows = BibEntry.objects.filter(bibfile=self.bibfile, key__in=unknown).only(
+            rows = BibEntry.objects.filter(bibfile=self.bibfile, key__in=unknown).values_list(
                 "key", "entry_type", "fields", "persons"
             )
             self._seen.update(dict.fromkeys(unknown))
-            for row in rows:
-                self._seen[row.key] = EntryData(row.key, row.entry_type, row.fields, row.persons)
+            for key, entry_type, fields, persons in rows:
+                self._seen[key] = EntryData(key, entry_type, fields, persons)
         return [self._seen[key] for key in keys if self._seen.get(key) is not None]
 
     def format(self, keys: list[str], style: str | None) -> dict[str, str]:

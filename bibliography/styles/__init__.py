@@ -17,6 +17,7 @@ from .author_year import AuthorYearStyle, author_year_label
 from .base import HtmlBackend
 from .bibtex import AlphaStyle, PlainStyle, UnsrtStyle
 from .memo import remembered
+from .persons import parse_person
 from .vancouver import VancouverStyle
 
 
@@ -87,7 +88,7 @@ def get_style(name: str | None) -> BaseStyle:
 def parsed_person(name: str) -> Person:
     """pybtex's Person for a name string, parsed once: authors recur across entries, and the
     labels and the list of a note build the same entries. Styles only read a Person."""
-    return Person(name)
+    return parse_person(name)
 
 
 def make_entry(

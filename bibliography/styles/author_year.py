@@ -52,8 +52,8 @@ def apa_name(person, *, inverted: bool = True) -> Text:
     family = family_name(person)
     lineage = ", ".join(plain_text(name) for name in person.lineage_names)
     if not inverted:
-        return joined_text(" ", [part for part in (Text(initials), family) if part])
-    parts = [family] + [Text(part) for part in (initials, lineage) if part]
+        return joined_text(" ", [part for part in (rich_text(initials), family) if part])
+    parts = [family] + [rich_text(part) for part in (initials, lineage) if part]
     return joined_text(", ", parts)
 
 

@@ -24,7 +24,7 @@ from pybtex.style import FormattedEntry
 from pybtex.style.template import FieldIsMissing, node
 
 from ..display import latex_to_text
-from .decoding import decode_latex
+from .decoding import decode_latex, text_of
 from .memo import per_person, remembered
 from .template import join, joined_text, rich_text
 
@@ -86,7 +86,7 @@ def when(children, context, name):
         present = bool(entry_url(context["entry"]))
     else:
         present = bool(context["entry"].fields.get(name, "").strip())
-    return join[children].format_data(context) if present else Text()
+    return join.f(children, context) if present else rich_text()
 
 
 def clean_doi(raw: str) -> str:
@@ -127,7 +127,7 @@ def latex_text(raw: str) -> Text:
     """Rich text of a LaTeX field value (see the module docstring for what is handled)."""
     if not _LATEX_SPECIALS.search(raw):
         # Most values are plain words: no need to run them through the LaTeX decoder.
-        return Text(raw)
+        return text_of(raw)
     parts: list = []
     plain: list[str] = []
 
@@ -241,7 +241,7 @@ def url_link(children, context, label_prefix="", dedupe=True):
         raise FieldIsMissing("url", entry)
     if dedupe and "doi" in entry.fields and clean_doi(url) == clean_doi(entry.fields["doi"]) != url:
         raise FieldIsMissing("url", entry)  # the DOI link says it already
-    return Text(label_prefix, HRef(url, url)) if label_prefix else Text(HRef(url, url))
+    return rich_text(label_prefix, HRef(url, url))
 
 
 @node
@@ -252,7 +252,7 @@ def doi_link(children, context, label="doi:"):
         raise FieldIsMissing("doi", entry)
     doi = clean_doi(entry.fields["doi"])
     url = f"https://doi.org/{doi}"
-    return Text(HRef(url, f"{label}{doi}" if label else url))
+    return rich_text(HRef(url, f"{label}{doi}" if label else url))
 
 
 _DASHES = re.compile(r"\s*-+\s*")

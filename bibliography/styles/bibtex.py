@@ -21,7 +21,6 @@ from pybtex.style.formatting import BaseStyle
 from pybtex.style.formatting.unsrt import dashify
 from pybtex.style.names.plain import NameStyle as PybtexPlainNames
 from pybtex.style.template import FieldIsMissing, node
-from pybtex.textutils import tie_or_space
 
 from .base import LenientMixin, TemplateCache, doi_link, rich_field, url_link
 from .decoding import decode_latex
@@ -38,6 +37,7 @@ from .template import (
     rich_text,
     sentence,
     tag,
+    text_capitalize,
     together,
     toplevel,
     words,
@@ -49,16 +49,25 @@ _SPACE = String(" ")
 def _together(parts: list[Text]) -> tuple[list, int]:
     """pybtex's `together(last_tie=True)` as a flat list of pieces and its length: words
     joined by spaces, a tie before the last word and after a short first one."""
-    parts = [part for part in parts if part]
+    lengths = [_length(part) for part in parts]
+    parts = [part for part, length in zip(parts, lengths, strict=True) if length]
+    total = sum(lengths)
     if len(parts) <= 2:
         pieces = parts[:1] + [nbsp] + parts[1:] if len(parts) == 2 else parts
     else:
-        pieces = [parts[0], tie_or_space(parts[0], nbsp, _SPACE)]
+        first_length = next(length for length in lengths if length)
+        pieces = [parts[0], nbsp if first_length < 3 else _SPACE]  # pybtex's tie_or_space
         for part in parts[1:-1]:
             pieces += [part, _SPACE]
         pieces[-1] = nbsp
         pieces.append(parts[-1])
-    return pieces, sum(len(piece) for piece in pieces)
+    # Each tie or space between the parts is one character.
+    return pieces, total + len(pieces) - len(parts)
+
+
+def _length(text) -> int:
+    """len(text), read directly from a Text (decoded names are Texts)."""
+    return text.length if type(text) is Text else len(text)
 
 
 @remembered
@@ -188,7 +197,7 @@ class BibtexStyle(TemplateCache, BaseStyle):
 
     def format_title(self, e, which_field, as_sentence=True):
         # Adjusted: decoded with rich_field, so protected braces and math keep their case.
-        title = rich_field(which_field, apply_func=lambda text: text.capitalize())
+        title = rich_field(which_field, apply_func=text_capitalize)
         return sentence[title] if as_sentence else title
 
     def format_btitle(self, e, which_field, as_sentence=True):

@@ -56,7 +56,13 @@ def memo_clear() -> None:
 
 
 def person_key(person) -> tuple:
-    """A hashable key of everything that formats a person (pybtex's Person is unhashable)."""
+    """A hashable key of everything that formats a person (pybtex's Person is unhashable).
+    Persons parsed by `parse_person` carry theirs (`memo_key`): names are read, never
+    changed, and every formatting step of every name asks for it."""
+    try:
+        return person.memo_key
+    except AttributeError:
+        pass
     return (
         tuple(person.first_names),
         tuple(person.middle_names),

@@ -18,49 +18,140 @@ so a missing field raises the same `FieldIsMissing` and an incomplete entry read
 
 from __future__ import annotations
 
-from pybtex.richtext import BaseText, HRef, String, Symbol, Tag, Text, ensure_text, nbsp
+from pybtex.richtext import (
+    BaseMultipartText,
+    BaseText,
+    HRef,
+    Protected,
+    String,
+    Symbol,
+    Tag,
+    Text,
+    ensure_text,
+    nbsp,
+)
 from pybtex.style.template import FieldIsMissing, node
 from pybtex.textutils import is_terminated, tie_or_space
 
 from .decoding import decode_latex
 
 _SPACE = String(" ")
-_STRING = (String, ())  # pybtex's String._typeinfo()
+_UNMERGED = (None, ())  # pybtex's BaseText._typeinfo()
+_MULTI = frozenset({Text, Tag, HRef, Protected})  # whose len() is their `length`
 
 
 def rich_text(*parts) -> Text:
     """`Text(*parts)`, built as pybtex's constructor builds it (empty parts dropped, Texts
     unpacked, neighbours of one kind merged) with less overhead: formatting builds thousands
     of Texts, and pybtex's constructor, made of generators and itertools.groupby, was the
-    largest cost left. tests/bibliography/test_template.py compares the two."""
-    items = []
-    for part in parts:
-        if isinstance(part, Text):
-            items += part.parts
-        elif isinstance(part, str):
-            if part:
-                items.append(String(part))
-        elif isinstance(part, BaseText):
-            if part:
-                items.append(part)
-        else:
-            ensure_text(part)  # raises pybtex's TypeError
-    merged = []
-    group: list = []
+    largest cost left. Neighbouring strings, the most common parts, are joined as plain str
+    into one String. tests/bibliography/test_template.py compares the two."""
+    merged: list = []
+    run: list[str] = []  # neighbouring strings
+    group: list = []  # neighbouring rich texts of one kind
     kind = None
-    for item in items:
-        item_kind = _STRING if type(item) is String else item._typeinfo()
-        if group and item_kind != kind:
-            _merge(group, kind, merged)
-            group = []
-        group.append(item)
-        kind = item_kind
+    for part in parts:
+        cls = type(part)
+        if cls is str or cls is String:
+            value = part if cls is str else part.value
+            if value:
+                if group:
+                    _merge(group, kind, merged)
+                    group = []
+                run.append(value)
+            continue
+        if cls is Text:
+            items = part.parts
+        elif cls in _MULTI:
+            items = (part,) if part.length else ()
+        else:
+            items = _other_items(part)
+        for item in items:  # as above, for the parts of a Text
+            cls = type(item)
+            if cls is String:
+                if group:
+                    _merge(group, kind, merged)
+                    group = []
+                run.append(item.value)
+                continue
+            if run:
+                merged.append(_string("".join(run)))
+                run = []
+            # _typeinfo(), without the call: (type, info) for pybtex's multipart texts, and
+            # (None, ()) (never merged) for the rest, such as Symbol.
+            item_kind = (cls, item.info) if isinstance(item, BaseMultipartText) else _UNMERGED
+            if group and item_kind != kind:
+                _merge(group, kind, merged)
+                group = []
+            group.append(item)
+            kind = item_kind
     if group:
         _merge(group, kind, merged)
-    result = Text.__new__(Text)
+    elif run:
+        merged.append(_string("".join(run)))
+    result = _new(Text)
     result.parts = merged
-    result.length = sum(map(len, merged))
+    result.length = sum(
+        [
+            len(item.value)
+            if type(item) is String
+            else item.length
+            if type(item) in _MULTI
+            else len(item)
+            for item in merged
+        ]
+    )
     return result
+
+
+def _other_items(part) -> tuple:
+    """The items a part other than str, String and pybtex's multipart texts adds: a Symbol
+    or another rich text when not empty, the parts of a Text subclass, a str subclass as a
+    String; anything else raises pybtex's TypeError."""
+    if isinstance(part, Text):
+        return tuple(part.parts)
+    if isinstance(part, str):
+        return (_string(str(part)),) if part else ()
+    if isinstance(part, BaseText):
+        return (part,) if part else ()
+    ensure_text(part)  # raises pybtex's TypeError
+    return ()
+
+
+_new = object.__new__
+
+
+def _string(value: str) -> String:
+    """`String(value)`, without the call to its constructor."""
+    string = _new(String)
+    string.value = value
+    return string
+
+
+def text_capitalize(text: Text) -> Text:
+    """`text.capitalize()` (first letter upper case, the rest lower case, Protected kept), as
+    pybtex computes it by slicing and joining Texts, for less when the text starts with a
+    string; tests/bibliography/test_template.py compares the two."""
+    first = _leading_string(text)
+    if first is None:
+        return text.capitalize()
+    return rich_text(first[:1].upper() + first[1:].lower(), *[p.lower() for p in text.parts[1:]])
+
+
+def text_capfirst(text: Text) -> Text:
+    """`text.capfirst()` (first letter upper case), as `text_capitalize`, for less."""
+    first = _leading_string(text)
+    if first is None:
+        return text.capfirst()
+    return rich_text(first[:1].upper() + first[1:], *text.parts[1:])
+
+
+def _leading_string(text) -> str | None:
+    """The value of a Text's first part when it is a non-empty String, else None."""
+    if type(text) is not Text or not text.parts:
+        return None
+    first = text.parts[0]
+    return first.value if type(first) is String and first.value else None
 
 
 def joined_text(sep, parts) -> Text:
@@ -74,11 +165,9 @@ def joined_text(sep, parts) -> Text:
 
 
 def _merge(group: list, kind: tuple, merged: list) -> None:
-    """One run of neighbours of one kind, merged as pybtex merges them."""
+    """One run of neighbours of one kind (not strings), merged as pybtex merges them."""
     if len(group) == 1 or not kind[0]:
         merged += group
-    elif kind is _STRING:
-        merged.append(String("".join([item.value for item in group])))
     else:
         cls, info = kind
         merged.append(cls(*info, *[part for item in group for part in item.parts]))
@@ -146,9 +235,9 @@ def sentence(children, data, capfirst=False, capitalize=False, add_period=True, 
     if capfirst or capitalize or not add_period:
         joined = rich_text(*pieces)
         if capfirst:
-            joined = joined.capfirst()
+            joined = text_capfirst(joined)
         if capitalize:
-            joined = joined.capitalize()
+            joined = text_capitalize(joined)
         return joined.add_period() if add_period else joined
     # pybtex's add_period appends "." to the joined text unless it ends a sentence already:
     # the same as appending it to the pieces.
@@ -203,7 +292,8 @@ def optional_field(children, data, *args, **kwargs):
     if children:
         raise ValueError(children)
     try:
-        return rich_text(field(*args, **kwargs).format_data(data))
+        # `field(*args, **kwargs).format_data(data)`, without building a node each time.
+        return rich_text(field.f([], data, *args, **kwargs))
     except FieldIsMissing:
         return rich_text()
 
@@ -220,7 +310,12 @@ def names(children, context, role, **kwargs):
         raise FieldIsMissing(role, entry) from None
     style = context["style"]
     formatted = [style.format_name(person, style.abbreviate_names) for person in persons]
-    return join(**kwargs)[formatted].format_data(context)
+    # pybtex's `join(**kwargs)[formatted]`, without building a node for every entry.
+    return _join_formatted(formatted, context, **kwargs)
+
+
+def _join_formatted(parts: list, data, sep="", sep2=None, last_sep=None) -> Text:
+    return rich_text(*_joined(_nonempty(parts, data), sep, sep2, last_sep))
 
 
 @node
@@ -260,6 +355,8 @@ __all__ = [
     "optional_field",
     "sentence",
     "tag",
+    "text_capfirst",
+    "text_capitalize",
     "together",
     "toplevel",
     "words",

@@ -105,7 +105,7 @@ def vancouver_date(children, context):
     if not year:
         raise FieldIsMissing("year", entry)
     month, day = month_and_day(entry.fields.get("month", ""))
-    return Text(" ".join(part for part in (plain_text(year), month, day) if part))
+    return rich_text(" ".join(part for part in (plain_text(year), month, day) if part))
 
 
 def ordinal_edition(text: Text) -> Text:

@@ -1,8 +1,9 @@
 """bibliography.styles.decoding: decode_latex is pybtex's Text.from_latex, remembered.
 
-Its shortcut (plain text and braces skip latexcodec) is checked against pybtex on generated
-strings made of the characters latexcodec treats specially, and on every field value and name
-part of the sample and demo bibliographies.
+Its shortcuts (plain text and braces skip latexcodec; accent groups, en dashes and ties are
+decoded one by one; flat braces are parsed without pybtex's parser) are checked against pybtex
+on generated strings made of the characters and pieces latexcodec treats specially, and on
+every field value and name part of the sample and demo bibliographies.
 """
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pybtex.markup import LaTeXParser
 from pybtex.richtext import Text
 
 from bibliography.parsing import parse_bibtex
 from bibliography.styles import make_entry
-from bibliography.styles.decoding import decode_latex
+from bibliography.styles.decoding import decode_latex, parse_braces
 from bibliography.styles.memo import memo_clear
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,6 +45,43 @@ def undecorated(source: str):
 def test_generated_strings_decode_as_pybtex_does(source):
     """Any string decodes to pybtex's Text (or fails with pybtex's error)."""
     assert outcome(undecorated, source) == outcome(Text.from_latex, source)
+
+
+# Pieces of names and values around accent groups, en dashes and ties, which the decoder
+# decodes one by one (the rest must be text latexcodec leaves alone), and what could upset that.
+PIECES = [
+    "a", "Z", "9", ".", "é", " ", "  ", "{", "}", "{x}", "-", "--", "---", "~", "\\~", "'",
+    "`", ",", "!", "?", "%", "$", "#", "\t", "\n", "\\", "\\'", "{\\'e}", '{\\"u}',
+    "{\\c c}", "{\\ss}", "{\\L}", "{\\'\\i}", "{\\~n}", "{\\relax Ch}", "{\\v{c}}",
+    "{\\o}", "{\\`a}", "{\\^o}", "{\\=a}", "{\\.z}", "{\\u g}", "{\\H o}", "{\\textit x}",
+    "{\\em x}", "{\\'}", "{\\ }", "{\\\\}", "{\\%}", "{\\$}", "{\\'{e}}", "{\\t oo}",
+    "{\\ldots}", "{\\TeX}", "{\\'a}--", "\ue000",
+]  # fmt: skip
+
+
+@settings(max_examples=3000, derandomize=True, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=8).map("".join))
+def test_accent_groups_decode_as_pybtex_does(source):
+    """Values with accent groups, dashes and ties decode to pybtex's Text (or its error)."""
+    memo_clear()
+    assert outcome(undecorated, source) == outcome(Text.from_latex, source)
+
+
+@settings(max_examples=2000, derandomize=True, deadline=None)
+@given(st.text(alphabet="ab {}{}{}\n", max_size=12))
+def test_braces_parse_as_pybtex_does(source):
+    """parse_braces gives pybtex's LaTeXParser Text, Protected parts and lengths included."""
+    assert structure(parse_braces, source) == structure(
+        lambda text: LaTeXParser(text).parse(), source
+    )
+
+
+def structure(parse, source: str):
+    try:
+        text = parse(source)
+    except Exception as error:  # noqa: BLE001 - the error itself is what is compared
+        return f"{type(error).__name__}: {error}"
+    return repr(text), len(text), [(type(part), len(part)) for part in text.parts]
 
 
 def test_real_values_decode_as_pybtex_does():

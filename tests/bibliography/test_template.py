@@ -151,6 +151,21 @@ def test_rich_text_is_pybtex_text(parts):
     assert built.render_as("html") == expected.render_as("html")
 
 
+@settings(max_examples=400, derandomize=True, deadline=None)
+@given(st.lists(PARTS, max_size=5))
+def test_capitalize_and_capfirst_are_pybtex_s(parts):
+    """text_capitalize and text_capfirst give pybtex's Text.capitalize() and capfirst()."""
+    text = Text(*parts)
+    for ours_, pybtex_s in (
+        (ours.text_capitalize, Text.capitalize),
+        (ours.text_capfirst, Text.capfirst),
+    ):
+        built, expected = ours_(text), pybtex_s(text)
+        assert built == expected
+        assert len(built) == len(expected)
+        assert built.render_as("html") == expected.render_as("html")
+
+
 @settings(max_examples=200, derandomize=True, deadline=None)
 @given(PARTS, st.lists(PARTS, max_size=5))
 def test_joined_text_is_pybtex_join(separator, parts):
