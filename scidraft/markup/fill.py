@@ -15,7 +15,9 @@ from .context import RenderContext
 from .rendered import CitationList, RenderWarning
 from .stash import CLOSE, OPEN, TOKEN, Item, Stash
 
-_TAG = re.compile(r"<[^<>]*>")
+# A tag with a placeholder in it (in an attribute): the only tags `substitute` rewrites, found
+# without a Python call for each of the others.
+_TAG_WITH_PLACEHOLDER = re.compile(f"<[^<>{OPEN}]*{OPEN}[^<>]*>")
 _PARAGRAPH = re.compile(r"<p>(.*?)</p>", re.S)
 
 
@@ -73,6 +75,11 @@ def _hoist_blocks(markup: str, stash: Stash) -> str:
 
     def paragraph(match: re.Match) -> str:
         content = match.group(1)
+        if OPEN not in content:
+            return match.group(0)
+        whole = TOKEN.fullmatch(content)
+        if whole and is_block(whole):
+            return content  # the usual case, without splitting around it
         tokens = [token for token in TOKEN.finditer(content) if is_block(token)]
         if not tokens:
             return match.group(0)
@@ -104,7 +111,7 @@ def substitute(markup: str, stash: Stash) -> str:
         if OPEN not in markup:
             break
         # Every round: a placeholder that lands inside a tag becomes escaped text, never HTML.
-        markup = _TAG.sub(lambda tag: in_tag(tag) if OPEN in tag.group(0) else tag.group(0), markup)
+        markup = _TAG_WITH_PLACEHOLDER.sub(in_tag, markup)
         markup = TOKEN.sub(lambda match: stash.item(int(match.group(1))).html or "", markup)
     return markup.replace(OPEN, "").replace(CLOSE, "")
 

@@ -25,23 +25,26 @@ if TYPE_CHECKING:
 # The default body limit; the site passes its own (settings.NOTE_BODY_MAX_BYTES) in the context.
 MAX_SOURCE_BYTES = 2 * 1024 * 1024
 # CPU seconds the stages before `fill` may take together; what is left of a 5 s response goes
-# to the linear stages (sanitise, fill) and the fallback. CPU time of the rendering thread, not
-# the wall clock: whether a note renders in full depends on the note, not on how busy the
-# server was when it was saved (a stored render is kept until the next save).
-RENDER_SECONDS = 1.5
+# to the linear stages (sanitise, fill) and the fallback, and a hostile body stays under half of
+# it. CPU time of the rendering thread, not the wall clock: whether a note renders in full
+# depends on the note, not on how busy the server was when it was saved (a stored render is
+# kept until the next save). The most any example or benchmark note takes, cold, is 0.08 s.
+RENDER_SECONDS = 1.0
 # Seconds the same render may wait on KaTeX and pseudocode.js, which run in V8's threads (the
 # rendering thread's CPU clock stands still meanwhile). A cold formula costs 1–3 ms: this is
-# several hundred new formulas, and a formula seen before costs nothing.
-ENGINE_SECONDS = 2.0
+# several hundred new formulas (the benchmark note's 300 take 0.25 s), and a formula seen
+# before costs nothing. V8's CPU time is the process's too: with RENDER_SECONDS, this bounds it.
+ENGINE_SECONDS = 1.5
 # Container levels (list items, block quotes) a line may sit in. Python-Markdown recurses per
 # level and slows down quadratically; authors' notes stay under ten.
 MAX_NESTING = 32
 # Lines in one pseudo-algorithm: pseudocode.js is superlinear, a real algorithm is a page.
 MAX_ALGORITHM_LINES = 2_000
 # Placeholders (formulas, code spans, environments, citations…) in one render: each costs a
-# stash entry and a substitution, and a real note has a few thousand at most. Past this the
-# budget counts as spent and the remaining constructs stay as text.
-MAX_ITEMS = 50_000
+# stash entry and a substitution, and a real note has a few hundred (300 in the benchmark
+# note). Past this the budget counts as spent and the remaining constructs stay as text; the
+# stages after the budget still handle each one (~10 µs), so this bounds them too.
+MAX_ITEMS = 20_000
 # Warnings kept in a Rendered: the rest are summed up in one.
 MAX_WARNINGS = 500
 
@@ -64,6 +67,7 @@ def budget(seconds: float, engine_seconds: float = ENGINE_SECONDS) -> Iterator[N
     _local.deadline = time.thread_time() + seconds
     _local.engine_left = engine_seconds
     _local.next_reading = 0.0
+    _local.spent = False
     try:
         yield
     finally:
@@ -79,7 +83,9 @@ def remaining() -> float:
 
 
 def expired() -> bool:
-    return remaining() <= 0
+    """Whether the budget is spent, noticed at most CHECK_INTERVAL late (see check): stages
+    ask this once per construct, hundreds of thousands of times on a hostile body."""
+    return _spent()
 
 
 def charge_engine(seconds: float) -> None:
@@ -93,7 +99,7 @@ def exhaust() -> None:
     """Spend the rest of the budget now: the stages from here on take their plain path."""
     if getattr(_local, "deadline", None) is not None:
         _local.deadline = time.thread_time()
-        _local.next_reading = 0.0
+        _local.spent = True
 
 
 def cap_warnings(warnings: list[RenderWarning]) -> list[RenderWarning]:
@@ -110,22 +116,30 @@ CHECK_INTERVAL = 0.001
 
 
 def check() -> None:
-    """Raise BudgetExceeded once the budget is spent, noticed at most CHECK_INTERVAL late.
+    """Raise BudgetExceeded once the budget is spent, noticed at most CHECK_INTERVAL late."""
+    if _spent():
+        raise BudgetExceeded
 
-    Python-Markdown's loops call this thousands of times a render, and reading the thread's
+
+def _spent() -> bool:
+    """Python-Markdown's loops ask this thousands of times a render, and reading the thread's
     CPU clock is a system call (~0.4 µs). The wall clock is read instead (vDSO, ~0.08 µs) and
     the CPU clock only once CHECK_INTERVAL of it has passed since the last reading: a thread
     cannot use more CPU time than passes on the wall clock, so no overrun is missed for longer.
+    A spent budget stays spent without another reading: the stages after it ask once per
+    construct, and what they do then must stay cheap (see the module docstring).
     """
     deadline = getattr(_local, "deadline", None)
     if deadline is None:
-        return
+        return False
+    if _local.spent:
+        return True
     now = time.perf_counter()
     if now < _local.next_reading:
-        return
+        return False
     _local.next_reading = now + CHECK_INTERVAL
-    if time.thread_time() >= deadline or _local.engine_left <= 0:
-        raise BudgetExceeded
+    _local.spent = time.thread_time() >= deadline or _local.engine_left <= 0
+    return _local.spent
 
 
 def describe_bytes(size: int) -> str:
@@ -204,9 +218,23 @@ def refuse_deep_blocks(text: str, stash: Stash, warnings: list[RenderWarning]) -
 
 def escaped_paragraphs(text: str) -> str:
     """The fallback when Markdown cannot finish: each block as an escaped paragraph
-    (placeholders survive escaping, so math and code still appear)."""
-    return "\n".join(
-        f"<p>{html.escape(block.strip())}</p>"
-        for block in _BLANK_LINES.split(text)
-        if block.strip()
-    )
+    (placeholders survive escaping, so math and code still appear). It is written as the
+    sanitiser writes HTML back, so it is not sanitised again (nh3 took a second over 2 MB of
+    `<`, after the budget was spent)."""
+    # Escaping adds no whitespace: the blocks split and strip as the author's text does.
+    blocks = map(str.strip, _BLANK_LINES.split(html.escape(text, quote=False)))
+    return _as_sanitiser_writes("\n".join(f"<p>{block}</p>" for block in blocks if block))
+
+
+# What nh3 (html5ever) does to text besides escaping &, < and >, in its order: it reads CRLF
+# and CR as LF (before parsing), drops NUL and writes U+00A0 back as &nbsp;. Quotes stay.
+_SANITISER_TEXT = (("\r\n", "\n"), ("\r", "\n"), ("\x00", ""), ("\xa0", "&nbsp;"))
+
+
+def _as_sanitiser_writes(markup: str) -> str:
+    """`markup` (tags and text escaped by html.escape(quote=False)) as nh3.clean writes it
+    back (tests/markup/test_fast_paths.py compares the two on random text)."""
+    for character, replacement in _SANITISER_TEXT:
+        if character in markup:
+            markup = markup.replace(character, replacement)
+    return markup

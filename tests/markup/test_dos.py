@@ -3,6 +3,7 @@ warning that says what happened, and the engine keeps rendering normal notes aft
 
 from __future__ import annotations
 
+import html
 import sys
 import time
 import traceback
@@ -219,6 +220,16 @@ def test_pseudocode_block_of_50000_lines_is_refused_as_source():
     assert _codes(rendered) == {"algorithm-error"}
     assert "over the limit" in rendered.warnings[0].message
     assert 'class="algorithm-src algorithm-error"' in rendered.html
+
+
+def test_one_fence_of_two_megabytes_is_highlighted_until_the_budget_runs_out():
+    """Pygments highlights a fence in one call (15 s on 2 MB of Python): it stops with the
+    budget, and the fence is shown uncoloured, whole, with a render-limit warning."""
+    code = ("x = [1, 'a', f(y)]  # c\n" * (2 * MB // 25))[: 2 * MB - 20].rstrip("\n")
+    rendered = _timed(f"```python\n{code}\n```\n")
+    assert "render-limit" in _codes(rendered)
+    assert 'class="language-python"' in rendered.html and '<span class="n">' not in rendered.html
+    assert html.escape(code) in rendered.html
 
 
 def test_pseudocode_within_the_line_limit_still_renders():

@@ -247,7 +247,99 @@ def test_unescape_of_escaped_brackets_skips_html_unescape(monkeypatch):
     assert pipeline._unescape("&lt;&gt;&quot;" * 1000) == '<>"' * 1000
 
 
+def test_unescape_of_escaped_ampersands_skips_html_unescape(monkeypatch):
+    """Only &amp; besides those three (2 MB of `&amp; ` shown as text) is decoded by
+    str.replace too, &amp; last, so that `&amp;lt;` stays `&lt;`."""
+    monkeypatch.setattr(pipeline.html_lib, "unescape", lambda text: 1 / 0)
+    assert pipeline._unescape("&amp;lt; &lt;&amp;amp;&quot;" * 1000) == '&lt; <&amp;"' * 1000
+
+
+# --- The spent-budget paths ------------------------------------------------------------------
+
+SANITISER_TEXT = st.lists(
+    st.sampled_from(
+        [chr(code) for code in range(0x21)]
+        + list("<>&\"'`;#/!-=ap\x7f\x85\xa0\u2028\u3000\ufeff\ue000\ue001\ue002é")
+        + ["&amp;", "&lt;", "<p>", "</p>", "<!--", "<script>", "\r\n", "\n\n", " \n\t\n"]
+    ),
+    max_size=40,
+).map("".join)
+
+
+@given(SANITISER_TEXT)
+@RANDOM
+def test_escaped_paragraphs_are_what_the_sanitiser_would_write(text):
+    """Markdown's fallback is not sanitised (nh3 took a second over 2 MB of `<`): it is what
+    nh3 makes of the same blocks escaped with html.escape, byte for byte."""
+    import html
+
+    from scidraft.markup import sanitise
+
+    escaped = "\n".join(
+        f"<p>{html.escape(block.strip())}</p>"
+        for block in limits._BLANK_LINES.split(text)
+        if block.strip()
+    )
+    assert limits.escaped_paragraphs(text) == sanitise.clean_author_html(escaped)
+
+
+TAG_TEXT = st.text(alphabet='<>a "=\ue000\ue001', max_size=30)
+
+
+@given(TAG_TEXT)
+@RANDOM
+def test_tags_with_placeholders_are_the_tags_that_hold_one(text):
+    """fill finds the tags it rewrites with one regex where it visited every tag: the same
+    spans, on any text (unclosed and nested brackets included)."""
+    from scidraft.markup import fill
+
+    def mark(tag: re.Match) -> str:
+        return f"[{tag.group(0)}]"
+
+    every_tag = re.sub(
+        r"<[^<>]*>", lambda tag: mark(tag) if "\ue000" in tag.group(0) else tag.group(0), text
+    )
+    assert fill._TAG_WITH_PLACEHOLDER.sub(mark, text) == every_tag
+
+
+@given(st.text(alphabet="`a \\", max_size=30))
+@RANDOM
+def test_inline_code_loop_finds_what_the_substitution_found(text):
+    """Inline code spans are taken one by one (to stop when the budget is spent): with time
+    left, the same spans as the regex substitution that preceded the loop."""
+    from scidraft.markup import code
+    from scidraft.markup.stash import TOKEN
+
+    text = "a" + text  # one line that starts with a letter: no fence
+    stash = Stash()
+    looped = code.protect_code(text, stash, [], {})
+    assert TOKEN.sub(lambda match: stash.items[int(match.group(1))].text, looped) == (
+        protect._INLINE_CODE.sub(lambda match: _inline_text(match), text)
+    )
+
+
+def _inline_text(match: re.Match) -> str:
+    content = match.group(2)
+    if "\n\n" in content:
+        return match.group(0)
+    if content.startswith(" ") and content.endswith(" ") and content.strip():
+        content = content[1:-1]
+    return content.replace("\n", " ")
+
+
 # --- Budget checks -------------------------------------------------------------------------------
+
+
+def test_a_spent_budget_stays_spent_without_reading_the_clock(monkeypatch):
+    """Once expired() has seen the budget spent it answers at once: the stages after the
+    budget ask once per construct, hundreds of thousands of times."""
+    with limits.budget(0):
+        assert limits.expired()
+        monkeypatch.setattr(limits.time, "thread_time", lambda: 1 / 0)
+        monkeypatch.setattr(limits.time, "perf_counter", lambda: 1 / 0)
+        assert limits.expired()
+        with pytest.raises(limits.BudgetExceeded):
+            limits.check()
 
 
 def test_check_notices_a_spent_budget_at_once():
