@@ -7,6 +7,7 @@ from django.utils import timezone
 from bibliography.exports import CitableWork, Person
 from bibliography.models import BibEntry
 from scidraft.site.models import SiteSettings
+from scidraft.site.snapshot import site_settings
 
 from .models import Note, NoteCitation
 
@@ -19,10 +20,10 @@ def note_url(request, note: Note, site: SiteSettings) -> str:
 
 
 def citable_work(request, note: Note) -> CitableWork:
-    site = SiteSettings.objects.current()
+    """`note` with its authorships and their authors prefetched (the views' queries)."""
+    site = site_settings(request)
     authors = tuple(
-        Person(link.author.name or link.author.handle)
-        for link in note.authorships.select_related("author")
+        Person(link.author.name or link.author.handle) for link in note.authorships.all()
     ) or (Person(site.author, is_handle=True),)
     return CitableWork(
         key=note.slug,

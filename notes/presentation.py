@@ -65,6 +65,7 @@ class Card:
     date: str
     date_title: str
     read_more: bool
+    tags: list  # the note's tags by name (prefetched)
 
     @property
     def body(self) -> SafeString:
@@ -83,6 +84,7 @@ def card(note: Note, site: SiteSettings, *, promotion: bool = False) -> Card:
         date=date_short(moment),
         date_title=date_with_time(moment),
         read_more=bool((note.render_flags or {}).get("has_preview")),
+        tags=list(note.tags.all()),
     )
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.db.models import Prefetch
 from django.http import Http404, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import get_object_or_404, render
 from django.utils.safestring import mark_safe
@@ -10,14 +9,15 @@ from django.utils.safestring import mark_safe
 from bibliography import exports
 from bibliography.models import BibFile
 from scidraft.markup import ENGINE_VERSION
-from scidraft.site.caching import current_generation
 from scidraft.site.meta import PageMeta, absolute
 from scidraft.site.models import SiteSettings
+from scidraft.site.snapshot import PerGeneration, request_generation, site_settings
 
 from . import feed as feed_math
 from .citing import citable_work, cited_entries
 from .identity import identity_for
-from .models import Author, Note, NoteAuthor, Page, Tag
+from .models import Author, Note, Page, Tag, card_prefetches, prefetch_cards
+from .navigation import older_and_newer, recommendation_candidates
 from .presentation import (
     anchored_headings,
     assets_for,
@@ -63,26 +63,46 @@ def _refresh_stale(notes) -> None:
             note_render_store(note=note, force=True)
 
 
+def _feed_counts() -> tuple[int, int]:
+    return Note.objects.published().regular().count_in_feed()
+
+
+def _promotion_pool() -> tuple[Note, ...]:
+    promotions = list(Note.objects.published().promotions().order_by("slug").card_columns())
+    prefetch_cards(promotions)
+    return tuple(promotions)
+
+
+# The same for every feed page until something is written (scidraft.site.snapshot); the pool's
+# rows are shared by the process's threads, and cards only read them.
+feed_counts = PerGeneration(_feed_counts)
+promotion_pool = PerGeneration(_promotion_pool)
+
+
 def feed(request, page: int = 1, base: str = "/"):
     """The notes feed at / and /notes/ (theme-spec §3.1)."""
     if page == 1 and request.path.endswith("/page/1/"):
         return HttpResponsePermanentRedirect(base)
-    site = SiteSettings.objects.current()
-    notes = Note.objects.published().regular()
-    total, pinned = notes.count_in_feed()
+    site = site_settings(request)
+    generation = request_generation(request)
+    total, pinned = feed_counts.get(generation)
     pages, offset = _paginate(total, site.notes_per_page, page)
-    page_notes = notes.for_cards().page_in_feed_order(offset, site.notes_per_page, pinned)
+    page_notes = (
+        Note.objects.published()
+        .regular()
+        .card_columns()
+        .page_in_feed_order(offset, site.notes_per_page, pinned)
+    )
+    prefetch_cards(page_notes)
     _refresh_stale(page_notes)
-    promotions = []
-    if site.promotions_per_page:
-        promotions = list(Note.objects.published().promotions().order_by("slug").for_cards())
+    promotions = promotion_pool.get(generation) if site.promotions_per_page else ()
     slots = feed_math.place_promotions(
         promotions=[promotion.slug for promotion in promotions],
         page=page,
         notes_on_page=len(page_notes),
         per_page=site.promotions_per_page,
         positions=site.promotion_positions,
-        seed=current_generation(),
+        seed=generation,
     )
     by_slug = {promotion.slug: promotion for promotion in promotions}
     cards = [
@@ -112,24 +132,16 @@ def feed(request, page: int = 1, base: str = "/"):
 
 def note_detail(request, slug: str):
     """A note as a large card with its navigation (theme-spec §3.2)."""
-    site = SiteSettings.objects.current()
+    site = site_settings(request)
     note = get_object_or_404(
-        Note.objects.published().prefetch_related(
-            Prefetch("authorships", queryset=NoteAuthor.objects.select_related("author")),
-            Prefetch("tags", queryset=Tag.objects.order_by("name")),
-        ),
-        slug=slug,
+        Note.objects.published().prefetch_related(*card_prefetches()), slug=slug
     )
     _refresh_stale([note])
-    published = Note.objects.published().only("slug", "title", "date")
     # « Prev is the older note, Next » the newer one; promotions included (theme behaviour).
-    older = published.filter(date__lt=note.date).order_by("-date", "slug").first()
-    newer = published.filter(date__gt=note.date).order_by("date", "slug").first()
-    candidates = dict(
-        Note.objects.published().regular().exclude(pk=note.pk).values_list("slug", "title")
-    )
+    older, newer = older_and_newer(request, note)
+    candidates = recommendation_candidates(request, note)
     recommended = feed_math.ranked_recommendations(
-        current_generation(), note.slug, sorted(candidates), site.recommendation_count
+        request_generation(request), note.slug, sorted(candidates), site.recommendation_count
     )
     url = absolute(request, site, f"/notes/{note.slug}/")
     identity = identity_for(note, site)
@@ -222,7 +234,7 @@ def _entries(notes) -> list[dict]:
 
 
 def tag_list(request):
-    site = SiteSettings.objects.current()
+    site = site_settings(request)
     meta = PageMeta(title=f"Tags | {site.title}", canonical=absolute(request, site, "/tags/"))
     return render(
         request,
@@ -233,7 +245,7 @@ def tag_list(request):
 
 def _entry_list(request, template: str, notes, base: str, page, meta: PageMeta, **context):
     """A paginated list of note entries (tag and author pages), `pager_size` per page."""
-    site = SiteSettings.objects.current()
+    site = site_settings(request)
     page = int(page)
     pages, offset = _paginate(notes.count(), site.pager_size, page)
     meta.title = meta.title + f" | {site.title}"
@@ -282,7 +294,7 @@ def page_detail(request, slug: str):
         from .feeds import archives_page
 
         return archives_page(request, page)
-    site = SiteSettings.objects.current()
+    site = site_settings(request)
     if (page.render_flags or {}).get("has_entry_index") or page.render_version != ENGINE_VERSION:
         # An entry index lists other notes: it is rendered now, so a note published or coming
         # due since the page was saved is in it. A row from an older engine is refreshed too.
@@ -353,7 +365,7 @@ _EXPORTS = {
 
 def note_cite(request, slug: str, format: str):
     """The note itself as a reference: cite.bib, cite.ris, cite.json (CSL-JSON)."""
-    note = get_object_or_404(Note.objects.published(), slug=slug)
+    note = get_object_or_404(Note.objects.published().with_authorships(), slug=slug)
     formatter, content_type = _EXPORTS[format]
     response = HttpResponse(formatter(citable_work(request, note)), content_type=content_type)
     response["Content-Disposition"] = f'inline; filename="{slug}.{format}"'

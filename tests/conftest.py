@@ -35,12 +35,14 @@ def _empty_cache():
     # test under that number must not be served to this one.
     from django.core.cache import cache
 
+    from scidraft.site import snapshot
     from scidraft.site.caching import lease, local_pages
 
     cache.clear()
     local_pages.clear()
     lease.drop()
     lease.last = None
+    snapshot.forget_all()
 
 
 @pytest.fixture

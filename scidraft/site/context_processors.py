@@ -1,13 +1,16 @@
-"""Site settings and menus for every template, in two queries per request."""
+"""Site settings and menus for every template: read once per content generation (snapshot)."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 
+from django.template import loader
 from django.utils.functional import SimpleLazyObject
+from django.utils.safestring import SafeString
 
-from .models import MenuItem, SiteSettings
+from .models import MenuItem
+from .snapshot import PerGeneration, main_menu, request_generation, site_settings
 
 # A browser drops tabs and line breaks anywhere in a URL and C0 controls and spaces around it
 # before it reads the scheme; a menu URL is linked only if what it reads is one of these.
@@ -49,8 +52,7 @@ def _is_current(url: str, path: str) -> bool:
     return path == url or (url != "/" and path.startswith(url))
 
 
-def menu_tree(path: str) -> list[MenuEntry]:
-    items = list(MenuItem.objects.main())
+def menu_tree(items: tuple[MenuItem, ...], path: str) -> list[MenuEntry]:
     entries = {item.pk: MenuEntry(item, _is_current(item.url, path)) for item in items}
     top = []
     for item in items:
@@ -64,8 +66,33 @@ def menu_tree(path: str) -> list[MenuEntry]:
     return top
 
 
+def _active(entries: list[MenuEntry]) -> tuple:
+    return tuple((entry.active, _active(entry.children)) for entry in entries)
+
+
+# partials/header.html as rendered this generation, by which menu entries it marks active: the
+# only part of it that differs between pages. A handful of patterns; the bound is a safeguard.
+rendered_headers = PerGeneration(dict)
+HEADERS_KEPT = 64
+
+
+def header(request) -> SafeString:
+    """The page header (site title and main menu) for this request's path."""
+    menu = menu_tree(main_menu(request), request.path)
+    headers = rendered_headers.get(request_generation(request))
+    key = _active(menu)
+    html = headers.get(key)
+    if html is None:
+        context = {"site": site_settings(request), "menu": menu}
+        html = loader.get_template("partials/header.html").render(context)
+        if len(headers) < HEADERS_KEPT:
+            headers[key] = html
+    return html
+
+
 def site(request):
     return {
-        "site": SimpleLazyObject(SiteSettings.objects.current),
-        "menu": SimpleLazyObject(lambda: menu_tree(request.path)),
+        "site": SimpleLazyObject(lambda: site_settings(request)),
+        "menu": SimpleLazyObject(lambda: menu_tree(main_menu(request), request.path)),
+        "header": SimpleLazyObject(lambda: header(request)),
     }

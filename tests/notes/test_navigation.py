@@ -1,0 +1,102 @@
+"""A note page's « Prev / Next » and recommendation candidates come from one list of published
+notes per content generation, and say exactly what the per-page queries said."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from django.test import RequestFactory
+from django.utils import timezone
+
+from notes.models import Note, Status
+from notes.navigation import older_and_newer, published, recommendation_candidates
+from scidraft.site.caching import lease
+
+
+def _expected(note: Note):
+    notes = Note.objects.published()
+    older = notes.filter(date__lt=note.date).order_by("-date", "slug").first()
+    newer = notes.filter(date__gt=note.date).order_by("date", "slug").first()
+    candidates = dict(notes.regular().exclude(pk=note.pk).values_list("slug", "title"))
+    return older, newer, candidates
+
+
+def _pair(neighbour):
+    return None if neighbour is None else (neighbour.slug, neighbour.title)
+
+
+def test_neighbours_and_candidates_match_the_queries(demo_loaded):
+    """Every published note of the demo, and two notes sharing one date (ties go by slug)."""
+    moment = timezone.now() - dt.timedelta(days=400)
+    for slug in ("tie-b", "tie-a", "tie-c"):
+        Note.objects.create(slug=slug, title=slug, body="x", status=Status.PUBLISHED, date=moment)
+    request = RequestFactory().get("/")
+    for note in Note.objects.published():
+        older, newer, candidates = _expected(note)
+        found_older, found_newer = older_and_newer(request, note)
+        assert _pair(found_older) == _pair(older), note.slug
+        assert _pair(found_newer) == _pair(newer), note.slug
+        assert recommendation_candidates(request, note) == candidates
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_list_is_read_once_per_generation_and_again_after_a_publish(client):
+    published.forget()
+    first = Note.objects.create(slug="first", body="x", status=Status.PUBLISHED)
+    first.date = timezone.now() - dt.timedelta(days=2)
+    first.save()
+    client.get("/notes/first/")  # renders the new row once (a write)
+    lease.drop()
+    client.get("/notes/first/", {"once": "1"})
+    assert published.held is not None
+    held = published.held
+    client.get("/notes/first/", {"again": "1"})
+    assert published.held is held  # not read again
+    Note.objects.create(
+        slug="second", body="x", status=Status.PUBLISHED, date=timezone.now() - dt.timedelta(days=1)
+    )
+    lease.drop()
+    html = client.get("/notes/first/", {"after": "1"}).content.decode()
+    assert 'href="/notes/second/"' in html
+    published.forget()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_feed_counts_and_promotions_are_read_once_per_generation(client):
+    """A second feed page of the same generation runs neither the count nor the promotions'
+    queries; a publish is counted by the next one."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from notes.views import feed_counts, promotion_pool
+    from scidraft.site.models import SiteSettings
+
+    site = SiteSettings.objects.current()
+    site.promotions_per_page = 1
+    site.save()
+    long_ago = timezone.now() - dt.timedelta(days=3)
+    Note.objects.create(slug="a", body="a", status=Status.PUBLISHED, date=long_ago)
+    Note.objects.create(
+        slug="promo", body="p", status=Status.PUBLISHED, promotion=True, date=long_ago
+    )
+    client.get("/")  # renders the new rows once (a write)
+    lease.drop()
+    client.get("/", {"warm": "1"})
+    lease.drop()
+    with CaptureQueriesContext(connection) as queries:
+        html = client.get("/", {"again": "1"}).content.decode()
+    # The page's ids, its rows, their authorships and tags: no count, no promotions.
+    assert len(queries) == 4, [query["sql"] for query in queries.captured_queries]
+    assert not any("COUNT(" in query["sql"] for query in queries.captured_queries)
+    assert feed_counts.held is not None and feed_counts.held[1] == (1, 0)
+    assert [note.slug for note in promotion_pool.held[1]] == ["promo"]
+    assert html.count('class="note-card') == 2
+
+    Note.objects.create(slug="b", body="b", status=Status.PUBLISHED, date=long_ago)
+    lease.drop()
+    html = client.get("/", {"after": "1"}).content.decode()
+    assert 'href="/notes/b/"' in html
+    assert feed_counts.held[1] == (2, 0)
+    feed_counts.forget()
+    promotion_pool.forget()
