@@ -9,9 +9,10 @@ from django.utils.safestring import mark_safe
 from bibliography import exports
 from bibliography.models import BibFile
 from scidraft.markup import ENGINE_VERSION
+from scidraft.site.caching import request_generation
 from scidraft.site.meta import PageMeta, absolute
 from scidraft.site.models import SiteSettings
-from scidraft.site.snapshot import PerGeneration, request_generation, site_settings
+from scidraft.site.snapshot import PerGeneration, site_settings
 
 from . import feed as feed_math
 from .citing import citable_work, cited_entries

@@ -130,6 +130,15 @@ def current_generation() -> int:
     return value
 
 
+def request_generation(request: HttpRequest) -> int:
+    """The content generation, read once per request: the page key and everything the page is
+    rendered from (scidraft.site.snapshot) agree on it."""
+    generation = getattr(request, "_content_generation", None)
+    if generation is None:
+        generation = request._content_generation = current_generation()
+    return generation
+
+
 _deferral = threading.local()
 
 
@@ -347,7 +356,7 @@ class PageCacheMiddleware:
             settings.SESSION_COOKIE_NAME in request.COOKIES
         ):
             return self.get_response(request)
-        key = page_key(request, current_generation())
+        key = page_key(request, request_generation(request))
         entry = _lookup(key)
         if entry is not None:
             return _hit(request, entry)

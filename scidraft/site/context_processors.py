@@ -9,8 +9,9 @@ from django.template import loader
 from django.utils.functional import SimpleLazyObject
 from django.utils.safestring import SafeString
 
+from .caching import request_generation
 from .models import MenuItem
-from .snapshot import PerGeneration, main_menu, request_generation, site_settings
+from .snapshot import PerGeneration, main_menu, site_settings
 
 # A browser drops tabs and line breaks anywhere in a URL and C0 controls and spaces around it
 # before it reads the scheme; a menu URL is linked only if what it reads is one of these.

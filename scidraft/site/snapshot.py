@@ -17,7 +17,7 @@ from typing import Generic, TypeVar
 
 from django.db import transaction
 
-from .caching import current_generation
+from .caching import request_generation
 from .models import MenuItem, SiteSettings
 
 T = TypeVar("T")
@@ -51,14 +51,6 @@ def forget_all() -> None:
     """Drop every held value (tests: each test's database restarts the generation count)."""
     for instance in PerGeneration.instances:
         instance.forget()
-
-
-def request_generation(request) -> int:
-    """The content generation, read once per request."""
-    generation = getattr(request, "_content_generation", None)
-    if generation is None:
-        generation = request._content_generation = current_generation()
-    return generation
 
 
 @dataclass(frozen=True)

@@ -106,3 +106,15 @@ def test_the_header_is_rendered_once_per_pattern_of_active_menu_entries(client):
         and '<span class="active">Notes</span>' not in tags
     )
     assert len(rendered_headers.held[1]) == 2
+
+
+def test_a_page_reads_the_content_generation_once(client, monkeypatch):
+    """The page cache's key and every snapshot the page is rendered from use one reading of
+    the generation, so they agree on it, and a miss costs one read, not one per caller."""
+    from scidraft.site import caching
+
+    readings = []
+    real = caching.current_generation
+    monkeypatch.setattr(caching, "current_generation", lambda: readings.append(1) or real())
+    assert client.get("/", {"once": "1"}).status_code == 200
+    assert len(readings) == 1
