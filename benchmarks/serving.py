@@ -37,7 +37,8 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from _table import status, table  # benchmarks/ is on sys.path: the script's folder
+from _server import production_environment  # benchmarks/ is on sys.path: the script's folder
+from _table import status, table
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -451,32 +452,6 @@ def _table(rows: list[list[str]]) -> str:
     )
 
 
-def _environment(database_url: str, redis_url: str, static_root: Path) -> dict:
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("DJANGO_", "GUNICORN_", "SCIDRAFT_"))
-    }
-    env.update(
-        {
-            "DJANGO_SETTINGS_MODULE": "scidraft.settings",
-            "DEBUG": "0",
-            "SECRET_KEY": secrets.token_urlsafe(50),
-            "ALLOWED_HOSTS": "127.0.0.1,localhost",
-            "SECURE_SSL_REDIRECT": "0",
-            "SESSION_COOKIE_SECURE": "0",
-            "CSRF_COOKIE_SECURE": "0",
-            "SECURE_HSTS_SECONDS": "0",
-            "DATABASE_URL": database_url,
-            "REDIS_URL": redis_url,
-            "CACHE_KEY_PREFIX": "bench",
-            "STATIC_ROOT": str(static_root),
-            "LOG_LEVEL": "WARNING",
-        }
-    )
-    return env
-
-
 def http_rows(wrk_path: str, server: Gunicorn, heaviest: str, static_name: str, work: Path):
     """The five wrk cases: (rows, failures, notes)."""
     note = f"/notes/{heaviest}/"
@@ -622,7 +597,9 @@ def main(argv: list[str] | None = None) -> int:
     failures: list[str] = []
     lines: list[str] = []
     try:
-        env = _environment(_with_database(admin_url, name), redis_url, work / "static")
+        env = production_environment(
+            _with_database(admin_url, name), redis_url, work / "static", "bench"
+        )
         began = time.perf_counter()
         _manage(env, "migrate", "--noinput")
         _manage(env, "seed_demo")

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import secrets
 import shutil
 import subprocess
 import sys
@@ -32,6 +31,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(1, str(ROOT / "benchmarks"))  # the benchmarks' table printer
 
+from _server import production_environment  # noqa: E402
 from _table import status, table  # noqa: E402
 from scenarios import Result, database_outage, load, redis_outage  # noqa: E402
 from servers import (  # noqa: E402
@@ -117,7 +117,11 @@ class Site:
         self.postgres.start()
         database = self.postgres.create_database("scidraft_reliability")
         # The project's own STATIC_ROOT (git-ignored): collectstatic only redoes what changed.
-        self.env = _environment(database, self.redis.url, ROOT / "staticfiles", self.work)
+        self.env = production_environment(
+            database, self.redis.url, ROOT / "staticfiles", "reliability",
+            DATABASE_CONNECT_TIMEOUT="2", MEDIA_ROOT=str(self.work / "media"),
+            PYTHONUNBUFFERED="1",
+        )  # fmt: skip
         self.manage("migrate", "--noinput")
         self.manage("seed_demo")
         self.manage("collectstatic", "--noinput")
@@ -171,35 +175,6 @@ class Site:
     def server_errors_logged(self) -> int:
         log = self.work / "gunicorn.log"
         return log.read_text(errors="replace").count("Internal Server Error") if log.exists() else 0
-
-
-def _environment(database_url: str, redis_url: str, static_root: Path, work: Path) -> dict:
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("DJANGO_", "GUNICORN_", "SCIDRAFT_", "DATABASE_", "REDIS_"))
-    }
-    env.update(
-        {
-            "DJANGO_SETTINGS_MODULE": "scidraft.settings",
-            "DEBUG": "0",
-            "SECRET_KEY": secrets.token_urlsafe(50),
-            "ALLOWED_HOSTS": "127.0.0.1,localhost",
-            "SECURE_SSL_REDIRECT": "0",
-            "SESSION_COOKIE_SECURE": "0",
-            "CSRF_COOKIE_SECURE": "0",
-            "SECURE_HSTS_SECONDS": "0",
-            "DATABASE_URL": database_url,
-            "DATABASE_CONNECT_TIMEOUT": "2",
-            "REDIS_URL": redis_url,
-            "CACHE_KEY_PREFIX": "reliability",
-            "STATIC_ROOT": str(static_root),
-            "MEDIA_ROOT": str(work / "media"),
-            "LOG_LEVEL": "WARNING",
-            "PYTHONUNBUFFERED": "1",
-        }
-    )
-    return env
 
 
 def _missing() -> str | None:
