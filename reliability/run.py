@@ -3,15 +3,21 @@
 It starts its own redis-server (port 6391) and PostgreSQL cluster (initdb, port 5491) in a
 temporary folder, so that it can stop and start them without touching the machine's services;
 migrates, seeds the demo site and collects static files with the production settings (DEBUG
-off); starts gunicorn (gunicorn.conf.py, 2 workers × 8 threads) on 127.0.0.1, port 8350-8359;
-then runs the scenarios in scenarios.py and prints one table: scenario, requests, errors, lost
-writes, stale reads, and the readers' request rate and latency (measured by the Python load
-generator on the same two cores as the server: a floor, not a benchmark).
+off); starts gunicorn (gunicorn.conf.py) on 127.0.0.1, ports 8350-8359, in the two pools that
+deploy/nginx.conf routes to: the public pool (2 workers × 8 threads) that readers reach, and
+the authoring pool (1 worker × 4 threads) for the editor, accounts and admin paths, so that a
+crowd of readers never queues the authors' saves; then runs the scenarios in scenarios.py and
+prints one table: scenario, requests, errors, lost writes, stale reads, and the readers'
+request rate and latency (measured by the Python load generator on the same two cores as the
+server: a floor, not a benchmark).
 
-RELIABILITY_SECONDS (default 60) sets the length of the load scenario; `run.py b` (or any of
-a, b, c) runs only the scenarios named. Everything is stopped
-and removed on the way out. The exit code is 1 when a scenario fails, 0 otherwise (also when a
-tool is missing: then it says SKIP).
+RELIABILITY_SECONDS (default 60) sets the length of the load scenario;
+RELIABILITY_AUTHORING_WORKERS (default 1) the authoring pool's workers, 0 sending the authors
+to the public pool with the readers (a site without the proxy's routing);
+RELIABILITY_PUBLIC_NICENESS (default 6) the public pool's niceness, the CPU weight that
+docker-compose.yml gives it. `run.py b` (or any of a, b, c) runs only the scenarios named.
+Everything is stopped and removed on the way out. The exit code is 1 when a scenario fails, 0
+otherwise (also when a tool is missing: then it says SKIP).
 """
 
 from __future__ import annotations
@@ -49,6 +55,10 @@ REDIS_PORT = 6391
 POSTGRES_PORT = 5491
 GUNICORN_PORTS = range(8350, 8360)
 AUTHORS = 5
+AUTHORING_WORKERS = int(os.environ.get("RELIABILITY_AUTHORING_WORKERS", "1"))
+# docker-compose.yml gives the public pool a quarter of the default CPU weight (cpu_shares 256
+# of 1024); nice 6 is that weight for a process (272 of 1024).
+PUBLIC_NICENESS = int(os.environ.get("RELIABILITY_PUBLIC_NICENESS", "6"))
 DASH = "—"
 MARK = "RELIABILITY-JSON "
 
@@ -88,7 +98,9 @@ class Site:
         self.postgres = PostgresCluster(POSTGRES_PORT, work)
         self.env: dict[str, str] = {}
         self.server: Gunicorn | None = None
-        self.port = 0
+        self.authoring: Gunicorn | None = None
+        self.port = 0  # the public pool: readers
+        self.authoring_port = 0  # the editor's paths (the public pool's, without a pool)
         self.accounts: list[list[str]] = []
         self.cached: list[str] = []
         self.uncached: list[str] = []
@@ -132,14 +144,35 @@ class Site:
         self.cached += [f"/notes/{slug}/" for slug in notes[:8]]
         self.cached += [f"/tags/{slug}/" for slug in tags]
         self.uncached = ["/", *[f"/notes/{slug}/" for slug in notes[8:12]]]
-        self.port = next(port for port in GUNICORN_PORTS if port_free(port))
-        self.server = Gunicorn(self.env, self.port, self.work / "gunicorn.log")
+        ports = (port for port in GUNICORN_PORTS if port_free(port))
+        self.port = next(ports)
+        self.server = Gunicorn(
+            self.env, self.port, self.work / "gunicorn.log", niceness=PUBLIC_NICENESS
+        )
+        pools = (
+            f"gunicorn public pool (2 workers × 8 threads, nice {PUBLIC_NICENESS}, DEBUG off) "
+            f"on 127.0.0.1:{self.port}"
+        )
+        if AUTHORING_WORKERS:
+            self.authoring_port = next(ports)
+            self.authoring = Gunicorn(
+                self.env, self.authoring_port, self.work / "gunicorn-authoring.log",
+                workers=AUTHORING_WORKERS, threads=4,
+            )  # fmt: skip
+            self.authoring.wait()
+            pools += (
+                f", authoring pool ({AUTHORING_WORKERS} worker(s) × 4 threads) on "
+                f"127.0.0.1:{self.authoring_port}"
+            )
+        else:
+            self.authoring_port = self.port
+            pools += ", authors on the same pool (RELIABILITY_AUTHORING_WORKERS=0)"
         self.server.wait()
         self.warm()
         lines.append(
             f"setup in {time.monotonic() - began:.0f} s: redis-server on 127.0.0.1:{REDIS_PORT}, "
-            f"PostgreSQL ({PG_BIN}) on 127.0.0.1:{POSTGRES_PORT}, gunicorn (2 workers × 8 "
-            f"threads, DEBUG off) on 127.0.0.1:{self.port}; demo site seeded; {AUTHORS} authors"
+            f"PostgreSQL ({PG_BIN}) on 127.0.0.1:{POSTGRES_PORT}, {pools}; demo site seeded; "
+            f"{AUTHORS} authors"
         )
         lines.append(
             f"readers ask for {len(self.cached)} cacheable pages and, one request in 10 (in "
@@ -162,6 +195,7 @@ class Site:
     def tear_down(self) -> None:
         for stop in (
             self.server.stop if self.server else None,
+            self.authoring.stop if self.authoring else None,
             self.postgres.stop if self.postgres.running() else None,
             self.redis.stop,
         ):
@@ -172,9 +206,16 @@ class Site:
             except Exception:  # noqa: BLE001 - stop the others whatever happens
                 traceback.print_exc()
 
+    @property
+    def servers(self) -> list[Gunicorn]:
+        return [server for server in (self.server, self.authoring) if server is not None]
+
     def server_errors_logged(self) -> int:
-        log = self.work / "gunicorn.log"
-        return log.read_text(errors="replace").count("Internal Server Error") if log.exists() else 0
+        return sum(
+            server.log.read_text(errors="replace").count("Internal Server Error")
+            for server in self.servers
+            if server.log.exists()
+        )
 
 
 def _missing() -> str | None:
@@ -189,8 +230,8 @@ def _missing() -> str | None:
     busy = [port for port in (REDIS_PORT, POSTGRES_PORT) if not port_free(port)]
     if busy:
         return f"port(s) {busy} are in use on 127.0.0.1"
-    if not any(port_free(port) for port in GUNICORN_PORTS):
-        return "ports 8350-8359 are all in use"
+    if sum(port_free(port) for port in GUNICORN_PORTS) < 2:
+        return "ports 8350-8359 are all in use but one"
     return None
 
 
@@ -222,7 +263,7 @@ def main(argv: list[str]) -> int:
     """`run.py [a] [b] [c]`: the scenarios named, or all of them."""
     chosen = {arg.strip(".").lower() for arg in argv}
     seconds = float(os.environ.get("RELIABILITY_SECONDS", "60"))
-    print("Reliability: faults and load against one gunicorn, its own Redis and PostgreSQL")
+    print("Reliability: faults and load against gunicorn, its own Redis and PostgreSQL")
     print(
         f"machine: {os.cpu_count()} CPUs (nproc {len(os.sched_getaffinity(0))}), "
         f"Python {platform.python_version()} ({platform.machine()})"

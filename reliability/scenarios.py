@@ -141,7 +141,7 @@ def _authors(site, recorder: Recorder, count: int, label: str) -> list[Author]:
     authors = []
     for number in range(count):
         username, password = site.accounts[number]
-        author = Author(site.port, recorder, username, password)
+        author = Author(site.authoring_port, recorder, username, password, reader_port=site.port)
         author.login()
         author.create_note(f"Reliability {label} {username}")
         authors.append(author)
@@ -266,12 +266,13 @@ def database_outage(site, readers: int = 20, before: float = 8, down: float = 10
         result.problems.append("pages needing the database did not recover")
     reads = [a for a in answers if a.kind in ("cached", "uncached")]
     latencies(reads, elapsed, result)
+    running = all(server.process.poll() is None for server in site.servers)
     result.notes.append(
         f"during the outage: cached pages {len(cached) - len(cached_failed)}/{len(cached)} "
         f"answered 200; renders {sum(a.status == 503 for a in uncached)}/{len(uncached)} and "
         f"writes {sum(a.status == 503 for a in writes)}/{len(writes)} answered 503; "
         f"first render after the restart {recovery} after it; gunicorn not restarted "
-        f"({'still the same process' if site.server.process.poll() is None else 'EXITED'})"
+        f"({'still the same processes' if running else 'EXITED'})"
     )
     retried = sum(author.log.retried_ok for author in authors)
     refused = sum(author.log.refused for author in authors)

@@ -147,7 +147,8 @@ class PostgresCluster:
 class Gunicorn:
     """The app as production runs it: gunicorn with gunicorn.conf.py, on loopback."""
 
-    def __init__(self, env: dict, port: int, log: Path, workers: int = 2, threads: int = 8):
+    def __init__(self, env: dict, port: int, log: Path, workers: int = 2, threads: int = 8,
+                 niceness: int = 0):  # fmt: skip
         self.port = port
         self.base = f"http://127.0.0.1:{port}"
         env = {
@@ -163,6 +164,7 @@ class Gunicorn:
             self.process = subprocess.Popen(  # noqa: S603 - the venv's gunicorn
                 [str(VENV_BIN / "gunicorn"), "scidraft.wsgi", "-c", str(ROOT / "gunicorn.conf.py")],
                 cwd=ROOT, env=env, stdout=out, stderr=out,
+                preexec_fn=(lambda: os.nice(niceness)) if niceness else None,  # noqa: PLW1509
             )  # fmt: skip
 
     def wait(self, path: str = "/healthz", timeout: float = 60) -> None:

@@ -233,10 +233,14 @@ class AuthorLog:
 
 
 class Author:
-    """A logged-in author with one note of their own."""
+    """A logged-in author with one note of their own, writing on `port` (the authoring pool,
+    as the proxy routes the editor's paths) and checked by anonymous readers on `reader_port`
+    (the public pool; `port` when not given)."""
 
-    def __init__(self, port: int, recorder: Recorder, username: str, password: str):
+    def __init__(self, port: int, recorder: Recorder, username: str, password: str,
+                 reader_port: int | None = None):  # fmt: skip
         self.port = port
+        self.reader_port = reader_port or port
         self.recorder = recorder
         self.username = username
         self.password = password
@@ -420,7 +424,8 @@ class Checker:
     def __init__(self, author: Author, path: str):
         self.author = author
         self.path = path
-        self.reader = Connection(author.port)  # anonymous: no cookies, so the page cache answers
+        # Anonymous: no cookies, so the page cache answers.
+        self.reader = Connection(author.reader_port)
         # This note's publications only: another scenario's note of the same author's on the
         # feed must not pass for this one.
         before, _, after = publication_title(author.note_id, author.username, 0).rpartition("0")

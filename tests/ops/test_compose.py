@@ -21,11 +21,13 @@ def compose() -> dict:
     return yaml.safe_load(COMPOSE.read_text())
 
 
-def test_services_are_web_db_redis_and_nginx_behind_a_profile(compose):
-    """The four services exist; only nginx is optional, in the "proxy" profile."""
+def test_services_are_web_db_redis_and_nginx_with_the_authoring_pool_behind_a_profile(compose):
+    """The five services exist; nginx and the authoring pool it routes to are optional, in the
+    "proxy" profile."""
     services = compose["services"]
-    assert set(services) == {"web", "db", "redis", "nginx"}
+    assert set(services) == {"web", "db", "redis", "nginx", "authoring"}
     assert services["nginx"]["profiles"] == ["proxy"]
+    assert services["authoring"]["profiles"] == ["proxy"]
     assert all("profiles" not in services[name] for name in ("web", "db", "redis"))
     assert services["db"]["image"].startswith("postgres:15")
     assert services["redis"]["image"].startswith("redis:7")
@@ -34,7 +36,8 @@ def test_services_are_web_db_redis_and_nginx_behind_a_profile(compose):
 
 
 def test_every_service_has_a_health_check_and_waits_for_healthy_dependencies(compose):
-    """Health checks everywhere; web waits for db and redis, nginx for web, all healthy."""
+    """Health checks everywhere; web waits for db and redis, the authoring pool for web (which
+    migrated), nginx for both pools, all healthy."""
     services = compose["services"]
     for name, service in services.items():
         assert service["healthcheck"]["test"], name
@@ -44,7 +47,75 @@ def test_every_service_has_a_health_check_and_waits_for_healthy_dependencies(com
         "db": {"condition": "service_healthy"},
         "redis": {"condition": "service_healthy"},
     }
-    assert services["nginx"]["depends_on"] == {"web": {"condition": "service_healthy"}}
+    assert services["authoring"]["depends_on"] == {"web": {"condition": "service_healthy"}}
+    assert services["nginx"]["depends_on"] == {
+        "web": {"condition": "service_healthy"},
+        "authoring": {"condition": "service_healthy"},
+    }
+
+
+def test_the_authoring_pool_runs_web_settings_without_migrating(compose):
+    """Same image and variables as web but its own worker count; it starts gunicorn alone, so
+    two containers never run the migrations at once."""
+    web, authoring = compose["services"]["web"], compose["services"]["authoring"]
+    assert authoring["build"] == web["build"]
+    assert authoring["volumes"] == web["volumes"]
+    assert authoring["healthcheck"]["test"] == web["healthcheck"]["test"]
+    same = {name: value for name, value in web["environment"].items() if name != "WEB_CONCURRENCY"}
+    assert {k: v for k, v in authoring["environment"].items() if k != "WEB_CONCURRENCY"} == same
+    assert authoring["environment"]["WEB_CONCURRENCY"] == "${AUTHORING_CONCURRENCY:-1}"
+    assert authoring["command"][0] == "gunicorn"
+    assert "migrate" not in " ".join(authoring["command"])
+
+
+def test_the_public_pool_yields_the_cpu_to_the_database_and_the_authors(compose):
+    """Readers' renders have a quarter of the default CPU weight (1024), which the authoring
+    pool and PostgreSQL keep: under contention an author's save is not starved by readers."""
+    services = compose["services"]
+    assert services["web"]["cpu_shares"] == 256
+    assert "cpu_shares" not in services["authoring"] and "cpu_shares" not in services["db"]
+
+
+def _nginx_directives() -> str:
+    conf = (ROOT / "deploy" / "nginx.conf").read_text()
+    return "\n".join(line.split("#", 1)[0] for line in conf.splitlines())
+
+
+def _block(directives: str, opening: str) -> str:
+    """The text of the `{ … }` block that starts at `opening`."""
+    start = directives.index(opening)
+    depth = 0
+    for at in range(directives.index("{", start), len(directives)):
+        depth += {"{": 1, "}": -1}.get(directives[at], 0)
+        if depth == 0:
+            return directives[start : at + 1]
+    raise AssertionError(f"unclosed block {opening}")
+
+
+def test_nginx_sends_the_editor_accounts_and_admin_to_the_authoring_pool():
+    """Writing paths go to the authoring upstream, uncached, with the public pool as its
+    backup; every other page goes to the public pool."""
+    directives = _nginx_directives()
+    upstream = _block(directives, "upstream scidraft_authoring")
+    assert "server authoring:8000;" in upstream
+    assert "server web:8000 backup;" in upstream
+    location = _block(directives, "location ~ ^/(write|accounts|admin)/")
+    assert "proxy_pass http://scidraft_authoring;" in location
+    assert "proxy_cache off;" in location
+    assert "proxy_set_header X-Forwarded-Proto $scheme;" in location
+    assert "proxy_pass http://scidraft_web;" in _block(directives, "location / ")
+
+
+def test_the_routed_writing_prefixes_are_where_the_url_conf_puts_them():
+    """The editor (saves, previews, uploads), sign-in and the admin live under the three
+    prefixes nginx routes to the authoring pool."""
+    from django.urls import reverse
+
+    assert reverse("editor:dashboard") == "/write/"
+    assert reverse("editor:autosave", args=[1]).startswith("/write/")
+    assert reverse("editor:image_upload", args=[1]).startswith("/write/")
+    assert reverse("accounts:login").startswith("/accounts/")
+    assert reverse("admin:index") == "/admin/"
 
 
 def test_volumes_hold_the_database_media_and_proxy_cache(compose):
@@ -79,8 +150,7 @@ def test_web_environment_names_only_documented_variables(compose):
 
 def test_nginx_honours_the_app_cache_control_and_skips_signed_in_readers():
     """No proxy_cache_valid (the app decides); the session cookie bypasses the cache."""
-    conf = (ROOT / "deploy" / "nginx.conf").read_text()
-    directives = "\n".join(line.split("#", 1)[0] for line in conf.splitlines())
+    directives = _nginx_directives()
     assert "proxy_pass http://scidraft_web;" in directives
     assert "server web:8000;" in directives
     assert "proxy_cache_valid" not in directives
