@@ -306,7 +306,7 @@ SCIDRAFT_PAGE_STALE_WHILE_REVALIDATE = env_int("SCIDRAFT_PAGE_STALE_WHILE_REVALI
 SCIDRAFT_PAGE_CACHE_TTL = env_int("SCIDRAFT_PAGE_CACHE_TTL", 60 * 60 * 24)
 # Bytes of recently served pages each process keeps in memory (keys never change content).
 SCIDRAFT_PAGE_LOCAL_BYTES = env_int("SCIDRAFT_PAGE_LOCAL_BYTES", 64 * 1024 * 1024)
-# Milliseconds a reader who misses the cache waits for another thread of the process that is already
+# Milliseconds a reader who misses the cache waits for another thread or process that is already
 # rendering the same page, before rendering it too (after a write every hot page misses at once).
 SCIDRAFT_PAGE_RENDER_WAIT_MS = env_int("SCIDRAFT_PAGE_RENDER_WAIT_MS", 5000)
 # How long the generation number may be read from the cache before the database is asked again.

@@ -9,7 +9,8 @@ Readers get `Cache-Control: public, max-age, stale-while-revalidate`, an ETag an
 anyone logged in gets `private, no-store` and is never served from or stored in the cache.
 Cache errors (Redis down) degrade to rendering the page, logged; they never raise. Readers who
 miss the same key at the same moment (every hot page, right after a write) wait for one render
-per process instead of each rendering it.
+instead of each rendering it: within a process on an event, across processes on a claim in the
+shared cache.
 """
 
 from __future__ import annotations
@@ -312,6 +313,43 @@ class _Renders:
 renders = _Renders()
 
 
+class _SharedRenders:
+    """Pages some process is rendering now, as claims in the shared cache. After a write, every
+    worker misses every hot page at the same moment; without this each would render each page,
+    and at a few publishes a second the renders alone would take every core. The first process
+    to claim a key renders it; the others poll the cache for what it stores (a Redis round trip
+    every few milliseconds, cheaper than a render) and render it themselves once the claim is
+    gone without a page: the render failed, was not cacheable, or the claim expired. With the
+    cache down, no claim is seen and every process renders, as before."""
+
+    PREFIX = "render:"
+    FIRST_POLL, LAST_POLL = 0.005, 0.05  # seconds between polls, doubling
+
+    def claim(self, key: str) -> bool:
+        """Whether this process renders the page (else another one is rendering it)."""
+        seconds = max(1, -(-settings.SCIDRAFT_PAGE_RENDER_WAIT_MS // 1000))
+        return bool(_safe(cache.add, self.PREFIX + key, 1, seconds, default=True))
+
+    def release(self, key: str) -> None:
+        _safe(cache.delete, self.PREFIX + key)
+
+    def wait(self, key: str, deadline: float) -> dict | None:
+        """The page the claiming process stored, or None once it is clear none is coming."""
+        claim, delay = self.PREFIX + key, self.FIRST_POLL
+        while True:
+            found = _safe(cache.get_many, [key, claim], default={})
+            if found.get(key) is not None:
+                return found[key]
+            remaining = deadline - time.monotonic()
+            if claim not in found or remaining <= 0:
+                return None
+            time.sleep(min(delay, remaining))
+            delay = min(delay * 2, self.LAST_POLL)
+
+
+shared_renders = _SharedRenders()
+
+
 def _hit(request: HttpRequest, entry: dict) -> HttpResponse:
     response = _restore(entry)
     response["X-Cache"] = "hit"
@@ -369,9 +407,23 @@ class PageCacheMiddleware:
             # Not stored (an error, a page that is not cached) or too slow: render it here.
             return self._render(request, key)
         try:
-            return self._render(request, key)
+            return self._render_once(request, key)
         finally:
             renders.release(key, event)
+
+    def _render_once(self, request: HttpRequest, key: str) -> HttpResponse:
+        """Render the page, unless another process is rendering it: then wait for its copy."""
+        if not shared_renders.claim(key):
+            deadline = time.monotonic() + settings.SCIDRAFT_PAGE_RENDER_WAIT_MS / 1000
+            entry = shared_renders.wait(key, deadline)
+            if entry is not None:
+                local_pages.put(key, entry)
+                return _hit(request, entry)
+            return self._render(request, key)
+        try:
+            return self._render(request, key)
+        finally:
+            shared_renders.release(key)
 
     def _render(self, request: HttpRequest, key: str) -> HttpResponse:
         response = self.get_response(request)

@@ -1,5 +1,6 @@
-"""A page that misses the cache is rendered once per process, however many readers ask for it at
-the same moment (scidraft.site.caching.PageCacheMiddleware, `renders`)."""
+"""A page that misses the cache is rendered once, however many readers ask for it at the same
+moment: once per process (scidraft.site.caching.PageCacheMiddleware, `renders`), and once across
+processes (`shared_renders`, a claim in the shared cache)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import threading
 import time
 
 import pytest
+from django.core.cache import cache
 from django.http import HttpResponse
 from django.test import RequestFactory
 
@@ -120,3 +122,106 @@ def test_different_pages_do_not_wait_for_each_other():
     assert other.status_code == 200 and other["X-Cache"] == "miss"
     view.go.set()
     first.join(WAIT)
+
+
+# --- Across processes: another worker's claim in the shared cache ---------------------------
+
+
+def _claimed_elsewhere(path: str) -> str:
+    """Claim the page's key as another process would; returns the key."""
+    key = caching.page_key(RequestFactory().get(path), 7)
+    assert cache.add(caching.shared_renders.PREFIX + key, 1, 30)
+    return key
+
+
+def _entry(content: bytes) -> dict:
+    response = HttpResponse(content)
+    response["ETag"], response["Last-Modified"] = '"e"', "Sun, 29 Nov 2026 22:00:00 GMT"
+    return caching._store(response)
+
+
+@pytest.fixture(autouse=True)
+def _empty_caches():
+    cache.clear()
+    caching.local_pages.clear()
+    yield
+    cache.clear()
+    caching.local_pages.clear()
+
+
+def test_a_page_another_process_is_rendering_is_served_from_its_copy():
+    """Another worker claimed the page: this one waits for the page it stores, renders nothing,
+    and serves that copy as a hit (kept locally for the next reader too)."""
+    view = SlowView()
+    key = _claimed_elsewhere("/notes/shared/")
+    timer = threading.Timer(0.1, lambda: cache.set(key, _entry(b"<p>theirs</p>"), 60))
+    timer.start()
+    answer = caching.PageCacheMiddleware(view.view)(RequestFactory().get("/notes/shared/"))
+    timer.join()
+    assert view.renders == 0
+    assert answer.content == b"<p>theirs</p>" and answer["X-Cache"] == "hit"
+    assert caching.local_pages.get(key) is not None
+
+
+def test_a_claim_dropped_without_a_page_lets_the_waiting_process_render():
+    """The other worker's render failed or was not cacheable (its claim is gone, no page): this
+    one renders the page itself at once, without waiting out the setting."""
+    view = SlowView()
+    view.go.set()
+    key = _claimed_elsewhere("/notes/dropped/")
+    timer = threading.Timer(0.05, lambda: cache.delete(caching.shared_renders.PREFIX + key))
+    timer.start()
+    started = time.monotonic()
+    answer = caching.PageCacheMiddleware(view.view)(RequestFactory().get("/notes/dropped/"))
+    timer.join()
+    assert view.renders == 1 and answer["X-Cache"] == "miss"
+    assert time.monotonic() - started < 1.0
+
+
+def test_a_stuck_claim_is_waited_out_no_longer_than_the_setting(settings):
+    """A claim whose process never stores the page (it died): the reader renders after the
+    wait, not after the claim's expiry."""
+    settings.SCIDRAFT_PAGE_RENDER_WAIT_MS = 100
+    view = SlowView()
+    view.go.set()
+    _claimed_elsewhere("/notes/stuck/")
+    started = time.monotonic()
+    answer = caching.PageCacheMiddleware(view.view)(RequestFactory().get("/notes/stuck/"))
+    assert view.renders == 1 and answer.status_code == 200
+    assert 0.1 <= time.monotonic() - started < 1.0
+
+
+def test_the_rendering_process_claims_the_page_and_releases_it_after_storing():
+    """While a page renders its claim is in the shared cache; afterwards the page is stored and
+    the claim is gone, also when the render fails."""
+    seen = {}
+
+    def view(request):
+        seen["claimed"] = cache.get(caching.shared_renders.PREFIX + key) is not None
+        if request.GET.get("fail"):
+            raise RuntimeError("render failed")
+        return HttpResponse(b"<p>mine</p>")
+
+    middleware = caching.PageCacheMiddleware(caching.cached_page(view))
+    key = caching.page_key(RequestFactory().get("/notes/own/"), 7)
+    assert middleware(RequestFactory().get("/notes/own/")).content == b"<p>mine</p>"
+    assert seen["claimed"] is True
+    assert cache.get(key) is not None
+    assert cache.get(caching.shared_renders.PREFIX + key) is None
+    key = caching.page_key(RequestFactory().get("/notes/own/?fail=1"), 7)
+    with pytest.raises(RuntimeError):
+        middleware(RequestFactory().get("/notes/own/?fail=1"))
+    assert cache.get(caching.shared_renders.PREFIX + key) is None
+
+
+def test_with_the_shared_cache_down_every_process_renders_without_waiting(monkeypatch):
+    """A cache that refuses the claim and reads nothing (Redis down, as the resilient backend
+    answers then) costs no wait: the page is rendered at once."""
+    monkeypatch.setattr(cache, "add", lambda *args, **kwargs: False)
+    monkeypatch.setattr(cache, "get_many", lambda *args, **kwargs: {})
+    view = SlowView()
+    view.go.set()
+    started = time.monotonic()
+    answer = caching.PageCacheMiddleware(view.view)(RequestFactory().get("/notes/down/"))
+    assert view.renders == 1 and answer.status_code == 200
+    assert time.monotonic() - started < 1.0
