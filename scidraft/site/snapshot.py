@@ -11,6 +11,8 @@ by another write. Within a request the generation is read once, whatever the num
 from __future__ import annotations
 
 import copy
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -25,26 +27,49 @@ T = TypeVar("T")
 
 class PerGeneration(Generic[T]):
     """`load()`'s value for the latest generation seen, shared by the process's threads
-    (treat it as read-only). One tuple, replaced whole: threads read it without a lock."""
+    (treat it as read-only). One tuple, replaced whole: threads read it without a lock.
 
+    After a write every thread of a worker misses at once; one of them loads and the others
+    wait for its value instead of each running the same queries. A load that fails (the
+    database is down) fails the threads that waited for it too, for `FAILED_SECONDS`, rather
+    than have each of them wait out its own connection timeout in turn."""
+
+    FAILED_SECONDS = 1.0
     instances: list[PerGeneration] = []
 
     def __init__(self, load: Callable[[], T]):
         self.load = load
         self.held: tuple[int, T] | None = None
+        self._loading = threading.RLock()
+        self._failed: tuple[int, Exception, float] | None = None
         PerGeneration.instances.append(self)
 
     def get(self, generation: int) -> T:
         held = self.held
         if held is not None and held[0] == generation:
             return held[1]
-        value = self.load()
-        if not transaction.get_connection().in_atomic_block:
-            self.held = (generation, value)
-        return value
+        if transaction.get_connection().in_atomic_block:
+            return self.load()  # not kept: see the module's docstring
+        with self._loading:
+            held = self.held
+            if held is not None and held[0] == generation:
+                return held[1]
+            failed = self._failed
+            if failed and failed[0] == generation and time.monotonic() < failed[2]:
+                raise failed[1]
+            try:
+                value = self.load()
+            except Exception as error:
+                self._failed = (generation, error, time.monotonic() + self.FAILED_SECONDS)
+                raise
+            # A reader of an older generation (read before a write) must not replace a newer one.
+            if self.held is None or self.held[0] <= generation:
+                self.held = (generation, value)
+            return value
 
     def forget(self) -> None:
         self.held = None
+        self._failed = None
 
 
 def forget_all() -> None:
