@@ -70,7 +70,7 @@ def context_for(note: Note | None = None, *, base: RenderContext | None = None) 
             note.bibliography_links.order_by("position").values_list("bibfile__name", flat=True)
         )
     if base is not None:
-        return dataclasses.replace(base, default_bibliographies=defaults)
+        return context_with_bibliographies(base, defaults)
     site = SiteSettings.objects.current()
     return RenderContext(
         environments=environment_kinds(),
@@ -83,6 +83,11 @@ def context_for(note: Note | None = None, *, base: RenderContext | None = None) 
         promotion_link=site.promotion_link,
         max_source_bytes=settings.NOTE_BODY_MAX_BYTES,
     )
+
+
+def context_with_bibliographies(base: RenderContext, names: tuple[str, ...]) -> RenderContext:
+    """`base` for a note whose default bibliographies (BibFile names, in order) are known."""
+    return dataclasses.replace(base, default_bibliographies=tuple(names))
 
 
 def batch_context() -> RenderContext:

@@ -5,17 +5,21 @@ Views, commands and the admin call these; none of them writes a Note on its own.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from collections import Counter
 from dataclasses import dataclass, field
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import Max
+from django.db.models.signals import m2m_changed
 from django.utils.text import slugify
 
 from bibliography.models import BibFile
 from bibliography.services import bibfile_import
 from scidraft.hugo import HugoSite, NoteSource, PageSource, Problem
+from scidraft.markup import Rendered, render
 from scidraft.site.caching import bump_generation, deferred_bumps
 from scidraft.site.models import SiteSettings
 from scidraft.site.services import assign_fields, site_configure
@@ -24,6 +28,7 @@ from .models import (
     Author,
     Note,
     NoteAuthor,
+    NoteBibliography,
     NoteCitation,
     NoteRevision,
     Page,
@@ -34,8 +39,10 @@ from .models import (
 )
 from .rendering import (
     RENDERED_FIELDS,
+    apply_rendered,
     batch_context,
     context_for,
+    context_with_bibliographies,
     render_note,
     render_page,
     source_hash,
@@ -66,16 +73,23 @@ def tag_get_or_create(name: str) -> Tag:
     return Tag.objects.create(name=name, slug=slug)
 
 
-def note_metadata(note: Note) -> dict:
-    """The note's fields other than title and body, as a revision records them."""
+def note_metadata(
+    note: Note, *, authors: list[str] | None = None, tags: list[str] | None = None
+) -> dict:
+    """The note's fields other than title and body, as a revision records them. `authors`
+    (handles, in order) and `tags` (names, sorted) are read from the database unless given."""
+    if authors is None:
+        authors = [link.author.handle for link in note.authorships.select_related("author")]
+    if tags is None:
+        tags = sorted(note.tags.values_list("name", flat=True))
     return {
         "slug": note.slug,
         "date": note.date.isoformat() if note.date else None,
         "date_offset_minutes": note.date_offset_minutes,
         "status": note.status,
-        "authors": [link.author.handle for link in note.authorships.select_related("author")],
+        "authors": authors,
         "institute": note.institute,
-        "tags": sorted(note.tags.values_list("name", flat=True)),
+        "tags": tags,
         "show_title": note.show_title,
         "promotion": note.promotion,
         "weight": note.weight,
@@ -119,17 +133,173 @@ def body_check(body: str) -> None:
         raise ValidationError({"body": message})
 
 
-@transaction.atomic
-def note_import(*, source: NoteSource, user=None, base=None) -> tuple[Note, str]:
-    """Create or update the note `source.slug` from front matter and body.
+# --- Importing notes: one at a time (note_import) or a whole site's worth (NoteImportBatch) ---
 
-    Returns the note and "created", "updated" or "unchanged"; every change is a revision.
+# Parameters per `__in` query: SQLite builds before 3.32 allow 999 in one statement.
+_IN_CHUNK = 500
+
+
+def _chunks(items: list, size: int = _IN_CHUNK):
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+class NoteImportBatch:
+    """What importing many notes would otherwise ask the database for note by note.
+
+    Made for the slugs about to be imported: their notes (row-locked), authors, tags, default
+    bibliographies and last revision numbers are read in a few queries; tags, authors and
+    bibliography files are looked up once per import. Revisions and citation rows are
+    written in bulk by `flush()`; nothing reads them while notes import. The rows written are
+    the ones importing the notes one by one writes (tests/notes/test_import_batch.py).
+
+    Call inside a transaction, and `flush()` before it ends.
     """
-    body_check(source.body)
-    note = Note.objects.select_for_update().filter(slug=source.slug).first()
-    created = note is None
-    if created:
-        note = Note(slug=source.slug, created_by=user)
+
+    def __init__(self, *, slugs, user=None, base=None):
+        self.user = user
+        self.base = base
+        slugs = list(dict.fromkeys(slugs))
+        found: dict[str, Note] = {}
+        for chunk in _chunks(slugs):
+            found.update(
+                (n.slug, n) for n in Note.objects.select_for_update().filter(slug__in=chunk)
+            )
+        # None: known to have no note; a slug missing from the dict is asked for again.
+        self.notes: dict[str, Note | None] = {slug: found.get(slug) for slug in slugs}
+        self.authors_of: dict[int, list[int]] = {note.pk: [] for note in found.values()}
+        self.tags_of: dict[int, set[int]] = {note.pk: set() for note in found.values()}
+        self.bibliographies_of: dict[int, tuple[str, ...]] = {}
+        self.last_revision: dict[int, int] = {}
+        for chunk in _chunks(list(self.authors_of)):
+            self._read_links(chunk)
+        self.tags: dict[str, Tag] = {}
+        self.authors: dict[str, Author] = {}
+        self.bibfiles: dict[str, int | None] = {}
+        self.revisions: list[NoteRevision] = []
+        self.citations: dict[int, list[NoteCitation]] = {}
+        self.new_tags: dict[int, tuple[Note, set[int]]] = {}
+
+    def _read_links(self, pks: list[int]) -> None:
+        links = NoteAuthor.objects.filter(note_id__in=pks).order_by("note_id", "position")
+        for note_id, author_id in links.values_list("note_id", "author_id"):
+            self.authors_of[note_id].append(author_id)
+        tagged = Note.tags.through.objects.filter(note_id__in=pks)
+        for note_id, tag_id in tagged.values_list("note_id", "tag_id"):
+            self.tags_of[note_id].add(tag_id)
+        bibliographies: dict[int, list[str]] = {}
+        defaults = NoteBibliography.objects.filter(note_id__in=pks).order_by("note_id", "position")
+        for note_id, name in defaults.values_list("note_id", "bibfile__name"):
+            bibliographies.setdefault(note_id, []).append(name)
+        self.bibliographies_of.update((pk, tuple(names)) for pk, names in bibliographies.items())
+        numbers = NoteRevision.objects.filter(note_id__in=pks).values("note_id")
+        for row in numbers.annotate(last=Max("number")):
+            self.last_revision[row["note_id"]] = row["last"]
+
+    # Lookups that used to be a query per note.
+
+    def note(self, slug: str) -> Note | None:
+        if slug in self.notes:
+            return self.notes[slug]
+        note = Note.objects.select_for_update().filter(slug=slug).first()
+        if note is not None and note.pk not in self.authors_of:
+            self.authors_of[note.pk], self.tags_of[note.pk] = [], set()
+            self._read_links([note.pk])
+        self.notes[slug] = note
+        return note
+
+    def tag(self, name: str) -> Tag:
+        if name not in self.tags:
+            self.tags[name] = tag_get_or_create(name)
+        return self.tags[name]
+
+    def author(self, identity: str) -> Author:
+        if identity not in self.authors:
+            self.authors[identity] = author_for_identity(identity)
+        return self.authors[identity]
+
+    def bibfile_pks(self, names: set[str]) -> dict[str, int | None]:
+        unknown = [name for name in names if name not in self.bibfiles]
+        if unknown:
+            found = dict(BibFile.objects.filter(name__in=unknown).values_list("name", "pk"))
+            self.bibfiles.update((name, found.get(name)) for name in unknown)
+        return {name: self.bibfiles[name] for name in names}
+
+    def context(self, note: Note):
+        if self.base is None:
+            return context_for(note)
+        return context_with_bibliographies(self.base, self.bibliographies_of.get(note.pk, ()))
+
+    def _links(self) -> tuple[dict, ...]:
+        return (
+            self.authors_of,
+            self.tags_of,
+            self.bibliographies_of,
+            self.last_revision,
+            self.citations,
+            self.new_tags,
+        )
+
+    def checkpoint(self, slug: str) -> tuple:
+        """What the batch knows of `slug` before its import: restore() goes back to it."""
+        note = self.notes.get(slug)
+        pk = note.pk if note is not None else None
+        return slug, pk, [copy.copy(links.get(pk)) for links in self._links()]
+
+    def restore(self, checkpoint: tuple) -> None:
+        """The note's import failed and its savepoint rolled back. Its instance may hold what
+        was not saved (read again when next asked for); its links are as at the checkpoint
+        (earlier imports of the slug may have queued a revision and citations); a tag or
+        author looked up meanwhile may have been created and rolled back: asked for again."""
+        slug, pk, saved = checkpoint
+        failed = self.notes.pop(slug, None)
+        for links, value in zip(self._links(), saved, strict=True):
+            if failed is not None and failed.pk != pk:
+                links.pop(failed.pk, None)  # a row inserted and rolled back
+            if value is not None:
+                links[pk] = value
+            else:
+                links.pop(pk, None)
+        self.tags.clear()
+        self.authors.clear()
+
+    def add_tags(self, note: Note, tags: list[Tag]) -> None:
+        """note.tags.add(*tags) for a note created by this batch, written by flush_tags():
+        it has no tags yet, so nothing needs reading first."""
+        # The copy iterates in add()'s order: the rows get the ids add() would give them.
+        self.new_tags[note.pk] = (note, {tag.pk for tag in tags}.copy())
+
+    def flush_tags(self) -> None:
+        """Write the tags add_tags() queued, with the m2m_changed signals add() sends. Called
+        before anything reads a note's tags: a render that may list notes by tag (an entry
+        index), a change of a note's tags, the end of the batch."""
+        through = Note.tags.through
+        queued = list(self.new_tags.values())
+        self.new_tags = {}
+        for note, pks in queued:
+            m2m_changed.send(action="pre_add", pk_set=pks, using=note._state.db, **_signal(note))
+        through.objects.bulk_create(
+            (through(note_id=note.pk, tag_id=pk) for note, pks in queued for pk in pks),
+            batch_size=_IN_CHUNK,
+        )
+        for note, pks in queued:
+            m2m_changed.send(action="post_add", pk_set=pks, using=note._state.db, **_signal(note))
+
+    def flush(self) -> None:
+        """Write the queued tags, revisions and citation rows."""
+        self.flush_tags()
+        NoteRevision.objects.bulk_create(self.revisions, batch_size=_IN_CHUNK)
+        self.revisions = []
+        pks = list(self.citations)
+        for chunk in _chunks(pks):
+            NoteCitation.objects.filter(note_id__in=chunk).delete()
+        NoteCitation.objects.bulk_create(
+            (row for rows in self.citations.values() for row in rows), batch_size=_IN_CHUNK
+        )
+        self.citations = {}
+
+
+def _note_values(source: NoteSource) -> dict:
     values = {
         "title": source.title,
         "body": source.body,
@@ -153,34 +323,136 @@ def note_import(*, source: NoteSource, user=None, base=None) -> tuple[Note, str]
     }
     if source.date is not None:
         values["date"] = source.date
-    changed = assign_fields(note, values)
+    return values
+
+
+@transaction.atomic
+def note_import(*, source: NoteSource, user=None, base=None) -> tuple[Note, str]:
+    """Create or update the note `source.slug` from front matter and body.
+
+    Returns the note and "created", "updated" or "unchanged"; every change is a revision.
+    """
+    batch = NoteImportBatch(slugs=[source.slug], user=user, base=base)
+    result = note_import_batched(source=source, batch=batch)
+    batch.flush()
+    return result
+
+
+@transaction.atomic
+def note_import_batched(*, source: NoteSource, batch: NoteImportBatch) -> tuple[Note, str]:
+    """note_import with `batch`'s lookups; its revision and citations wait for batch.flush()."""
+    checkpoint = batch.checkpoint(source.slug)
+    try:
+        return _note_import(source, batch)
+    except BaseException:
+        batch.restore(checkpoint)
+        raise
+
+
+def _note_import(source: NoteSource, batch: NoteImportBatch) -> tuple[Note, str]:
+    body_check(source.body)
+    note = batch.note(source.slug)
+    created = note is None
+    if created:
+        note = Note(slug=source.slug, created_by=batch.user)
+    changed = assign_fields(note, _note_values(source))
+    early = None  # the render saved with the note's fields, if any
     if changed or created:
         if not created:
             note.version += 1
-        note.full_clean()
+        # The batch read this slug in this transaction, row-locked: no other note has it.
+        note.full_clean(validate_unique=False)
+        early = _render_ahead(note, batch.context(note))
         note.save()
+        if created:
+            batch.notes[note.slug] = note
+            batch.authors_of[note.pk], batch.tags_of[note.pk] = [], set()
 
-    authors = [author_for_identity(identity) for identity in source.authors]
-    current_authors = [link.author_id for link in note.authorships.all()]
-    if current_authors != [author.pk for author in authors]:
-        note.authorships.all().delete()
+    authors = [batch.author(identity) for identity in source.authors]
+    if batch.authors_of[note.pk] != [author.pk for author in authors]:
+        if not created:
+            note.authorships.all().delete()
+        unique_authors = list(dict.fromkeys(authors))
         NoteAuthor.objects.bulk_create(
             NoteAuthor(note=note, author=author, position=position)
-            for position, author in enumerate(dict.fromkeys(authors))
+            for position, author in enumerate(unique_authors)
         )
+        batch.authors_of[note.pk] = [author.pk for author in unique_authors]
         bump_generation()  # bulk_create sends no signal; every other write here does
         changed = True
 
-    tags = [tag_get_or_create(name) for name in dict.fromkeys(source.tags)]
-    if set(note.tags.values_list("pk", flat=True)) != {tag.pk for tag in tags}:
-        note.tags.set(tags)
+    tags = [batch.tag(name) for name in dict.fromkeys(source.tags)]
+    if batch.tags_of[note.pk] != {tag.pk for tag in tags}:
+        if created:
+            batch.add_tags(note, tags)
+        else:
+            batch.flush_tags()
+            note.tags.set(tags)
+        batch.tags_of[note.pk] = {tag.pk for tag in tags}
         changed = True
 
-    note_render_store(note=note, base=base)
+    if early is None:
+        batch.flush_tags()  # the render may list notes by tag
+    rendered = early or _note_render(note=note, context=batch.context(note))
+    if rendered is not None:
+        batch.citations[note.pk] = _citation_rows(note, rendered, batch.bibfile_pks)
     if created or changed:
-        revision_record(note=note, kind=NoteRevision.Kind.IMPORT, user=user)
+        batch.revisions.append(_import_revision(note, batch, authors=authors, tags=tags))
         return note, "created" if created else "updated"
     return note, "unchanged"
+
+
+def _render_ahead(note: Note, context) -> Rendered | None:
+    """Render `note` onto the instance before its row is saved, so that the rendered fields
+    are written with the others rather than by a second UPDATE. None, leaving the instance
+    as it was, when the stored render is current or when the note has an entry index: an
+    index lists the site's notes, this one included once saved (and with its tags), so it
+    renders after the save as before. Nothing else a render reads comes from the note's own
+    row but its stored labels (a \\ref to itself), which saving its other fields leaves be."""
+    digest = source_hash(note.body, context)
+    if note.source_hash == digest:
+        return None
+    indexes = []
+
+    def entry_index(name: str, params: dict[str, str]) -> None:
+        indexes.append(name)  # noted, not looked up: this render is thrown away
+
+    rendered = render(note.body, dataclasses.replace(context, render_entry_index=entry_index))
+    if indexes:
+        return None
+    apply_rendered(note, rendered, digest)
+    return rendered
+
+
+def _signal(note: Note) -> dict:
+    """m2m_changed's arguments for rows added to `note.tags`, as add() sends them."""
+    return {"sender": Note.tags.through, "instance": note, "reverse": False, "model": Tag}
+
+
+def _import_revision(
+    note: Note, batch: NoteImportBatch, *, authors: list[Author], tags: list[Tag]
+) -> NoteRevision:
+    """revision_record's row, from what the import wrote rather than read back from the
+    database: the note's authors in order and its tags (two names may be one Tag)."""
+    number = batch.last_revision.get(note.pk, 0) + 1
+    batch.last_revision[note.pk] = number
+    handles = {author.pk: author.handle for author in authors}
+    metadata = note_metadata(
+        note,
+        authors=[handles[pk] for pk in batch.authors_of[note.pk]],
+        tags=sorted({tag.pk: tag.name for tag in tags}.values()),
+    )
+    user = batch.user
+    return NoteRevision(
+        note=note,
+        number=number,
+        kind=NoteRevision.Kind.IMPORT,
+        title=note.title,
+        body=note.body,
+        metadata=metadata,
+        base_version=note.version,
+        created_by=user if user is not None and user.is_authenticated else None,
+    )
 
 
 def note_render_store(*, note: Note, force: bool = False, base=None) -> bool:
@@ -190,29 +462,35 @@ def note_render_store(*, note: Note, force: bool = False, base=None) -> bool:
     site's kinds and style, so a stale row is found without comparing HTML. `base` is a
     batch_context() shared by many notes.
     """
-    context = context_for(note, base=base)
-    if not force and note.source_hash == source_hash(note.body, context):
+    rendered = _note_render(note=note, context=context_for(note, base=base), force=force)
+    if rendered is None:
         return False
-    rendered = render_note(note, context)
-    note.save(update_fields=RENDERED_FIELDS)
     citations_store(note=note, rendered=rendered)
     return True
 
 
-def citations_store(*, note: Note, rendered) -> None:
-    """Replace the note's NoteCitation rows with what this render cited."""
+def _note_render(*, note: Note, context, force: bool = False) -> Rendered | None:
+    """Render and save the rendered fields, unless current; the citations are the caller's."""
+    if not force and note.source_hash == source_hash(note.body, context):
+        return None
+    rendered = render_note(note, context)
+    note.save(update_fields=RENDERED_FIELDS)
+    return rendered
+
+
+def _bibfile_pks(names: set[str]) -> dict[str, int]:
+    return dict(BibFile.objects.filter(name__in=names).values_list("name", "pk"))
+
+
+def _citation_rows(note: Note, rendered: Rendered, bibfile_pks=_bibfile_pks) -> list[NoteCitation]:
+    """The NoteCitation rows of what this render cited; `bibfile_pks` maps file names to ids."""
     rows = [
         (index, number, key, reference_list.sources.get(key, ""))
         for index, reference_list in enumerate(rendered.citations)
         for number, key in enumerate(reference_list.keys, start=1)
     ]
-    files = dict(
-        BibFile.objects.filter(name__in={name for *_, name in rows if name}).values_list(
-            "name", "pk"
-        )
-    )
-    NoteCitation.objects.filter(note=note).delete()
-    NoteCitation.objects.bulk_create(
+    files = bibfile_pks({name for *_, name in rows if name})
+    return [
         NoteCitation(
             note=note,
             bibfile_id=files.get(name),
@@ -222,7 +500,14 @@ def citations_store(*, note: Note, rendered) -> None:
             number=number,
         )
         for index, number, key, name in rows
-    )
+    ]
+
+
+def citations_store(*, note: Note, rendered: Rendered) -> None:
+    """Replace the note's NoteCitation rows with what this render cited."""
+    rows = _citation_rows(note, rendered)
+    NoteCitation.objects.filter(note=note).delete()
+    NoteCitation.objects.bulk_create(rows)
 
 
 _PAGE_FLAG_DEFAULTS = {
@@ -343,18 +628,25 @@ def _hugo_site_load(*, site: HugoSite, user=None) -> LoadReport:
         for problem in result.problems:
             report.problems.append(Problem(bib.path, problem.reason, problem.line))
     base = batch_context()
-    for source in site.notes:
-        try:
-            _, outcome = note_import(source=source, user=user, base=base)
-        except Exception as error:  # reported per file, as above
-            report.problems.append(Problem(source.path, _describe(error)))
-            continue
-        report.count("notes", outcome)
+    # One transaction for the notes (a savepoint inside import_site's) keeps the batch's row
+    # locks until its revisions and citations are written.
+    with transaction.atomic():
+        batch = NoteImportBatch(slugs=[source.slug for source in site.notes], user=user, base=base)
+        for source in site.notes:
+            try:
+                _, outcome = note_import_batched(source=source, batch=batch)
+            except Exception as error:  # reported per file, as above
+                report.problems.append(Problem(source.path, _describe(error)))
+                continue
+            report.count("notes", outcome)
+        batch.flush()
     # A note may \ref a label of a note loaded after it: render those once more, now that
     # every note's labels are stored.
-    for note in Note.objects.filter(slug__in=[source.slug for source in site.notes]):
-        if any(warning["code"] == "ref-unresolved" for warning in note.render_warnings):
-            note_render_store(note=note, force=True, base=base)
+    # Only their warnings are read for all of them: whole rows (rendered HTML) for those few.
+    imported = Note.objects.filter(slug__in=[source.slug for source in site.notes])
+    for pk, warnings in imported.values_list("pk", "render_warnings"):
+        if any(warning["code"] == "ref-unresolved" for warning in warnings):
+            note_render_store(note=Note.objects.get(pk=pk), force=True, base=base)
     for source in site.pages:
         if source.headless:
             continue  # resource bundles (images for promotions) have no page of their own
