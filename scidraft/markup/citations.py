@@ -9,6 +9,7 @@ Both come with a warning. Formatting is the bibliography's (context.resolve_bibl
 
 from __future__ import annotations
 
+import functools
 import html
 from dataclasses import dataclass, field
 
@@ -16,6 +17,10 @@ from .context import RenderContext
 from .rendered import CitationList, RenderWarning
 from .sanitise import clean_fragment
 from .stash import Item
+
+# A formatted entry is the same string wherever it is cited (entries are formatted per content
+# and style, bibliography.formatting): sanitised once per process, not once per citing note.
+_clean_entry = functools.lru_cache(maxsize=20_000)(clean_fragment)
 
 
 @dataclass
@@ -147,7 +152,7 @@ def _format(
             continue
         scope.url = scope.url or getattr(bibliography, "url", "") or f"/{name}"
         found = bibliography.format(remaining, style)
-        entries.update({key: clean_fragment(value) for key, value in found.items()})
+        entries.update({key: _clean_entry(value) for key, value in found.items()})
         scope.sources.update({key: name for key in found})
         labeller = getattr(bibliography, "labels", None)
         if labeller is not None and found:

@@ -355,3 +355,30 @@ def test_label_styles_show_their_labels_in_markers_and_list():
     assert '<span class="ref-num">[Knu84]</span>' in html
     numbered = render(source.replace(' style="alpha"', ""), context).html
     assert '<a href="#ref-0-knuth">[1]</a>' in numbered
+
+
+class HostileBibliography(FakeBibliography):
+    """Entries whose formatted HTML carries script: a field a hostile .bib could hold."""
+
+    def format(self, keys, style):
+        self.calls.append((list(keys), style))
+        return {
+            key: f'<span class="entry">Entry {key}<script>alert(1)</script>'
+            f'<img src=x onerror="alert(2)"></span>'
+            for key in keys
+            if key in self.keys
+        }
+
+
+def test_a_formatted_entry_is_sanitised_for_every_note_that_cites_it():
+    """Sanitised entries are remembered by their text: a second note citing the same entry gets
+    the same clean HTML, never the formatter's raw output."""
+    bibs = {"bib/refs.bib": HostileBibliography("/bib/refs.bib", ["evil"])}
+    source = 'See \\cite{evil}.\n\n{{< references bib="bib/refs.bib" >}}\n'
+    first = render(source, context(bibs)).html
+    second = render("Again " + source, context(bibs)).html
+    for html in (first, second):
+        assert "<script" not in html and "onerror" not in html and "alert(1)" not in html
+        assert "Entry evil" in html
+    entry = parse(first).select_one("li#ref-0-evil .csl-entry")
+    assert str(entry) == str(parse(second).select_one("li#ref-0-evil .csl-entry"))
