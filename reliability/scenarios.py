@@ -236,7 +236,9 @@ def database_outage(site, readers: int = 20, before: float = 8, down: float = 10
         if a.at + a.seconds < stopping or a.at >= started + RECOVERY_GRACE_S  # answered before
     ]
     errors += [a for a in outside if a.status >= 400 and a.kind != "check"]
-    during = [a for a in answers if stopped + 0.5 <= a.at < starting]
+    # Sent and answered while the database was down: a request still queued when it came back
+    # may rightly be rendered.
+    during = [a for a in answers if stopped + 0.5 <= a.at and a.at + a.seconds < starting]
     cached = [a for a in during if a.kind == "cached"]
     uncached = [a for a in during if a.kind == "uncached"]
     writes = [a for a in during if a.kind in ("autosave", "publish", "editor")]
@@ -254,7 +256,7 @@ def database_outage(site, readers: int = 20, before: float = 8, down: float = 10
     if not_503:
         result.problems.append(
             f"{len(not_503)} page renders or writes during the outage did not answer 503 "
-            f"(statuses {sorted({a.status for a in not_503})})"
+            f"(statuses {sorted({a.status for a in not_503})}): {describe(not_503, began)}"
         )
     if not cached or not uncached or not writes:
         result.problems.append("the outage window saw no cached, uncached or write requests")
