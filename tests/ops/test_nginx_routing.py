@@ -1,0 +1,119 @@
+"""deploy/nginx.conf run by a real nginx, where one is installed: the writing paths reach the
+authoring pool, everything else the public pool, and the public pool stands in for the
+authoring pool while it is down. Two small HTTP servers play the pools."""
+
+from __future__ import annotations
+
+import http.client
+import http.server
+import os
+import re
+import shutil
+import socket
+import subprocess
+import threading
+import time
+
+import pytest
+
+from tests.conftest import ROOT
+
+NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+
+pytestmark = pytest.mark.skipif(
+    not os.path.exists(NGINX), reason="no nginx here (Debian package nginx-light)"
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class Pool:
+    """An HTTP server on loopback that answers every GET with its own name and the path."""
+
+    def __init__(self, name: str):
+        class Answer(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                body = f"{name} {self.path}".encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain")
+                self.send_header("Cache-Control", "private, no-store")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def proxy(tmp_path):
+    """nginx with deploy/nginx.conf, its upstreams pointed at two local pools."""
+    web, authoring = Pool("web"), Pool("authoring")
+    port = _free_port()
+    conf = (ROOT / "deploy" / "nginx.conf").read_text()
+    conf = conf.replace("server web:8000", f"server 127.0.0.1:{web.port}")
+    conf = conf.replace("server authoring:8000", f"server 127.0.0.1:{authoring.port}")
+    conf = conf.replace("listen 80 default_server;", f"listen 127.0.0.1:{port} default_server;")
+    conf = conf.replace("/var/cache/nginx/scidraft", str(tmp_path / "cache"))
+    conf = re.sub(r"/data/media/", f"{tmp_path}/media/", conf)
+    (tmp_path / "site.conf").write_text(conf)
+    # Started as root, nginx's workers would run as nobody, who cannot enter tmp_path.
+    user = "user root;\n" if os.geteuid() == 0 else ""
+    (tmp_path / "nginx.conf").write_text(
+        f"{user}events {{}}\npid {tmp_path}/nginx.pid;\nerror_log {tmp_path}/error.log;\n"
+        f"http {{ access_log off; include {tmp_path}/site.conf; }}\n"
+    )
+    command = [NGINX, "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf")]
+    checked = subprocess.run([*command, "-t"], capture_output=True, text=True, timeout=30)
+    assert checked.returncode == 0, checked.stderr
+    subprocess.run(command, check=True, timeout=30)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        time.sleep(0.05)
+    try:
+        yield port, web, authoring
+    finally:
+        subprocess.run([*command, "-s", "stop"], timeout=30)
+        web.stop()
+        authoring.stop()
+
+
+def _answer(port: int, path: str) -> str:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        connection.request("GET", path)
+        return connection.getresponse().read().decode()
+    finally:
+        connection.close()
+
+
+def test_writing_paths_reach_the_authoring_pool_and_pages_the_public_one(proxy):
+    """/write/, /accounts/ and /admin/ go to the authoring pool; pages, feeds and a path that
+    merely starts like one (/writers/) go to the public pool."""
+    port, _, _ = proxy
+    for path in ("/write/", "/write/3/autosave/", "/accounts/login/", "/admin/notes/"):
+        assert _answer(port, path) == f"authoring {path}"
+    for path in ("/", "/notes/x/", "/index.xml", "/writers/", "/tags/write/"):
+        assert _answer(port, path) == f"web {path}"
+
+
+def test_the_public_pool_answers_for_the_authoring_pool_while_it_is_down(proxy):
+    """The authoring upstream lists web as its backup: authors can still write."""
+    port, _, authoring = proxy
+    authoring.stop()
+    assert _answer(port, "/write/") == "web /write/"
