@@ -104,33 +104,41 @@ class Recorder:
         return status, headers, content
 
 
-class _ReaderThreads:
-    """`count` threads reading until stopped; one request in `uncached_every` is a render."""
+@dataclass(frozen=True)
+class ReadPlan:
+    """What the readers ask for: the cacheable pages, and the pages that one request in
+    `uncached_every` asks for with a new query string (a render)."""
 
-    def __init__(self, port: int, recorder: Recorder, cached: list[str], uncached: list[str],
-                 count: int, uncached_every: int, label: str):  # fmt: skip
-        self.port = port
+    port: int
+    cached: list[str]
+    uncached: list[str]
+    uncached_every: int
+
+
+class _ReaderThreads:
+    """`count` threads reading `plan` until stopped."""
+
+    def __init__(self, plan: ReadPlan, recorder: Recorder, count: int, label: str):
+        self.plan = plan
         self.recorder = recorder
-        self.cached = cached
-        self.uncached = uncached
         self.count = count
-        self.uncached_every = uncached_every
         self.stopping = threading.Event()
         self.threads: list[threading.Thread] = []
         self._serial = itertools.count()
         self._label = label  # makes the uncached query strings unique across processes and runs
 
     def _read(self, seed: int) -> None:
-        conn = Connection(self.port)
+        plan = self.plan
+        conn = Connection(plan.port)
         chooser = random.Random(seed)  # noqa: S311 - load pattern, not a secret
         try:
             while not self.stopping.is_set():
                 number = next(self._serial)
-                if self.uncached and number % self.uncached_every == 0:
-                    path = f"{chooser.choice(self.uncached)}?r={self._label}-{number}"
+                if plan.uncached and number % plan.uncached_every == 0:
+                    path = f"{chooser.choice(plan.uncached)}?r={self._label}-{number}"
                     kind = "uncached"
                 else:
-                    path, kind = chooser.choice(self.cached), "cached"
+                    path, kind = chooser.choice(plan.cached), "cached"
                 self.recorder.timed(conn, kind, "GET", path)
         finally:
             conn.close()
@@ -147,11 +155,11 @@ class _ReaderThreads:
             thread.join(timeout=TIMEOUT + 5)
 
 
-def _read_in_process(port, cached, uncached, count, uncached_every, label, stopping, results):
+def _read_in_process(plan: ReadPlan, count: int, label: str, stopping, results):
     """A reader process: its threads read until `stopping` is set, then it sends back every
     answer and the CPU seconds it used."""
     recorder = Recorder()
-    threads = _ReaderThreads(port, recorder, cached, uncached, count, uncached_every, label)
+    threads = _ReaderThreads(plan, recorder, count, label)
     threads.start()
     stopping.wait()
     threads.stop()
@@ -168,12 +176,9 @@ class Readers:
 
     def __init__(self, port: int, recorder: Recorder, cached: list[str], uncached: list[str],
                  count: int, uncached_every: int = 10, processes: int = 0):  # fmt: skip
-        self.port = port
+        self.plan = ReadPlan(port, cached, uncached, uncached_every)
         self.recorder = recorder
-        self.cached = cached
-        self.uncached = uncached
         self.count = count
-        self.uncached_every = uncached_every
         # About 50 threads a process: more in one process queue on its interpreter lock and
         # hold the readers back (200 in one process asked for about half as many pages).
         self.processes = max(1, processes or -(-count // 50))
@@ -190,8 +195,7 @@ class Readers:
             receiver, sender = self._context.Pipe(duplex=False)
             process = self._context.Process(
                 target=_read_in_process,
-                args=(self.port, self.cached, self.uncached, share, self.uncached_every,
-                      f"{run}{number}", self._stopping, sender),
+                args=(self.plan, share, f"{run}{number}", self._stopping, sender),
                 daemon=True,
             )  # fmt: skip
             process.start()
