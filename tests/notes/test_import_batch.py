@@ -151,17 +151,29 @@ def test_a_note_that_fails_leaves_nothing_and_later_notes_still_get_its_tag(tmp_
     assert NoteRevision.objects.count() == 1
 
 
-def test_a_note_with_an_entry_index_lists_itself(tmp_path):
-    """A note rendered before its row is saved would miss itself in its own entry index: such
-    a note still renders after the save."""
+def _entry_set_site(tmp_path, set_options: str, notes: dict[str, str]):
+    """A Hugo site with the entry set `results` (titles from `resultTitle`, then
+    `set_options`) and the given notes, by slug."""
     root = tmp_path / "site"
     (root / "content/notes").mkdir(parents=True)
     (root / "hugo.toml").write_text(
-        'title = "X"\n[params.entrySets.results]\ntitleField = "resultTitle"\n'
+        f'title = "X"\n[params.entrySets.results]\ntitleField = "resultTitle"\n{set_options}'
     )
-    (root / "content/notes/listing.md").write_text(
-        '+++\ntitle = "Index"\ndate = 2025-03-01\nresultTitle = "Zorn lemma"\n+++\n'
-        '{{< entry-a-to-z set="results" >}}\n'
+    for slug, text in notes.items():
+        (root / f"content/notes/{slug}.md").write_text(text)
+    return root
+
+
+def test_a_note_with_an_entry_index_lists_itself(tmp_path):
+    """A note rendered before its row is saved would miss itself in its own entry index: such
+    a note still renders after the save."""
+    root = _entry_set_site(
+        tmp_path,
+        "",
+        {
+            "listing": '+++\ntitle = "Index"\ndate = 2025-03-01\nresultTitle = "Zorn lemma"\n'
+            '+++\n{{< entry-a-to-z set="results" >}}\n'
+        },
     )
     load(root)
     assert "Zorn lemma" in Note.objects.get(slug="listing").rendered_html
@@ -188,17 +200,15 @@ def test_note_import_alone_still_writes_its_revision_and_citations(tmp_path):
 def test_an_entry_index_by_tag_lists_notes_imported_before_it_in_the_batch(tmp_path):
     """Tags of new notes are written in bulk, but before any render that may list notes by
     tag: an index of a tagged entry set sees the notes imported before it."""
-    root = tmp_path / "site"
-    (root / "content/notes").mkdir(parents=True)
-    (root / "hugo.toml").write_text(
-        'title = "X"\n[params.entrySets.results]\ntitleField = "resultTitle"\ntag = "Results"\n'
-    )
-    (root / "content/notes/a-entry.md").write_text(
-        '+++\ntitle = "Entry"\ndate = 2025-03-01\nresultTitle = "Zorn lemma"\n'
-        'tags = ["Results"]\n+++\nText.\n'
-    )
-    (root / "content/notes/b-index.md").write_text(
-        '+++\ntitle = "Index"\ndate = 2025-03-01\n+++\n{{< entry-a-to-z set="results" >}}\n'
+    root = _entry_set_site(
+        tmp_path,
+        'tag = "Results"\n',
+        {
+            "a-entry": '+++\ntitle = "Entry"\ndate = 2025-03-01\nresultTitle = "Zorn lemma"\n'
+            'tags = ["Results"]\n+++\nText.\n',
+            "b-index": '+++\ntitle = "Index"\ndate = 2025-03-01\n+++\n'
+            '{{< entry-a-to-z set="results" >}}\n',
+        },
     )
     load(root)
     assert "Zorn lemma" in Note.objects.get(slug="b-index").rendered_html
