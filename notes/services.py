@@ -221,7 +221,7 @@ class NoteImportBatch:
     def bibfile_pks(self, names: set[str]) -> dict[str, int | None]:
         unknown = [name for name in names if name not in self.bibfiles]
         if unknown:
-            found = dict(BibFile.objects.filter(name__in=unknown).values_list("name", "pk"))
+            found = _bibfile_pks(set(unknown))
             self.bibfiles.update((name, found.get(name)) for name in unknown)
         return {name: self.bibfiles[name] for name in names}
 
