@@ -23,6 +23,9 @@ COPY notes notes
 COPY bibliography bibliography
 COPY accounts accounts
 COPY ops ops
+COPY editor editor
+COPY images images
+COPY hugo hugo
 COPY templates templates
 COPY static static
 COPY demo demo

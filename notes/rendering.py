@@ -10,6 +10,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 
@@ -27,7 +29,7 @@ from scidraft.markup import (
 from scidraft.site.models import SiteSettings
 
 from .entry_index import render_entry_index
-from .models import Environment, Note, Page, RenderedContent
+from .models import DataFile, Environment, HugoAsset, Note, Page, RenderedContent
 
 
 def environment_kinds() -> tuple[EnvironmentKind, ...]:
@@ -55,10 +57,36 @@ def _resolve_reference(slug: str, label: str) -> ReferenceTarget | None:
     return ReferenceTarget(text=target["text"], url=f"/notes/{slug}/#{target['anchor']}")
 
 
-def _resolve_data(name: str):
-    from .hugo_io import resolve_data  # imported Hugo data files (data/promotion-visual.yaml)
+# The headless bundle whose images promotion-visual rows name (theme-spec §2.10).
+PROMOTION_BUNDLE = "resume-templates/modern-professional-resume"
 
-    return resolve_data(name)
+
+def _resolve_data(name: str) -> Any:
+    """The renderer's data lookup (imported Hugo data files, data/promotion-visual.yaml): a data
+    file's content, image names resolved to URLs."""
+    row = DataFile.objects.filter(name=name).values_list("content", flat=True).first()
+    if row is None or not isinstance(row, dict) or not isinstance(row.get("rows"), list):
+        return row
+    bundled = {
+        Path(path).name: path
+        for path in HugoAsset.objects.filter(
+            kind=HugoAsset.Kind.BUNDLE, path__startswith=PROMOTION_BUNDLE + "/"
+        ).values_list("path", flat=True)
+    }
+    if not bundled:
+        return row
+    rows = []
+    for data_row in row["rows"]:
+        if isinstance(data_row, dict) and isinstance(data_row.get("images"), list):
+            images = []
+            for image in data_row["images"]:
+                if isinstance(image, dict) and str(image.get("file", "")) in bundled:
+                    path = bundled[str(image["file"])]
+                    image = {**image, "file": f"{settings.MEDIA_URL}hugo/bundles/{path}"}
+                images.append(image)
+            data_row = {**data_row, "images": images}
+        rows.append(data_row)
+    return {**row, "rows": rows}
 
 
 def context_for(note: Note | None = None, *, base: RenderContext | None = None) -> RenderContext:

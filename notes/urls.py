@@ -3,7 +3,6 @@ from django.urls import path, re_path
 from scidraft.site.caching import cached_page
 
 from . import views
-from .hugo_io import hugo_static
 
 app_name = "notes"
 
@@ -40,5 +39,4 @@ urlpatterns = [
     ),
     # Standalone pages live at the root (about, A–Z pages): matched last.
     re_path(r"^(?P<slug>[-\w]+)/$", cached_page(views.page_detail), name="page_detail"),
-    re_path(r"^(?P<path>.+\.\w+)$", hugo_static, name="hugo_static"),  # imported static/ files
 ]

@@ -98,6 +98,7 @@ INSTALLED_APPS = [
     "notes",
     "bibliography",
     "editor",
+    "hugo",
 ]
 
 MIDDLEWARE = [

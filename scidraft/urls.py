@@ -14,4 +14,5 @@ urlpatterns = [
     path("write/", include("editor.urls")),
     path("media/", include("images.urls")),  # before notes.urls' catch-all file route
     path("", include("notes.urls")),
+    path("", include("hugo.urls")),  # imported static/ files at their old paths: last
 ]

@@ -32,7 +32,7 @@ def _author(name: str) -> User:
     user.user_permissions.set(
         Permission.objects.filter(codename__in=GRANTS, content_type__app_label="notes")
     )
-    services._author_for_user(user)
+    services.author_for_user(user)
     return user
 
 

@@ -53,10 +53,10 @@ from django.test import Client
 from django.utils import timezone
 
 from bibliography.services import bibfile_import
+from hugo.loading import note_import, page_import, site_configure
+from hugo.reading import MenuEntry, NoteSource, PageSource, SiteConfig
 from notes.models import Author, Note
-from notes.services import note_import, note_save, page_import
-from scidraft.hugo import MenuEntry, NoteSource, PageSource, SiteConfig
-from scidraft.site.services import site_configure
+from notes.services import note_save
 from tests.markup import test_sanitise as engine_corpus
 
 try:

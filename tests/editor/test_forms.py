@@ -46,7 +46,7 @@ def test_initial_values_cover_every_side_panel_field(author, note):
 
 def test_all_fields_become_note_save_fields(author, other_author, note):
     """A full POST gives note_save every field, converted: lists, slug, ordered handles."""
-    second = services._author_for_user(other_author)
+    second = services.author_for_user(other_author)
     form = _form(
         note,
         author,

@@ -322,7 +322,7 @@ def test_editor_page_has_every_side_panel_field_and_autocomplete_lists(client, a
 def test_side_panel_save_writes_every_field(client, author, other_author, note):
     """One Save writes slug, ordered authors, tags (new ones created), flags, entry-set
     fields and default bibliographies, as one new version with a revision."""
-    second = services._author_for_user(other_author)
+    second = services.author_for_user(other_author)
     bibfile_import(name="bib/main.bib", raw="@book{knuth, title={The Art}, year=1968}")
     client.force_login(author)
     response = client.post(

@@ -6,9 +6,10 @@ import datetime as dt
 
 import pytest
 
+from hugo.loading import note_import, page_import
+from hugo.reading import NoteSource, PageSource
 from notes.models import Author, Note, NoteRevision, Page, Status, Tag
-from notes.services import author_for_identity, note_import, page_import, tag_get_or_create
-from scidraft.hugo import NoteSource, PageSource
+from notes.services import author_for_identity, tag_get_or_create
 
 
 def source(**fields) -> NoteSource:

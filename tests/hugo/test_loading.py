@@ -10,10 +10,11 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from notes import services
+from hugo import loading
+from hugo.loading import LoadReport, hugo_site_load
+from hugo.reading import HugoSite, NoteSource, read_site
 from notes.models import Note, NoteCitation, NoteRevision, Tag
-from notes.services import LoadReport, hugo_site_load, note_metadata, note_render_store
-from scidraft.hugo import HugoSite, NoteSource, read_site
+from notes.services import note_metadata, note_render_store
 
 pytestmark = pytest.mark.django_db
 
@@ -135,14 +136,14 @@ def test_a_note_that_fails_leaves_nothing_and_later_notes_still_get_its_tag(tmp_
         (root / f"content/notes/{slug}.md").write_text(
             f'+++\ntitle = "{slug}"\ndate = 2025-03-01\ntags = ["Fresh"]\n+++\nBody.\n'
         )
-    real = services._import_revision
+    real = loading._import_revision
 
     def failing(note, batch, **kwargs):
         if note.slug == "a-fails":
             raise ValueError("boom")
         return real(note, batch, **kwargs)
 
-    monkeypatch.setattr(services, "_import_revision", failing)
+    monkeypatch.setattr(loading, "_import_revision", failing)
     report = load(root)
     assert [problem.message for problem in report.problems] == ["boom"]
     assert list(Note.objects.values_list("slug", flat=True)) == ["b-works"]
@@ -191,7 +192,7 @@ def test_note_import_alone_still_writes_its_revision_and_citations(tmp_path):
         date=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
         tags=["A"],
     )
-    note, outcome = services.note_import(source=source)
+    note, outcome = loading.note_import(source=source)
     assert outcome == "created"
     assert same_metadata(note.revisions.get().metadata, note_metadata(note))
     assert [row[2] for row in citation_rows(note)] == ["key1"]

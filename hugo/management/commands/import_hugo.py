@@ -3,7 +3,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from notes.hugo_io import KINDS, import_site
+from hugo.importing import KINDS, import_site
 
 
 class Command(BaseCommand):

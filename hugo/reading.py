@@ -2,7 +2,7 @@
 
 Model-free, like scidraft.markup: it turns files into plain data with SciDraft's field names
 (theme-spec §1) and reports what it cannot read, file by file, without stopping. The services
-(notes.services.hugo_site_load) write that data to the database; `seed_demo` and `import_hugo`
+(hugo.loading.hugo_site_load) write that data to the database; `seed_demo` and `import_hugo`
 both go through here.
 """
 
@@ -236,14 +236,14 @@ def _as_int(value: Any, key: str) -> int:
         raise FrontMatterError(f"{key} must be a whole number, not {value!r}") from None
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
     """Front-matter values kept in params must survive a JSON column."""
     if isinstance(value, dt.datetime | dt.date | dt.time):
         return value.isoformat()
     if isinstance(value, dict):
-        return {str(key): _jsonable(item) for key, item in value.items()}
+        return {str(key): jsonable(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [_jsonable(item) for item in value]
+        return [jsonable(item) for item in value]
     return value
 
 
@@ -319,7 +319,7 @@ def note_from_front_matter(path: str, slug: str, matter: FrontMatter) -> NoteSou
         elif lowered == "weight":
             note.weight = _as_int(value, key)
         else:
-            note.params[key] = _jsonable(value)
+            note.params[key] = jsonable(value)
     return note
 
 
@@ -346,7 +346,7 @@ def page_from_front_matter(path: str, slug: str, matter: FrontMatter) -> PageSou
         elif lowered == "weight":
             page.weight = _as_int(value, key)
         else:
-            page.params[key] = _jsonable(value)
+            page.params[key] = jsonable(value)
     return page
 
 

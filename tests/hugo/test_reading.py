@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from scidraft.hugo import (
+from hugo.reading import (
     FrontMatterError,
     parse_date,
     read_site,

@@ -3,8 +3,8 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from notes.services import hugo_site_load
-from scidraft.hugo import read_site
+from hugo.loading import hugo_site_load
+from hugo.reading import read_site
 
 
 class Command(BaseCommand):
