@@ -6,6 +6,8 @@ changes only the body); check boxes are the exception, as browsers omit unticked
 
 from __future__ import annotations
 
+import datetime as dt
+
 from django import forms
 from django.utils import timezone
 from django.utils.text import slugify
@@ -13,6 +15,7 @@ from markdownx.widgets import MarkdownxWidget
 
 from bibliography.models import BibFile
 from notes.models import Author, Note, body_size_error
+from notes.services import is_editor, working_state
 from scidraft.site.models import EntrySet
 
 # markdownx would post a preview after every pause in typing; editor-preview.js drives the
@@ -140,10 +143,16 @@ class NoteEditorForm(forms.Form):
         widget=forms.TextInput(attrs={"list": "editor-bib-options", "autocomplete": "off"}),
     )
 
-    def __init__(self, *args, note: Note, user, **kwargs):
+    def __init__(self, *args, note: Note, user, state: dict | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.note = note
         self.user = user
+        # What the fields edit: the working copy of a published note, else the note.
+        self.state = working_state(note) if state is None else state
+        if not is_editor(user):
+            # Pinning is an Editor's (notes.services.authorship); the value shows, unchanged.
+            self.fields["weight"].disabled = True
+            self.fields["weight"].help_text += " Editors set it."
         self.fields["body"].widget = NotePreviewWidget(
             preview_url=f"/write/{note.pk}/preview/", attrs={"rows": 24}
         )
@@ -197,33 +206,33 @@ class NoteEditorForm(forms.Form):
     # --- Initial values ----------------------------------------------------------------------
 
     @classmethod
-    def initial_for(cls, note: Note) -> dict:
+    def initial_for(cls, note: Note, state: dict | None = None) -> dict:
+        """The form's values from `state` (notes.services.working_state: the working copy of a
+        published note, else the note)."""
+        state = working_state(note) if state is None else state
         initial = {
             "base_version": note.version,
-            "title": note.title,
-            "body": note.body,
-            "slug": note.slug,
-            "date": timezone.localtime(note.date),
-            "authors": ", ".join(
-                link.author.handle for link in note.authorships.select_related("author")
-            ),
-            "institute": note.institute,
-            "tags": ", ".join(sorted(note.tags.values_list("name", flat=True))),
-            "summary": note.summary,
-            "description": note.description,
-            "show_title": note.show_title,
-            "promotion": note.promotion,
-            "weight": note.weight or None,
-            "keywords": ", ".join(note.keywords),
-            "canonical_url": note.canonical_url,
-            "bibliographies": ", ".join(
-                link.bibfile.name for link in note.bibliography_links.select_related("bibfile")
-            ),
-            **{name: getattr(note, name) for name in FLAGS},
+            "title": state["title"],
+            "body": state["body"],
+            "slug": state["slug"],
+            "date": timezone.localtime(dt.datetime.fromisoformat(state["date"])),
+            "authors": ", ".join(state["authors"]),
+            "institute": state["institute"],
+            "tags": ", ".join(state["tags"]),
+            "summary": state["summary"],
+            "description": state["description"],
+            "show_title": state["show_title"],
+            "promotion": state["promotion"],
+            "weight": state["weight"] or None,
+            "keywords": ", ".join(state["keywords"]),
+            "canonical_url": state["canonical_url"],
+            "bibliographies": ", ".join(state["bibliographies"]),
+            **{name: state[name] for name in FLAGS},
         }
+        params = state.get("params") or {}
         for entry_set in list(EntrySet.objects.order_by("key")) or [FALLBACK_ENTRY_SET]:
             for part in ENTRY_PARTS:
-                value = _value(note.params, getattr(entry_set, f"{part}_field"))
+                value = _value(params, getattr(entry_set, f"{part}_field"))
                 if part == "aliases" and isinstance(value, list):
                     value = "\n".join(str(alias) for alias in value)
                 initial[cls.entry_field(entry_set, part)] = "" if value is None else str(value)
@@ -240,7 +249,7 @@ class NoteEditorForm(forms.Form):
     def clean_slug(self) -> str:
         raw = self.cleaned_data["slug"].strip()
         if not raw:
-            return self.note.slug
+            return self.state["slug"]
         slug = slugify(raw, allow_unicode=True)[:200].strip("-")
         if not slug:
             raise forms.ValidationError("Write the slug with letters or digits.")
@@ -299,21 +308,21 @@ class NoteEditorForm(forms.Form):
             *FLAGS,
         ]  # fmt: skip
         fields = {name: data[name] for name in names if name not in self.omitted}
+        if "weight" in self.fields and self.fields["weight"].disabled:
+            fields.pop("weight", None)
         params = self._params()
-        if params != self.note.params:
+        if params != (self.state.get("params") or {}):
             fields["params"] = params
         return fields
 
     def bibliographies_changed(self) -> bool:
         if "bibliographies" in self.omitted:
             return False
-        current = list(
-            self.note.bibliography_links.order_by("position").values_list("bibfile_id", flat=True)
-        )
-        return current != [bibfile.pk for bibfile in self.cleaned_data["bibliographies"]]
+        wanted = [bibfile.name for bibfile in self.cleaned_data["bibliographies"]]
+        return self.state["bibliographies"] != wanted
 
     def _params(self) -> dict:
-        params = dict(self.note.params)
+        params = dict(self.state.get("params") or {})
         for entry_set in self.entry_sets:
             for part in ENTRY_PARTS:
                 name = self.entry_field(entry_set, part)

@@ -19,6 +19,12 @@ urlpatterns = [
         views.revision_restore_view,
         name="restore",
     ),
+    path(
+        "<int:note_id>/authors/<int:author_id>/confirm/",
+        views.authorship_confirm,
+        name="authorship_confirm",
+    ),
+    path("<int:note_id>/authorship/decline/", views.authorship_decline, name="authorship_decline"),
     path("<int:note_id>/cite-search/", bibliographies.cite_search, name="cite_search"),
     path("bibliographies/", bibliographies.bibfile_list, name="bibliographies"),
     path("bibliographies/<int:bibfile_id>/", bibliographies.bibfile_detail, name="bibliography"),

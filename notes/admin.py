@@ -1,7 +1,7 @@
 from django.conf import settings
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.contrib.admin import widgets
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpResponse, HttpResponseNotAllowed
 from django.urls import path, reverse
 from django.utils.safestring import mark_safe
@@ -11,25 +11,51 @@ from editor.forms import NotePreviewWidget
 from editor.views import problems_html
 from scidraft.markup import render as markup_render
 
-from .models import Author, Environment, Note, NoteAuthor, NoteBibliography, NoteRevision, Page, Tag
+from . import services
+from .models import (
+    Author,
+    Environment,
+    Note,
+    NoteAuthor,
+    NoteBibliography,
+    NoteRevision,
+    Page,
+    Status,
+    Tag,
+)
 from .rendering import context_for
 
 # Who may use the admin's site-context preview (add pages and standalone pages).
 PREVIEW_PERMISSIONS = ("notes.add_note", "notes.change_note", "notes.add_page", "notes.change_page")
 
 
-class NoteAuthorInline(admin.TabularInline):
+class LiveVersionInline(admin.TabularInline):
+    """A published note's rows are its live version: read-only here (see NoteAdmin)."""
+
+    extra = 0
+    ordering = ["position"]
+
+    def _live(self, obj) -> bool:
+        return obj is not None and obj.status == Status.PUBLISHED
+
+    def has_add_permission(self, request, obj=None):
+        return not self._live(obj) and super().has_add_permission(request, obj)
+
+    def has_change_permission(self, request, obj=None):
+        return not self._live(obj) and super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request, obj=None):
+        return not self._live(obj) and super().has_delete_permission(request, obj)
+
+
+class NoteAuthorInline(LiveVersionInline):
     model = NoteAuthor
-    extra = 0
     autocomplete_fields = ["author"]
-    ordering = ["position"]
 
 
-class NoteBibliographyInline(admin.TabularInline):
+class NoteBibliographyInline(LiveVersionInline):
     model = NoteBibliography
-    extra = 0
     autocomplete_fields = ["bibfile"]
-    ordering = ["position"]
 
 
 class AdminNotePreviewWidget(NotePreviewWidget, widgets.AdminTextareaWidget):
@@ -84,6 +110,7 @@ class NoteAdmin(MarkdownBodyMixin, admin.ModelAdmin):
     filter_horizontal = ["tags"]
     inlines = [NoteAuthorInline, NoteBibliographyInline]
     readonly_fields = ["version", "created_by", "created_at", "updated_at", "render_version"]
+    actions = ["publish_notes", "unpublish_notes"]
     fieldsets = [
         (None, {"fields": ["title", "slug", "body"]}),
         ("Publication", {"fields": ["status", "date", "date_offset_minutes", "weight"]}),
@@ -130,6 +157,56 @@ class NoteAdmin(MarkdownBodyMixin, admin.ModelAdmin):
         if obj is not None and obj.pk is not None:
             return reverse("editor:preview", args=[obj.pk])
         return super().preview_url(obj)
+
+    # The admin follows the editor's rules (notes.services): the status changes only through
+    # publish and unpublish, which apply review and bylines; a published note's fields are its
+    # live version, changed by publishing a working copy, so they are read-only here.
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = [*self.readonly_fields, "status"]
+        if obj is not None and obj.status == Status.PUBLISHED:
+            editable = [f for fieldset in self.fieldsets for f in fieldset[1]["fields"]]
+            fields += [f for f in editable if f not in fields]
+        return fields
+
+    def get_prepopulated_fields(self, request, obj=None):
+        if obj is not None and obj.status == Status.PUBLISHED:
+            return {}
+        return super().get_prepopulated_fields(request, obj)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        note = self.get_object(request, object_id)
+        if note is not None and note.status == Status.PUBLISHED:
+            self.message_user(
+                request,
+                mark_safe(  # noqa: S308 - our own text and a URL we reversed
+                    "This note is published: these fields are what readers see. Edit it in "
+                    f'<a href="{reverse("editor:edit", args=[note.pk])}">the editor</a>, where '
+                    "changes wait as unpublished changes until they are published."
+                ),
+                messages.INFO,
+            )
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    def _each(self, request, queryset, service, done: str):
+        changed = 0
+        for note in queryset:
+            try:
+                result = service(note_id=note.pk, user=request.user, base_version=note.version)
+            except (PermissionDenied, services.AuthorshipError, ValidationError) as error:
+                message = " ".join(getattr(error, "messages", [str(error)]))
+                self.message_user(request, f"{note}: {message}", messages.ERROR)
+                continue
+            changed += result.revision is not None
+        self.message_user(request, f"{done}: {changed} note(s).", messages.SUCCESS)
+
+    @admin.action(description="Publish selected notes (or their changes; review applies)")
+    def publish_notes(self, request, queryset):
+        self._each(request, queryset, services.note_publish, "Published or submitted")
+
+    @admin.action(description="Unpublish selected notes")
+    def unpublish_notes(self, request, queryset):
+        self._each(request, queryset, services.note_unpublish, "Unpublished")
 
     def get_urls(self):
         preview = path(

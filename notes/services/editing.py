@@ -1,5 +1,5 @@
-"""The web editor's writes: create, save (with optimistic locking), restore a revision, and
-choose a note's default bibliographies."""
+"""The web editor's writes: create, save (with optimistic locking), discard unpublished
+changes, restore a revision, and choose a note's default bibliographies."""
 
 from __future__ import annotations
 
@@ -7,21 +7,24 @@ from dataclasses import dataclass
 
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Q
 from django.utils.text import slugify
 
 from bibliography.models import BibFile
-from scidraft.site.caching import bump_generation, deferred_bumps
+from scidraft.site.caching import deferred_bumps
 
 from ..models import Author, Note, NoteAuthor, NoteRevision, Status
-from .records import (
-    assign_fields,
-    body_check,
-    note_metadata,
-    revision_record,
-    tag_get_or_create,
-)
+from .authorship import authors_check, consents_request
+from .records import body_check, is_editor, note_state, revision_record
 from .renders import note_render_store
+from .working import (
+    bibliographies_set,
+    fields_apply,
+    state_with_fields,
+    version_bump,
+    working_copy_write,
+    working_state,
+)
 
 EDITOR_FIELDS = frozenset(
     {
@@ -92,64 +95,14 @@ def _check_fields(fields: dict) -> None:
         raise ValueError(f"Not editable here: {', '.join(sorted(unknown))}")
 
 
-def _revision_from_fields(
-    *, note: Note, kind: str, user, base_version: int, fields: dict, message: str = ""
-) -> NoteRevision:
-    """A revision holding `fields` over the note's current state, without touching the note."""
-    metadata = note_metadata(note)
-    for name, value in fields.items():
-        if name in {"title", "body"}:
-            continue
-        if name == "date":
-            value = value.isoformat() if value else None
-        if name == "tags":
-            value = sorted(value)
-        metadata[name] = value
-    last = note.revisions.aggregate(last=Max("number"))["last"] or 0
-    return NoteRevision.objects.create(
-        note=note,
-        number=last + 1,
-        kind=kind,
-        title=fields.get("title", note.title),
-        body=fields.get("body", note.body),
-        metadata=metadata,
-        base_version=base_version,
-        message=message,
-        created_by=user if user is not None and user.is_authenticated else None,
-    )
-
-
-def _authors_set(note: Note, handles: list[str]) -> None:
-    """The note's authors, in order, from their handles; an unknown handle is an error."""
-    handles = list(dict.fromkeys(handles))
-    found = dict(Author.objects.filter(handle__in=handles).values_list("handle", "pk"))
-    missing = [handle for handle in handles if handle not in found]
-    if missing:
-        raise ValueError(f"No author has the handle {', '.join(missing)}.")
-    wanted = [found[handle] for handle in handles]
-    if list(note.authorships.values_list("author_id", flat=True)) == wanted:
-        return
-    note.authorships.all().delete()
-    NoteAuthor.objects.bulk_create(
-        NoteAuthor(note=note, author_id=pk, position=position) for position, pk in enumerate(wanted)
-    )
-    bump_generation()  # bulk_create sends no signal
-
-
-def _apply_fields(note: Note, fields: dict) -> None:
-    tags = fields.get("tags")
-    authors = fields.get("authors")
-    assign_fields(
-        note, {name: value for name, value in fields.items() if name not in {"tags", "authors"}}
-    )
-    note.version += 1
-    note.full_clean()
-    note.save()
-    if tags is not None:
-        note.tags.set([tag_get_or_create(name) for name in dict.fromkeys(tags) if name.strip()])
-    if authors is not None:
-        _authors_set(note, authors)
-    note_render_store(note=note, force=True)
+def _rules_check(note: Note, state: dict, fields: dict, user) -> None:
+    """The authorship rules a save must keep (notes.services.authorship): an Author keeps
+    their own name on the note, and only Editors change its weight (pinning)."""
+    pinning = "weight" in fields and (fields["weight"] or 0) != (state.get("weight") or 0)
+    if pinning and not is_editor(user):
+        raise PermissionDenied("Only Editors pin notes: the weight is theirs to set.")
+    if "authors" in fields:
+        authors_check(note=note, current=state["authors"], wanted=fields["authors"], user=user)
 
 
 @transaction.atomic
@@ -157,31 +110,40 @@ def note_save(
     *, note_id: int, user, base_version: int, fields: dict, kind: str = NoteRevision.Kind.SAVE
 ) -> SaveResult:
     """Save the editor's fields if nobody saved since `base_version`; else keep them as a
-    "conflict" revision and change nothing. An autosave of a published note records the
-    revision only: the public text stays until an explicit save or publish."""
+    "conflict" revision and change nothing.
+
+    A published note keeps its live version: saves and autosaves write its working copy,
+    which readers do not see until it is published (note_publish). A draft is written in
+    place. Authors with an account who are new to the note are asked to confirm."""
     if kind not in {NoteRevision.Kind.SAVE, NoteRevision.Kind.AUTOSAVE}:
         raise ValueError(f"Not a save kind: {kind}")
     _check_fields(fields)
     if "body" in fields:
         body_check(fields["body"])
     note = editable_note(note_id=note_id, user=user)
+    state = working_state(note)
+    wanted = state_with_fields(state, fields)
     if note.version != base_version:
-        revision = _revision_from_fields(
+        revision = revision_record(
             note=note,
             kind=NoteRevision.Kind.CONFLICT,
             user=user,
             base_version=base_version,
-            fields=fields,
             message=f"Refused: the note is at version {note.version}, not {base_version}.",
+            state=wanted,
         )
         return SaveResult(note=note, conflict=True, revision=revision)
-    if kind == NoteRevision.Kind.AUTOSAVE and note.status == Status.PUBLISHED:
-        revision = _revision_from_fields(
-            note=note, kind=kind, user=user, base_version=base_version, fields=fields
-        )
-        return SaveResult(note=note, conflict=False, revision=revision)
-    _apply_fields(note, fields)
-    revision = revision_record(note=note, kind=kind, user=user, base_version=base_version)
+    _rules_check(note, state, fields, user)
+    if "authors" in fields:
+        consents_request(note=note, handles=wanted["authors"], user=user)
+    if note.status == Status.PUBLISHED:
+        working_copy_write(note, wanted, user)
+        version_bump(note)
+    else:
+        fields_apply(note, fields)
+    revision = revision_record(
+        note=note, kind=kind, user=user, base_version=base_version, state=working_state(note)
+    )
     return SaveResult(note=note, conflict=False, revision=revision)
 
 
@@ -189,6 +151,28 @@ def stale_result(note: Note, base_version: int) -> SaveResult | None:
     if note.version == base_version:
         return None
     return SaveResult(note=note, conflict=True, revision=None)
+
+
+@transaction.atomic
+def working_copy_discard(*, note_id: int, user, base_version: int) -> SaveResult:
+    """Drop a published note's unpublished changes: the editor goes back to the live text
+    (kept as a revision, so nothing is lost)."""
+    note = editable_note(note_id=note_id, user=user)
+    stale = stale_result(note, base_version)
+    if stale is not None:
+        return stale
+    if note.working is None:
+        return SaveResult(note=note, conflict=False, revision=None)
+    working_copy_write(note, note_state(note), user)
+    version_bump(note)
+    revision = revision_record(
+        note=note,
+        kind=NoteRevision.Kind.RESTORE,
+        user=user,
+        base_version=base_version,
+        message="Discarded the unpublished changes",
+    )
+    return SaveResult(note=note, conflict=False, revision=revision)
 
 
 # Not the slug, date or authors: another note may have taken the slug since, restoring a date
@@ -202,8 +186,9 @@ _RESTORED_METADATA = (
 
 @transaction.atomic
 def revision_restore(*, revision_id: int, user) -> SaveResult:
-    """Copy a revision's title, body and metadata into its note as a new version (the status
-    stays: restoring never publishes)."""
+    """Copy a revision's title, body and metadata into what the note's authors edit: the note
+    itself, or a published note's working copy (restoring never publishes). A weight only an
+    Editor may set is restored by Editors only."""
     revision = NoteRevision.objects.filter(pk=revision_id).first()
     if revision is None:
         raise PermissionDenied("No such revision.")
@@ -213,13 +198,21 @@ def revision_restore(*, revision_id: int, user) -> SaveResult:
     for name in _RESTORED_METADATA:
         if name in revision.metadata:
             fields[name] = revision.metadata[name]
-    _apply_fields(note, fields)
+    state = working_state(note)
+    if not is_editor(user):
+        fields.pop("weight", None)
+    if note.status == Status.PUBLISHED:
+        working_copy_write(note, state_with_fields(state, fields), user)
+        version_bump(note)
+    else:
+        fields_apply(note, fields)
     result = revision_record(
         note=note,
         kind=NoteRevision.Kind.RESTORE,
         user=user,
         base_version=base_version,
         message=f"Restored revision {revision.number}",
+        state=working_state(note),
     )
     return SaveResult(note=note, conflict=False, revision=result)
 
@@ -227,36 +220,42 @@ def revision_restore(*, revision_id: int, user) -> SaveResult:
 # --- Default bibliographies (issue 6): the files a note's reference lists search -------------
 
 
+def attachable_bibfiles(user, note: Note, state: dict):
+    """The files `user` may make the note's defaults: those usable by them, and those already
+    chosen in what the authors edit (a co-author keeps another author's choice)."""
+    usable = BibFile.objects.usable_by(user, note=note).values("pk")
+    return BibFile.objects.filter(Q(pk__in=usable) | Q(name__in=state["bibliographies"]))
+
+
 @transaction.atomic
 def note_bibliographies_set(*, note_id: int, user, bibfile_ids) -> Note:
-    """Make `bibfile_ids` (ids or BibFiles, in order) the note's default bibliographies and
-    re-render it, so citations resolve against them at once.
+    """Make `bibfile_ids` (ids or BibFiles, in order) the default bibliographies of what the
+    note's authors edit (a published note's working copy), re-rendered so citations resolve
+    against them at once.
 
-    Only files usable by `user` may be named (BibFile.objects.usable_by, which includes the
-    files already attached, so a co-author can keep another author's choice); otherwise
-    PermissionDenied and nothing changes. The link rows' signals bump the content generation,
-    once for the whole change.
+    Only files attachable by `user` may be named (attachable_bibfiles: usable by them, or
+    already chosen, so a co-author can keep another author's choice); otherwise
+    PermissionDenied and nothing changes.
     """
     note = editable_note(note_id=note_id, user=user)
     wanted = list(dict.fromkeys(int(getattr(item, "pk", item)) for item in bibfile_ids))
-    usable = set(
-        BibFile.objects.usable_by(user, note=note)
-        .filter(pk__in=wanted)
-        .values_list("pk", flat=True)
+    state = working_state(note)
+    usable = dict(
+        attachable_bibfiles(user, note, state).filter(pk__in=wanted).values_list("pk", "name")
     )
     refused = [pk for pk in wanted if pk not in usable]
     if refused:
         raise PermissionDenied(
             f"You may not attach these bibliography files: {', '.join(map(str, refused))}."
         )
-    current = list(
-        note.bibliography_links.order_by("position").values_list("bibfile_id", flat=True)
-    )
-    if current == wanted:
+    names = [usable[pk] for pk in wanted]
+    if state["bibliographies"] == names:
         return note
-    with deferred_bumps():
-        note.bibliography_links.all().delete()
-        for position, pk in enumerate(wanted):
-            note.bibliography_links.create(bibfile_id=pk, position=position)
-        note_render_store(note=note, force=True)
+    if note.status == Status.PUBLISHED:
+        working_copy_write(note, {**state, "bibliographies": names}, user)
+    else:
+        # The link rows' signals bump the content generation, once for the whole change.
+        with deferred_bumps():
+            bibliographies_set(note, wanted)
+            note_render_store(note=note, force=True)
     return note

@@ -69,17 +69,29 @@ def note_metadata(
 
 
 def revision_record(
-    *, note: Note, kind: str, user=None, base_version: int | None = None, message: str = ""
+    *,
+    note: Note,
+    kind: str,
+    user=None,
+    base_version: int | None = None,
+    message: str = "",
+    state: dict | None = None,
 ) -> NoteRevision:
+    """A revision of the note's row, or of `state` (note_state's shape: a working copy)."""
+    if state is None:
+        title, body, metadata = note.title, note.body, note_metadata(note)
+    else:
+        title, body = state["title"], state["body"]
+        metadata = {k: v for k, v in state.items() if k not in {"title", "body"}}
     # Numbers are per note; the row lock on the note (callers hold it) keeps them unique.
     last = note.revisions.aggregate(last=Max("number"))["last"] or 0
     return NoteRevision.objects.create(
         note=note,
         number=last + 1,
         kind=kind,
-        title=note.title,
-        body=note.body,
-        metadata=note_metadata(note),
+        title=title,
+        body=body,
+        metadata=metadata,
         base_version=note.version if base_version is None else base_version,
         message=message,
         created_by=user if user is not None and user.is_authenticated else None,
@@ -102,3 +114,26 @@ def assign_fields(instance, values: dict) -> bool:
             setattr(instance, name, value)
             changed = True
     return changed
+
+
+def is_editor(user) -> bool:
+    """Editors and Admins: they may edit any note, pin notes and confirm bylines."""
+    return bool(
+        user is not None
+        and user.is_authenticated
+        and user.is_active
+        and (user.is_superuser or user.has_perm("notes.edit_any_note"))
+    )
+
+
+def note_state(note: Note) -> dict:
+    """The note as the editor sees it: title, body, note_metadata's fields and the default
+    bibliographies by name. A working copy holds the same shape."""
+    return {
+        "title": note.title,
+        "body": note.body,
+        **note_metadata(note),
+        "bibliographies": list(
+            note.bibliography_links.order_by("position").values_list("bibfile__name", flat=True)
+        ),
+    }

@@ -109,6 +109,22 @@ RULES: dict[str, dict[str, dict[str, object]]] = {
         "GET": POST_ONLY_GET,
         "POST": {**REVIEWERS_GET, "editor": 409, "admin": 409},
     },  # fmt: skip
+    # Bylines: answered by the named author (or an Editor); without a request to answer, every
+    # signed-in role is sent back to the dashboard with a message (tests/editor/test_bylines.py).
+    "authorship_confirm": {
+        "GET": POST_ONLY_GET,
+        "POST": {
+            "anonymous": LOGIN, "own": INTO_APP, "other": INTO_APP, "editor": INTO_APP,
+            "admin": INTO_APP,
+        },
+    },  # fmt: skip
+    "authorship_decline": {
+        "GET": POST_ONLY_GET,
+        "POST": {
+            "anonymous": LOGIN, "own": INTO_APP, "other": INTO_APP, "editor": INTO_APP,
+            "admin": INTO_APP,
+        },
+    },  # fmt: skip
     # People (editor/people.py): Admins only.
     "people": {"GET": ADMIN_ONLY, "POST": POST_ONLY_GET},
     "people_invite": {"GET": POST_ONLY_GET, "POST": {**ADMIN_ONLY, "admin": INTO_APP}},
@@ -191,7 +207,7 @@ def test_permission_matrix(author, other_author, editor_user, admin_user, note):
     for pattern in editor_patterns():
         params = {
             "note_id": note.pk, "revision_id": revision.pk, "bibfile_id": bibfile.pk,
-            "user_id": author.pk,
+            "user_id": author.pk, "author_id": author.author.pk,
         }  # fmt: skip
         kwargs = {key: params[key] for key in pattern.pattern.converters}
         url = reverse(f"editor:{pattern.name}", kwargs=kwargs)

@@ -432,9 +432,10 @@ def test_editor_page_lists_stored_problems_with_their_lines(client, author, note
     assert "&lt;b&gt;x" in text and "<b>x" not in text
 
 
-def test_editor_continues_from_an_unpublished_autosave_of_a_published_note(client, author, note):
+def test_editor_continues_from_the_working_copy_of_a_published_note(client, author, note):
     """A published note's autosave leaves the public text alone; the editor opens with the
-    autosaved text and says so, and ?published=1 shows the published text instead."""
+    working copy and says it is "published, with unpublished changes"; discarding goes back
+    to the published text."""
     services.note_save(
         note_id=note.pk, user=author, base_version=note.version, fields={"body": "Public."}
     )
@@ -442,16 +443,17 @@ def test_editor_continues_from_an_unpublished_autosave_of_a_published_note(clien
     client.force_login(author)
     url = f"/write/{note.pk}/autosave/"
     payload = {"body": "Draft <edit>.", "title": note.title, "base_version": published.version}
-    assert (
-        client.post(url, json.dumps(payload), content_type="application/json").json()["status"]
-        == "saved"
-    )
+    answer = client.post(url, json.dumps(payload), content_type="application/json").json()
+    assert answer["status"] == "saved"
     assert Note.objects.get(pk=note.pk).body == "Public."
+    assert "Public." in client.get(f"/notes/{note.slug}/").content.decode()
     text = client.get(f"/write/{note.pk}/").content.decode()
-    assert "Draft &lt;edit&gt;." in text and "readers still see the published text" in text
-    assert 'data-current="false"' in text
-    text = client.get(f"/write/{note.pk}/?published=1").content.decode()
-    assert "Draft &lt;edit&gt;." not in text and 'data-current="true"' in text
+    assert "Draft &lt;edit&gt;." in text and "Published, with unpublished changes" in text
+    assert "readers still see the published version" in text and "Publish changes" in text
+    data = _form(Note.objects.get(pk=note.pk), body="Draft <edit>.", action="discard")
+    assert client.post(f"/write/{note.pk}/", data).status_code == 302
+    text = client.get(f"/write/{note.pk}/").content.decode()
+    assert "Draft &lt;edit&gt;." not in text and "Published, with unpublished" not in text
 
 
 def test_restore_brings_back_side_panel_fields_but_not_the_slug(client, author, note):
