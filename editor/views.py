@@ -10,8 +10,8 @@ import json
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.paginator import Paginator
 from django.db import transaction
-from django.db.models import Q
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
@@ -31,7 +31,8 @@ from scidraft.site.meta import PageMeta
 
 from .forms import NoteEditorForm
 
-STATUS_FILTERS = ("draft", "review", "scheduled", "published")
+STATUS_FILTERS = ("draft", "review", "scheduled", "published", "changes")
+DASHBOARD_FILTERS = ("q", "status", "author", "tag", "problems")
 EDITOR_ASSETS = {"math": True, "algorithm": True, "code": True}
 # Warnings that mean readers would see something broken: publishing them asks first.
 PUBLISH_BLOCKERS = frozenset(
@@ -74,61 +75,67 @@ def _stored_warnings(note: Note) -> list[RenderWarning]:
     ]
 
 
+DASHBOARD_PAGE_SIZE = 50
+
+
 @never_cache
 @login_required
 @require_GET
 def dashboard(request):
-    """The author's notes (own and co-authored), searchable and filtered by status."""
+    """The notes a person works on: an Author's own and co-authored notes; every note for
+    Editors and Admins (or only theirs, ?scope=mine). Filtered by title, status, author, tag,
+    problems and review; 50 a page, in a constant number of queries."""
     user = request.user
-    notes = (
-        Note.objects.editable_by(user)
-        .filter(Q(created_by=user) | Q(authors__user=user))
-        .distinct()
-        .with_working_copy_state()
-        .only("pk", "slug", "title", "status", "date", "updated_at", "created_by")
-        .order_by("-updated_at")
-    )
-    query = request.GET.get("q", "").strip()
-    if query:
-        notes = notes.filter(title__icontains=query)
-    status = request.GET.get("status", "")
-    now = timezone.now()
-    if status == "scheduled":
-        notes = notes.filter(status=Status.PUBLISHED, date__gt=now)
-    elif status == "published":
-        notes = notes.filter(status=Status.PUBLISHED, date__lte=now)
-    elif status in STATUS_FILTERS:
-        notes = notes.filter(status=status)
-    rows = list(notes)
-    sections = {
-        "Drafts": [n for n in rows if n.status == Status.DRAFT],
-        "In review": [n for n in rows if n.status == Status.REVIEW or n.changes_in_review],
-        "Scheduled": [
-            n
-            for n in rows
-            if n.status == Status.PUBLISHED and n.date > now and not n.changes_in_review
-        ],
-        "Published": [
-            n
-            for n in rows
-            if n.status == Status.PUBLISHED and n.date <= now and not n.changes_in_review
-        ],
-    }
+    editor = services.is_editor(user)
+    scope = "mine" if not editor or request.GET.get("scope") == "mine" else "all"
+    notes = Note.objects.for_dashboard(user, mine=scope == "mine")
+    filters = {name: request.GET.get(name, "").strip() for name in DASHBOARD_FILTERS}
+    notes = notes.dashboard_filtered(**filters, now=timezone.now())
+    page = Paginator(notes, DASHBOARD_PAGE_SIZE).get_page(request.GET.get("page"))
+    rows = list(page.object_list)
+    query = request.GET.copy()
+    query.pop("page", None)
     return render(
         request,
         "editor/dashboard.html",
         {
-            "sections": sections,
-            "query": query,
-            "status": status,
+            "rows": [_dashboard_row(note, user) for note in rows],
+            "page": page,
+            "page_query": query.urlencode(),
+            "filters": filters,
+            "scope": scope,
+            "editor": editor,
             "status_filters": STATUS_FILTERS,
+            "author_options": Author.objects.filter(is_active=True).values_list("handle", "name"),
+            "tag_options": Tag.objects.order_by("name").values_list("slug", "name"),
             "requests": AuthorConsent.objects.pending_for(user)
             .select_related("note", "requested_by")
             .order_by("created_at"),
-            "meta": _meta("My notes"),
+            "meta": _meta("Notes" if scope == "all" else "My notes"),
             "assets": {},
         },
     )
+
+
+def _dashboard_row(note: Note, user) -> dict:
+    now = timezone.now()
+    if note.changes_in_review or note.status == Status.REVIEW:
+        label = "In review" if note.status == Status.REVIEW else "Published, changes in review"
+    elif note.has_changes:
+        label = "Published, with unpublished changes"
+    elif note.status == Status.PUBLISHED:
+        label = "Scheduled" if note.date > now else "Published"
+    else:
+        label = "Draft"
+    links = list(note.authorships.all())
+    return {
+        "note": note,
+        "status": label,
+        "authors": [link.author for link in links],
+        "coauthor": note.created_by_id != user.pk
+        and any(link.author.user_id == user.pk for link in links),
+        "problems": note.problem_count,
+    }
 
 
 @never_cache

@@ -8,6 +8,7 @@ and any unknown key) are kept verbatim in `params`.
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -255,6 +256,66 @@ class NoteQuerySet(models.QuerySet):
             changes_in_review=models.Exists(copies.filter(submitted_at__isnull=False)),
         )
 
+    def for_dashboard(self, user, *, mine: bool):
+        """The editor's list of notes for `user`: what they may edit (every note for Editors),
+        or with `mine` only notes they created or are named on; newest change first, with what
+        each row shows (authors, working-copy state, problem count) in a constant number of
+        queries."""
+        notes = self.editable_by(user)
+        if mine:
+            notes = notes.filter(Q(created_by=user) | Q(authors__user=user)).distinct()
+        copies = WorkingCopy.objects.filter(note=models.OuterRef("pk"))
+        return (
+            notes.with_working_copy_state()
+            .annotate(
+                copy_warnings=models.Subquery(copies.values("render_warnings")[:1]),
+            )
+            .prefetch_related(_authorships())
+            .only(
+                "pk",
+                "slug",
+                "title",
+                "status",
+                "date",
+                "updated_at",
+                "created_by",
+                "render_warnings",
+            )  # fmt: skip
+            .order_by("-updated_at", "-pk")
+        )
+
+    def dashboard_filtered(self, *, q="", status="", author="", tag="", problems="", now=None):
+        """for_dashboard's rows narrowed by the dashboard's filters (blank: no filter)."""
+        now = now or timezone.now()
+        notes = self
+        if q:
+            notes = notes.filter(title__icontains=q)
+        if status == "scheduled":
+            notes = notes.filter(status=Status.PUBLISHED, date__gt=now)
+        elif status == "published":
+            notes = notes.filter(status=Status.PUBLISHED, date__lte=now)
+        elif status == "review":
+            notes = notes.filter(Q(status=Status.REVIEW) | Q(changes_in_review=True))
+        elif status == "changes":
+            notes = notes.filter(has_changes=True)
+        elif status == Status.DRAFT:
+            notes = notes.filter(status=Status.DRAFT)
+        if author:
+            notes = notes.filter(
+                pk__in=NoteAuthor.objects.filter(author__handle=author).values("note")
+            )
+        if tag:
+            notes = notes.filter(
+                pk__in=Note.tags.through.objects.filter(tag__slug=tag).values("note")
+            )
+        if problems:
+            # What the authors edit has warnings: the working copy's render, else the note's.
+            notes = notes.filter(
+                Q(has_changes=True, working_copy__render_warnings__0__isnull=False)
+                | Q(has_changes=False, render_warnings__0__isnull=False)
+            )
+        return notes
+
     def awaiting_review(self):
         """Drafts submitted for their first publication and published notes whose changes were
         submitted."""
@@ -432,6 +493,16 @@ class Note(RenderedContent):
     @property
     def has_unpublished_changes(self) -> bool:
         return self.working is not None
+
+    @property
+    def problem_count(self) -> int:
+        """Warnings of what the authors edit (for_dashboard rows carry the copy's)."""
+        if "copy_warnings" in self.__dict__:
+            copied = self.__dict__["copy_warnings"]
+            if copied is None:
+                return len(self.render_warnings)
+            return len(copied if isinstance(copied, list) else json.loads(copied))
+        return len(self.editor_copy.render_warnings)
 
 
 class WorkingCopy(RenderedContent):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.http import Http404, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
 from django.utils.safestring import mark_safe
 
 from bibliography import exports
@@ -182,8 +183,21 @@ def note_detail(request, slug: str):
             "meta": meta,
             "assets": assets_for([note]),
             "copy_code": site.show_code_copy_buttons,
+            "edit_url": _edit_url(request, note),
         },
     )
+
+
+def _edit_url(request, note: Note) -> str | None:
+    """The editor's URL for a signed-in person who may edit the note. Only such a person's
+    page carries it, and their pages are never cached (scidraft.site.caching._personal): an
+    anonymous page, cached or not, has no Edit link."""
+    user = getattr(request, "user", None)
+    if user is None or not user.is_authenticated:
+        return None
+    if not Note.objects.editable_by(user).filter(pk=note.pk).exists():
+        return None
+    return reverse("editor:edit", args=[note.pk])
 
 
 def _scholar_tags(note: Note, identity, site: SiteSettings, url: str) -> list[tuple[str, str]]:

@@ -238,7 +238,7 @@ def test_the_editor_page_says_published_with_unpublished_changes(client, approve
     page = client.get(f"/write/{approved.pk}/").content.decode()
     assert "Published, with unpublished changes" in page and "Pending." in page
     dashboard = client.get("/write/").content.decode()
-    assert "published, with unpublished changes" in dashboard
+    assert "published, with unpublished changes" in dashboard.lower()
 
 
 def test_the_admin_cannot_change_a_live_version_or_a_status(client, approved, admin_user):
