@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.db import transaction
 from django.db.models import Max
@@ -52,64 +55,276 @@ from scidraft.markup import Rendered, render
 from scidraft.site.caching import bump_generation, deferred_bumps
 from scidraft.site.models import EntrySet, MenuItem, SiteSettings
 
-from .reading import HugoSite, NoteSource, PageSource, Problem, SiteConfig
+from .reading import HugoSite, MenuEntry, NoteSource, PageSource, Problem, SiteConfig
+
+# --- What a load changes, and what it may change -------------------------------------------
+
+CONFIG_PARTS = ("settings", "menus", "entry sets")
+
+# What a report calls one row of each kind.
+_ROW_NAMES = {
+    "settings": "settings",
+    "menus": "menu item",
+    "entry sets": "entry set",
+    "bibliography files": "bibliography file",
+    "data files": "data file",
+    "images": "image",
+    "notes": "note",
+    "pages": "page",
+}
+# Kinds whose rows are described by the names of their changed fields only (bodies are long).
+_NAMES_ONLY = {"bibliography files", "data files", "images", "notes", "pages"}
+
+
+@dataclass
+class RowChange:
+    """One row a load creates, updates or deletes, or would but leaves as it is (`kept` says
+    why). `fields` maps each changed field to (its value now, the loaded site's)."""
+
+    kind: str
+    key: str
+    action: str  # "create", "update" or "delete"
+    fields: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    kept: str = ""
+    row: Any = field(default=None, repr=False, compare=False)  # the row as it was read
+
+    def describe(self) -> str:
+        """`menu item notes: created: name 'Notes', url '/notes/'`; a kept row says
+        `menu item notes: kept (…); would be updated: name 'Mine' → 'Notes'`."""
+        what = f"{_ROW_NAMES.get(self.kind, self.kind)} {self.key}".strip()
+        verb = {"create": "created", "update": "updated", "delete": "deleted"}[self.action]
+        if self.kept:
+            verb = f"{self.kept}; would be {verb}"
+        if self.action == "delete" or not self.fields:
+            return f"{what}: {verb}"
+        if self.kind in _NAMES_ONLY:
+            detail = ", ".join(self.fields)
+        elif self.action == "create":
+            detail = ", ".join(
+                f"{name} {_shown(new)}"
+                for name, (_, new) in self.fields.items()
+                if new not in ("", None)
+            )
+        else:
+            detail = ", ".join(
+                f"{name} {_shown(old)} → {_shown(new)}" for name, (old, new) in self.fields.items()
+            )
+        return f"{what}: {verb}: {detail}"
+
+
+def _shown(value: Any, limit: int = 60) -> str:
+    text = (
+        repr(value) if not isinstance(value, list | dict) else json.dumps(value, ensure_ascii=False)
+    )
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class LoadPolicy:
+    """Which rows a load may change: import_hugo's rule.
+
+    Notes, pages and bibliography files are written as the Hugo site has them (matched by
+    slug and name, idempotently). Settings, menus and entry sets are site-wide: a part is
+    loaded into a fresh site (no settings changed from the defaults, no menu, no entry set)
+    or when named in `replace`; otherwise a part that differs stays as it is, and the report
+    says so and what would change (issue 16, item 14).
+    """
+
+    def __init__(self, *, replace: Collection[str] = ()):
+        unknown = set(replace) - set(CONFIG_PARTS)
+        if unknown:
+            raise ValueError(f"Not a config part: {', '.join(sorted(unknown))}")
+        self.replace = frozenset(replace)
+
+    def part_kept(self, part: str, *, fresh: bool) -> str:
+        """Why the config `part` stays as it is (the site has its own), or "" to load it."""
+        if fresh or part in self.replace:
+            return ""
+        return f"kept (use --replace-{part.replace(' ', '-')} to replace)"
+
+
+REPLACE_ALL = LoadPolicy(replace=CONFIG_PARTS)
+
+
+def _settings_fields() -> list[str]:
+    return [
+        field.attname
+        for field in SiteSettings._meta.concrete_fields
+        if field.editable and not field.primary_key
+    ]
+
+
+def _settings_fresh() -> bool:
+    """No settings row, or one still holding every default: nobody configured the site."""
+    settings = SiteSettings.objects.filter(pk=1).first()
+    if settings is None:
+        return True
+    defaults = SiteSettings()
+    return all(getattr(settings, name) == getattr(defaults, name) for name in _settings_fields())
+
+
+def _settings_changes(config: SiteConfig) -> list[RowChange]:
+    settings = SiteSettings.objects.filter(pk=1).first() or SiteSettings()
+    fields = {
+        name: (getattr(settings, name), value)
+        for name, value in config.settings.items()
+        if getattr(settings, name) != value
+    }
+    return [RowChange("settings", "", "update", fields, row=settings)] if fields else []
+
+
+def _menu_values(entry: MenuEntry, identifiers: set[str]) -> dict[str, Any]:
+    # A parent the config does not have is no parent (as before: nothing to point at).
+    parent = entry.parent if entry.parent in identifiers else ""
+    return {
+        "name": entry.name,
+        "url": entry.url,
+        "weight": entry.weight,
+        "note": entry.note,
+        "parent": parent,
+    }
+
+
+def _menu_row_values(item: MenuItem) -> dict[str, Any]:
+    return {
+        "name": item.name,
+        "url": item.url,
+        "weight": item.weight,
+        "note": item.note,
+        "parent": item.parent.identifier if item.parent_id else "",
+    }
+
+
+def _menu_changes(config: SiteConfig) -> list[RowChange]:
+    """Creates and updates, parents before children, then deletes of entries the config lacks."""
+    entries = {entry.identifier: entry for entry in config.menus}  # a repeated one: the last
+    items = {item.identifier: item for item in MenuItem.objects.main().select_related("parent")}
+    changes = []
+    for identifier, entry in sorted(entries.items(), key=lambda pair: bool(pair[1].parent)):
+        wanted = _menu_values(entry, set(entries))
+        item = items.get(identifier)
+        if item is None:
+            fields = {name: (None, value) for name, value in wanted.items()}
+            changes.append(RowChange("menus", identifier, "create", fields))
+            continue
+        current = _menu_row_values(item)
+        fields = {
+            name: (current[name], value) for name, value in wanted.items() if current[name] != value
+        }
+        if fields:
+            changes.append(RowChange("menus", identifier, "update", fields, row=item))
+    for identifier, item in items.items():
+        if identifier not in entries:
+            changes.append(RowChange("menus", identifier, "delete", row=item))
+    return changes
+
+
+def _entry_set_changes(config: SiteConfig) -> list[RowChange]:
+    sets = {entry_set.key: entry_set for entry_set in EntrySet.objects.all()}
+    changes = []
+    for key, values in config.entry_sets.items():
+        entry_set = sets.get(key)
+        if entry_set is None:
+            fields = {name: (None, value) for name, value in values.items()}
+            changes.append(RowChange("entry sets", key, "create", fields))
+            continue
+        fields = {
+            name: (getattr(entry_set, name), value)
+            for name, value in values.items()
+            if getattr(entry_set, name) != value
+        }
+        if fields:
+            changes.append(RowChange("entry sets", key, "update", fields, row=entry_set))
+    if config.entry_sets:  # a site without entry sets leaves the site's alone
+        for key, entry_set in sets.items():
+            if key not in config.entry_sets:
+                changes.append(RowChange("entry sets", key, "delete", row=entry_set))
+    return changes
+
+
+def _apply_settings(changes: list[RowChange]) -> None:
+    for change in changes:
+        settings = SiteSettings.objects.current()
+        assign_fields(settings, {name: new for name, (_, new) in change.fields.items()})
+        settings.full_clean()
+        settings.save()
+
+
+def _apply_menus(changes: list[RowChange]) -> None:
+    items = {item.identifier: item for item in MenuItem.objects.main()}
+    deletes = []
+    for change in changes:  # parents come first (_menu_changes)
+        if change.action == "delete":
+            deletes.append(items[change.key])
+            continue
+        item = items.get(change.key) or MenuItem(identifier=change.key, menu="main")
+        values = {name: new for name, (_, new) in change.fields.items()}
+        if "parent" in values:
+            parent = items.get(values.pop("parent"))
+            values["parent_id"] = parent.pk if parent else None
+        assign_fields(item, values)
+        item.full_clean()
+        item.save()
+        items[change.key] = item
+    # Last, once children have their new parents. An entry that still has children staying
+    # in the menu is kept: deleting it would delete them with it (CASCADE).
+    leaving = {item.pk for item in deletes}
+    for item in deletes:
+        if not MenuItem.objects.filter(parent=item).exclude(pk__in=leaving).exists():
+            item.delete()
+
+
+def _apply_entry_sets(changes: list[RowChange]) -> None:
+    for change in changes:
+        if change.action == "delete":
+            change.row.delete()
+            continue
+        entry_set = change.row or EntrySet(key=change.key)
+        assign_fields(entry_set, {name: new for name, (_, new) in change.fields.items()})
+        entry_set.full_clean()
+        entry_set.save()
+
+
+_CONFIG_STEPS = {
+    "settings": (_settings_changes, _settings_fresh, _apply_settings),
+    "menus": (
+        _menu_changes,
+        lambda: not MenuItem.objects.main().exists(),
+        _apply_menus,
+    ),
+    "entry sets": (
+        _entry_set_changes,
+        lambda: not EntrySet.objects.exists(),
+        _apply_entry_sets,
+    ),
+}
 
 
 @transaction.atomic
-def site_configure(*, config: SiteConfig) -> dict[str, str]:
-    """Apply a site config (from hugo.toml); returns the outcome per part.
+def site_configure(*, config: SiteConfig, policy: LoadPolicy | None = None) -> LoadReport:
+    """Apply a site config (from hugo.toml) as `policy` allows; the report counts each part
+    as updated, unchanged or kept, and lists every row changed or kept with its fields.
 
-    Menus and entry sets are replaced by the config's, matched by identifier and key, so
-    re-applying the same config changes nothing.
+    Menus and entry sets take the config's, matched by identifier and key, so re-applying the
+    same config changes nothing. With the default policy a part the site already has, and that
+    differs, is kept: say `policy=LoadPolicy(replace=…)` (or REPLACE_ALL) to replace it.
     """
-    outcome = {}
-    settings = SiteSettings.objects.current()
-    if assign_fields(settings, config.settings):
-        settings.full_clean()
-        settings.save()
-        outcome["settings"] = "updated"
-    else:
-        outcome["settings"] = "unchanged"
-
-    menu_changed = False
-    wanted = {entry.identifier for entry in config.menus}
-    stale = MenuItem.objects.main().exclude(identifier__in=wanted)
-    if stale.exists():
-        stale.delete()
-        menu_changed = True
-    items = {item.identifier: item for item in MenuItem.objects.main()}
-    # Parents first, so children can point at them.
-    for entry in sorted(config.menus, key=lambda entry: bool(entry.parent)):
-        item = items.get(entry.identifier) or MenuItem(identifier=entry.identifier, menu="main")
-        parent = items.get(entry.parent) if entry.parent else None
-        values = {
-            "name": entry.name,
-            "url": entry.url,
-            "weight": entry.weight,
-            "note": entry.note,
-            "parent_id": parent.pk if parent else None,
-        }
-        if assign_fields(item, values) or item.pk is None:
-            item.full_clean()
-            item.save()
-            menu_changed = True
-        items[entry.identifier] = item
-    outcome["menus"] = "updated" if menu_changed else "unchanged"
-
-    sets_changed = False
-    if config.entry_sets:
-        stale_sets = EntrySet.objects.exclude(key__in=config.entry_sets)
-        if stale_sets.exists():
-            stale_sets.delete()
-            sets_changed = True
-    for key, values in config.entry_sets.items():
-        entry_set = EntrySet.objects.filter(key=key).first() or EntrySet(key=key)
-        if assign_fields(entry_set, values) or entry_set.pk is None:
-            entry_set.full_clean()
-            entry_set.save()
-            sets_changed = True
-    outcome["entry sets"] = "updated" if sets_changed else "unchanged"
-    return outcome
+    policy = policy or LoadPolicy()
+    report = LoadReport()
+    for part, (changes_of, fresh, apply) in _CONFIG_STEPS.items():
+        changes = changes_of(config)
+        if not changes:
+            report.count(part, "unchanged")
+            continue
+        reason = policy.part_kept(part, fresh=fresh())
+        if reason:
+            for change in changes:
+                change.kept = reason
+            report.count(part, "kept")
+        else:
+            apply(changes)
+            report.count(part, "updated")
+        report.changes.extend(changes)
+    return report
 
 
 # Parameters per `__in` query: SQLite builds before 3.32 allow 999 in one statement.
@@ -156,6 +371,7 @@ class NoteImportBatch:
         self.revisions: list[NoteRevision] = []
         self.citations: dict[int, list[NoteCitation]] = {}
         self.new_tags: dict[int, tuple[Note, set[int]]] = {}
+        self.changes: list[RowChange] = []  # the notes updated, with the fields that changed
 
     def _read_links(self, pks: list[int]) -> None:
         links = NoteAuthor.objects.filter(note_id__in=pks).order_by("note_id", "position")
@@ -332,7 +548,10 @@ def _note_import(source: NoteSource, batch: NoteImportBatch) -> tuple[Note, str]
     created = note is None
     if created:
         note = Note(slug=source.slug, created_by=batch.user)
-    changed = assign_fields(note, _note_values(source))
+    fields = changed_fields(note, _note_values(source))
+    for name, (_, value) in fields.items():
+        setattr(note, name, value)
+    changed = bool(fields)
     early = None  # the render saved with the note's fields, if any
     if changed or created:
         if not created:
@@ -354,6 +573,7 @@ def _note_import(source: NoteSource, batch: NoteImportBatch) -> tuple[Note, str]
             NoteAuthor(note=note, author=author, position=position)
             for position, author in enumerate(unique_authors)
         )
+        fields["authors"] = (batch.authors_of[note.pk], [author.pk for author in unique_authors])
         batch.authors_of[note.pk] = [author.pk for author in unique_authors]
         bump_generation()  # bulk_create sends no signal; every other write here does
         changed = True
@@ -365,6 +585,7 @@ def _note_import(source: NoteSource, batch: NoteImportBatch) -> tuple[Note, str]
         else:
             batch.flush_tags()
             note.tags.set(tags)
+        fields["tags"] = (batch.tags_of[note.pk], {tag.pk for tag in tags})
         batch.tags_of[note.pk] = {tag.pk for tag in tags}
         changed = True
 
@@ -375,8 +596,19 @@ def _note_import(source: NoteSource, batch: NoteImportBatch) -> tuple[Note, str]
         batch.citations[note.pk] = citation_rows(note, rendered, batch.bibfile_pks)
     if created or changed:
         batch.revisions.append(_import_revision(note, batch, authors=authors, tags=tags))
+        if not created:
+            batch.changes.append(RowChange("notes", note.slug, "update", fields))
         return note, "created" if created else "updated"
     return note, "unchanged"
+
+
+def changed_fields(instance, values: dict) -> dict[str, tuple[Any, Any]]:
+    """{name: (the instance's value, the wanted one)} of the values that differ."""
+    return {
+        name: (getattr(instance, name), value)
+        for name, value in values.items()
+        if getattr(instance, name) != value
+    }
 
 
 def _render_ahead(note: Note, context) -> Rendered | None:
@@ -456,10 +688,13 @@ _PAGE_FLAG_DEFAULTS = {
 
 @transaction.atomic
 def page_import(*, source: PageSource) -> tuple[Page, str]:
-    page = Page.objects.select_for_update().filter(slug=source.slug).first()
-    created = page is None
-    if created:
-        page = Page(slug=source.slug)
+    """Create or update the standalone page `source.slug`; returns it and "created",
+    "updated" or "unchanged"."""
+    page, outcome, _ = _page_import(source)
+    return page, outcome
+
+
+def _page_values(source: PageSource) -> dict[str, Any]:
     layout = source.layout.lower() if source.layout.lower() in {"search", "archives"} else ""
     params = dict(source.params)
     if source.layout and not layout:
@@ -480,23 +715,38 @@ def page_import(*, source: PageSource) -> tuple[Page, str]:
         "params": params,
         **{name: source.flags.get(name, default) for name, default in _PAGE_FLAG_DEFAULTS.items()},
     }
-    changed = assign_fields(page, values)
-    if changed or created:
+    return values
+
+
+@transaction.atomic
+def _page_import(source: PageSource) -> tuple[Page, str, RowChange | None]:
+    """page_import, and the page's change (None when created or unchanged)."""
+    page = Page.objects.select_for_update().filter(slug=source.slug).first()
+    created = page is None
+    if created:
+        page = Page(slug=source.slug)
+    fields = changed_fields(page, _page_values(source))
+    if fields or created:
+        for name, (_, value) in fields.items():
+            setattr(page, name, value)
         if not created:
             page.version += 1
         page.full_clean()
         page.save()
     authors = [author_for_identity(identity) for identity in source.authors]
-    if set(page.authors.values_list("pk", flat=True)) != {author.pk for author in authors}:
+    current = set(page.authors.values_list("pk", flat=True))
+    if current != {author.pk for author in authors}:
         page.authors.set(authors)
-        changed = True
+        fields["authors"] = (current, {author.pk for author in authors})
     context = context_for(None)
     if page.source_hash != source_hash(page.body, context):
         render_page(page, context)
         page.save(update_fields=RENDERED_FIELDS)
     if created:
-        return page, "created"
-    return page, "updated" if changed else "unchanged"
+        return page, "created", None
+    if fields:
+        return page, "updated", RowChange("pages", page.slug, "update", fields)
+    return page, "unchanged", None
 
 
 @dataclass
@@ -505,9 +755,22 @@ class LoadReport:
 
     counts: dict[str, Counter] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
+    # Every row updated or deleted, settings, menus and entry sets also when created, and
+    # every row kept as it was although the site differs (RowChange.kept says why).
+    changes: list[RowChange] = field(default_factory=list)
 
     def count(self, kind: str, outcome: str) -> None:
         self.counts.setdefault(kind, Counter())[outcome] += 1
+
+    def add(self, other: LoadReport) -> None:
+        """Add `other`'s counts and changes to this report's (not its problems)."""
+        for kind, counter in other.counts.items():
+            self.counts.setdefault(kind, Counter()).update(counter)
+        self.changes.extend(other.changes)
+
+    @property
+    def kept(self) -> list[RowChange]:
+        return [change for change in self.changes if change.kept]
 
     @property
     def changed(self) -> bool:
@@ -518,7 +781,7 @@ class LoadReport:
         for kind, counter in self.counts.items():
             parts = ", ".join(
                 f"{counter[outcome]} {outcome}"
-                for outcome in ("created", "updated", "unchanged")
+                for outcome in ("created", "updated", "unchanged", "kept")
                 if counter[outcome]
             )
             rows.append(f"{kind}: {parts}")
@@ -526,20 +789,21 @@ class LoadReport:
         return rows
 
 
-def hugo_site_load(*, site: HugoSite, user=None) -> LoadReport:
+def hugo_site_load(*, site: HugoSite, user=None, policy: LoadPolicy | None = None) -> LoadReport:
     """Write a Hugo site's config, bibliographies, notes and pages; idempotent.
 
-    A file that cannot be read is reported and skipped; the rest loads.
+    `policy` says which rows may change (LoadPolicy: settings, menus and entry sets of a site
+    that has its own are kept unless replaced). A file that cannot be read is reported and
+    skipped; the rest loads.
     """
     # One bump for the whole load instead of one per saved row.
     with deferred_bumps():
-        return _hugo_site_load(site=site, user=user)
+        return _hugo_site_load(site=site, user=user, policy=policy or LoadPolicy())
 
 
-def _hugo_site_load(*, site: HugoSite, user=None) -> LoadReport:
+def _hugo_site_load(*, site: HugoSite, user, policy: LoadPolicy) -> LoadReport:
     report = LoadReport(problems=list(site.problems))
-    for part, outcome in site_configure(config=site.config).items():
-        report.count(part, outcome)
+    report.add(site_configure(config=site.config, policy=policy))
     for bib in site.bib_files:
         try:
             result = bibfile_import(name=bib.name, raw=bib.text, owner=user)
@@ -547,6 +811,10 @@ def _hugo_site_load(*, site: HugoSite, user=None) -> LoadReport:
             report.problems.append(Problem(bib.path, str(error)))
             continue
         report.count("bibliography files", result.outcome)
+        if result.outcome == "updated":
+            report.changes.append(
+                RowChange("bibliography files", bib.name, "update", {"raw": (None, None)})
+            )
         for problem in result.problems:
             report.problems.append(Problem(bib.path, problem.reason, problem.line))
     base = batch_context()
@@ -562,6 +830,7 @@ def _hugo_site_load(*, site: HugoSite, user=None) -> LoadReport:
                 continue
             report.count("notes", outcome)
         batch.flush()
+        report.changes.extend(batch.changes)
     # A note may \ref a label of a note loaded after it: render those once more, now that
     # every note's labels are stored.
     # Only their warnings are read for all of them: whole rows (rendered HTML) for those few.
@@ -573,11 +842,13 @@ def _hugo_site_load(*, site: HugoSite, user=None) -> LoadReport:
         if source.headless:
             continue  # resource bundles (images for promotions) have no page of their own
         try:
-            _, outcome = page_import(source=source)
+            _, outcome, change = _page_import(source)
         except Exception as error:  # reported per file, as above
             report.problems.append(Problem(source.path, _describe(error)))
             continue
         report.count("pages", outcome)
+        if change is not None:
+            report.changes.append(change)
     return report
 
 
