@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import hashlib
 import json
 from collections import Counter
 from collections.abc import Collection
@@ -21,7 +22,8 @@ from django.db import transaction
 from django.db.models import Max
 from django.db.models.signals import m2m_changed
 
-from bibliography.services import bibfile_import
+from bibliography.models import BibFile
+from bibliography.services import bib_text_check, bibfile_import
 from notes.models import (
     Author,
     Note,
@@ -46,6 +48,7 @@ from notes.services.records import (
     assign_fields,
     author_for_identity,
     body_check,
+    identity_handle,
     note_metadata,
     tag_get_or_create,
 )
@@ -55,7 +58,7 @@ from scidraft.markup import Rendered, render
 from scidraft.site.caching import bump_generation, deferred_bumps
 from scidraft.site.models import EntrySet, MenuItem, SiteSettings
 
-from .reading import HugoSite, MenuEntry, NoteSource, PageSource, Problem, SiteConfig
+from .reading import BibSource, HugoSite, MenuEntry, NoteSource, PageSource, Problem, SiteConfig
 
 # --- What a load changes, and what it may change -------------------------------------------
 
@@ -141,6 +144,16 @@ class LoadPolicy:
             return ""
         return f"kept (use --replace-{part.replace(' ', '-')} to replace)"
 
+    def concerns(self, change: RowChange) -> bool:
+        """Whether `change` is this load's business at all (a row it would delete may not be)."""
+        return True
+
+    def row_kept(self, change: RowChange) -> str:
+        """Why the row of `change` stays as it is, or "" to write it. Asked before a note, page
+        or bibliography file is written (whether or not it differs), and for each change of a
+        config part that is loaded."""
+        return ""
+
 
 REPLACE_ALL = LoadPolicy(replace=CONFIG_PARTS)
 
@@ -153,7 +166,7 @@ def _settings_fields() -> list[str]:
     ]
 
 
-def _settings_fresh() -> bool:
+def settings_fresh() -> bool:
     """No settings row, or one still holding every default: nobody configured the site."""
     settings = SiteSettings.objects.filter(pk=1).first()
     if settings is None:
@@ -285,7 +298,7 @@ def _apply_entry_sets(changes: list[RowChange]) -> None:
 
 
 _CONFIG_STEPS = {
-    "settings": (_settings_changes, _settings_fresh, _apply_settings),
+    "settings": (_settings_changes, settings_fresh, _apply_settings),
     "menus": (
         _menu_changes,
         lambda: not MenuItem.objects.main().exists(),
@@ -315,14 +328,18 @@ def site_configure(*, config: SiteConfig, policy: LoadPolicy | None = None) -> L
         if not changes:
             report.count(part, "unchanged")
             continue
+        changes = [change for change in changes if policy.concerns(change)]
         reason = policy.part_kept(part, fresh=fresh())
-        if reason:
-            for change in changes:
-                change.kept = reason
-            report.count(part, "kept")
-        else:
-            apply(changes)
+        for change in changes:
+            change.kept = reason or policy.row_kept(change)
+        written = [change for change in changes if not change.kept]
+        if written:
+            apply(written)
             report.count(part, "updated")
+        if len(written) < len(changes):
+            report.count(part, "kept")
+        if not changes:
+            report.count(part, "unchanged")
         report.changes.extend(changes)
     return report
 
@@ -348,9 +365,10 @@ class NoteImportBatch:
     Call inside a transaction, and `flush()` before it ends.
     """
 
-    def __init__(self, *, slugs, user=None, base=None):
+    def __init__(self, *, slugs, user=None, base=None, policy: LoadPolicy | None = None):
         self.user = user
         self.base = base
+        self.policy = policy or LoadPolicy()
         slugs = list(dict.fromkeys(slugs))
         found: dict[str, Note] = {}
         for chunk in _chunks(slugs):
@@ -542,9 +560,13 @@ def note_import_batched(*, source: NoteSource, batch: NoteImportBatch) -> tuple[
         raise
 
 
-def _note_import(source: NoteSource, batch: NoteImportBatch) -> tuple[Note, str]:
+def _note_import(source: NoteSource, batch: NoteImportBatch) -> tuple[Note | None, str]:
     body_check(source.body)
     note = batch.note(source.slug)
+    asked = RowChange("notes", source.slug, "create" if note is None else "update", row=note)
+    asked.kept = batch.policy.row_kept(asked)
+    if asked.kept:
+        return _note_kept(note, source, batch, asked)
     created = note is None
     if created:
         note = Note(slug=source.slug, created_by=batch.user)
@@ -600,6 +622,29 @@ def _note_import(source: NoteSource, batch: NoteImportBatch) -> tuple[Note, str]
             batch.changes.append(RowChange("notes", note.slug, "update", fields))
         return note, "created" if created else "updated"
     return note, "unchanged"
+
+
+def _note_kept(
+    note: Note | None, source: NoteSource, batch: NoteImportBatch, change: RowChange
+) -> tuple[Note | None, str]:
+    """The policy keeps the note as it is: "kept" if the site's differs (the change, with
+    its fields, is reported), else "unchanged". Nothing is written, not even an author."""
+    if note is not None:
+        change.fields = changed_fields(note, _note_values(source))
+        handles = dict(
+            Author.objects.filter(pk__in=batch.authors_of[note.pk]).values_list("pk", "handle")
+        )
+        current = [handles[pk] for pk in batch.authors_of[note.pk]]
+        wanted = list(dict.fromkeys(identity_handle(identity) for identity in source.authors))
+        if current != wanted:
+            change.fields["authors"] = (current, wanted)
+        tags = set(Tag.objects.filter(pk__in=batch.tags_of[note.pk]).values_list("name", flat=True))
+        if tags != {" ".join(name.split()) for name in source.tags}:
+            change.fields["tags"] = (sorted(tags), sorted(source.tags))
+        if not change.fields:
+            return note, "unchanged"
+    batch.changes.append(change)
+    return note, "kept"
 
 
 def changed_fields(instance, values: dict) -> dict[str, tuple[Any, Any]]:
@@ -687,10 +732,10 @@ _PAGE_FLAG_DEFAULTS = {
 
 
 @transaction.atomic
-def page_import(*, source: PageSource) -> tuple[Page, str]:
+def page_import(*, source: PageSource, policy: LoadPolicy | None = None) -> tuple[Page, str]:
     """Create or update the standalone page `source.slug`; returns it and "created",
-    "updated" or "unchanged"."""
-    page, outcome, _ = _page_import(source)
+    "updated", "unchanged" or (when `policy` keeps the page as it is) "kept"."""
+    page, outcome, _ = _page_import(source, policy or LoadPolicy())
     return page, outcome
 
 
@@ -719,9 +764,23 @@ def _page_values(source: PageSource) -> dict[str, Any]:
 
 
 @transaction.atomic
-def _page_import(source: PageSource) -> tuple[Page, str, RowChange | None]:
+def _page_import(
+    source: PageSource, policy: LoadPolicy
+) -> tuple[Page | None, str, RowChange | None]:
     """page_import, and the page's change (None when created or unchanged)."""
     page = Page.objects.select_for_update().filter(slug=source.slug).first()
+    asked = RowChange("pages", source.slug, "create" if page is None else "update", row=page)
+    asked.kept = policy.row_kept(asked)
+    if asked.kept:
+        if page is not None:
+            asked.fields = changed_fields(page, _page_values(source))
+            current = set(page.authors.values_list("handle", flat=True))
+            wanted = {identity_handle(identity) for identity in source.authors}
+            if current != wanted:
+                asked.fields["authors"] = (sorted(current), sorted(wanted))
+            if not asked.fields:
+                return page, "unchanged", None
+        return page, "kept", asked
     created = page is None
     if created:
         page = Page(slug=source.slug)
@@ -806,6 +865,8 @@ def _hugo_site_load(*, site: HugoSite, user, policy: LoadPolicy) -> LoadReport:
     report.add(site_configure(config=site.config, policy=policy))
     for bib in site.bib_files:
         try:
+            if _bibfile_kept(bib, policy, report):
+                continue
             result = bibfile_import(name=bib.name, raw=bib.text, owner=user)
         except Exception as error:  # one bad file is reported; the rest of the site loads
             report.problems.append(Problem(bib.path, str(error)))
@@ -821,7 +882,9 @@ def _hugo_site_load(*, site: HugoSite, user, policy: LoadPolicy) -> LoadReport:
     # One transaction for the notes (a savepoint inside import_site's) keeps the batch's row
     # locks until its revisions and citations are written.
     with transaction.atomic():
-        batch = NoteImportBatch(slugs=[source.slug for source in site.notes], user=user, base=base)
+        batch = NoteImportBatch(
+            slugs=[source.slug for source in site.notes], user=user, base=base, policy=policy
+        )
         for source in site.notes:
             try:
                 _, outcome = note_import_batched(source=source, batch=batch)
@@ -842,7 +905,7 @@ def _hugo_site_load(*, site: HugoSite, user, policy: LoadPolicy) -> LoadReport:
         if source.headless:
             continue  # resource bundles (images for promotions) have no page of their own
         try:
-            _, outcome, change = _page_import(source)
+            _, outcome, change = _page_import(source, policy)
         except Exception as error:  # reported per file, as above
             report.problems.append(Problem(source.path, _describe(error)))
             continue
@@ -850,6 +913,26 @@ def _hugo_site_load(*, site: HugoSite, user, policy: LoadPolicy) -> LoadReport:
         if change is not None:
             report.changes.append(change)
     return report
+
+
+def _bibfile_kept(bib: BibSource, policy: LoadPolicy, report: LoadReport) -> bool:
+    """Whether the policy keeps the bibliography file `bib.name` as the site has it (counted
+    "kept" if it differs, else "unchanged")."""
+    bibfile = BibFile.objects.filter(name=bib.name).first()
+    asked = RowChange("bibliography files", bib.name, "create" if bibfile is None else "update")
+    asked.row = bibfile
+    asked.kept = policy.row_kept(asked)
+    if not asked.kept:
+        return False
+    digest = hashlib.sha256(bib_text_check(bib.text).encode("utf-8")).hexdigest()
+    if bibfile is not None and bibfile.sha256 == digest:
+        report.count("bibliography files", "unchanged")
+        return True
+    if bibfile is not None:
+        asked.fields = {"raw": (None, None)}
+    report.count("bibliography files", "kept")
+    report.changes.append(asked)
+    return True
 
 
 def _describe(error: Exception) -> str:
