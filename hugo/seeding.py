@@ -26,6 +26,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.core.exceptions import ObjectDoesNotExist
 from django.db import models, transaction
 from django.db.models import Max
 
@@ -61,15 +62,26 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def row_state(row: models.Model) -> dict[str, Any]:
-    """What a person can change about `row`: its editable fields (what renders from them and
-    timestamps left out), its many-to-many links and, for a note, its authors and default
-    bibliographies in order and its last revision (every editor save records one)."""
-    state = {
+def _fields_state(row: models.Model) -> dict[str, Any]:
+    return {
         field.attname: _plain(getattr(row, field.attname))
         for field in row._meta.concrete_fields
         if field.editable and not field.primary_key
     }
+
+
+def row_state(row: models.Model) -> dict[str, Any]:
+    """What a person can change about `row`: its editable fields (what renders from them and
+    timestamps left out), the fields of a row that belongs to it alone (a note's working
+    copy), its many-to-many links and, for a note, its authors and default bibliographies in
+    order and its last revision (every editor save records one)."""
+    state = _fields_state(row)
+    for relation in row._meta.related_objects:
+        if relation.one_to_one and row.pk is not None:
+            try:
+                state[relation.name] = _fields_state(getattr(row, relation.get_accessor_name()))
+            except ObjectDoesNotExist:
+                state[relation.name] = None
     for relation in row._meta.many_to_many:
         state[relation.name] = sorted(getattr(row, relation.name).values_list("pk", flat=True))
     if isinstance(row, Note):
