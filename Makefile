@@ -53,6 +53,8 @@ $(VENDOR)/.copied: node_modules/.package-lock.json scripts/vendor-assets.sh $(VE
 migrate: venv
 	DEBUG=$${DEBUG:-1} $(PY) manage.py migrate --noinput
 
+# Safe on every start (make run): the demo loads into an empty site, and later runs write only
+# rows the demo wrote and nobody changed since (hugo/seeding.py). Never add --force here.
 demo: venv
 	DEBUG=$${DEBUG:-1} $(PY) manage.py seed_demo
 

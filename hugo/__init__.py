@@ -4,7 +4,7 @@
 - loading: that data written to the database (config, bibliographies, notes, pages);
 - importing: a whole site folder, with its data files and images (`import_hugo`);
 - exporting: the database written back as a Hugo site (`export_hugo`);
-- views: imported static/ files served at their original URLs.
-
-`seed_demo` loads the demo site (demo/, a Hugo site) the same way.
+- views: imported static/ files served at their original URLs;
+- seeding: the demo site (demo/, a Hugo site) loaded the same way by `seed_demo`, never over a
+  row a person changed (models.DemoRow records what it wrote).
 """

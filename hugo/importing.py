@@ -29,7 +29,7 @@ from django.db import transaction
 from notes.models import DataFile, HugoAsset, Note
 from notes.services import note_render_store
 
-from .loading import LoadReport, hugo_site_load
+from .loading import LoadPolicy, LoadReport, RowChange, changed_fields, hugo_site_load
 from .reading import FrontMatterError, HugoSite, Problem, jsonable, read_site, split_front_matter
 
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".svg", ".gif", ".webp", ".avif", ".ico", ".bmp"}
@@ -85,9 +85,11 @@ def data_files_import(root: Path, report: LoadReport) -> bool:
             report.count("data files", "created")
             changed = True
         elif (row.path, row.raw, row.content) != (relative, text, content):
+            fields = changed_fields(row, {"path": relative, "raw": text, "content": content})
             row.path, row.raw, row.content = relative, text, content
             row.save()
             report.count("data files", "updated")
+            report.changes.append(RowChange("data files", name, "update", fields))
             changed = True
         else:
             report.count("data files", "unchanged")
@@ -161,6 +163,7 @@ def assets_import(root: Path, report: LoadReport, *, write_files: bool = True) -
             asset.sha256, asset.size = digest, len(data)
             asset.save()
             report.count("images", "updated")
+            report.changes.append(RowChange("images", relative, "update", {"file": (None, None)}))
         bundles_changed = bundles_changed or kind == HugoAsset.Kind.BUNDLE
     return bundles_changed
 
@@ -169,18 +172,24 @@ def assets_import(root: Path, report: LoadReport, *, write_files: bool = True) -
 
 
 def hugo_site_import(
-    *, root: Path | str, site: HugoSite | None = None, user=None, write_files: bool = True
+    *,
+    root: Path | str,
+    site: HugoSite | None = None,
+    user=None,
+    write_files: bool = True,
+    policy: LoadPolicy | None = None,
 ) -> LoadReport:
     """Data files and images first (notes render promotion-visual from them), then the
-    config, bibliographies, notes and pages. Call inside a transaction."""
+    config, bibliographies, notes and pages, as `policy` allows (hugo.loading.LoadPolicy:
+    the site's own settings, menus and entry sets are kept unless replaced). Call inside a
+    transaction."""
     root = Path(root)
     site = site or read_site(root)
     report = LoadReport()
     data_changed = data_files_import(root, report)
     bundles_changed = assets_import(root, report, write_files=write_files)
-    loaded = hugo_site_load(site=site, user=user)
-    for kind, counter in loaded.counts.items():
-        report.counts.setdefault(kind, counter.__class__()).update(counter)
+    loaded = hugo_site_load(site=site, user=user, policy=policy)
+    report.add(loaded)
     report.problems = site.problems + report.problems + loaded.problems[len(site.problems) :]
     if data_changed or bundles_changed:
         # Their stored render holds the data's rows; the source hash does not cover data.
@@ -231,16 +240,17 @@ class DryRunRollback(Exception):
 
 
 def import_site(
-    root: Path | str, *, dry_run: bool = False, user=None
+    root: Path | str, *, dry_run: bool = False, user=None, policy: LoadPolicy | None = None
 ) -> tuple[LoadReport, list[str], HugoSite]:
-    """What `import_hugo` does: (report, note warnings, the site read)."""
+    """What `import_hugo` does: (report, note warnings, the site read). A dry run reports
+    what the import would change, then rolls it all back and writes no file."""
     root = Path(root)
     site = read_site(root)
     result: dict[str, Any] = {}
     try:
         with transaction.atomic():
             result["report"] = hugo_site_import(
-                root=root, site=site, user=user, write_files=not dry_run
+                root=root, site=site, user=user, write_files=not dry_run, policy=policy
             )
             result["warnings"] = note_warnings(site)
             _one_publish_on_commit()

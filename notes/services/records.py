@@ -10,14 +10,20 @@ from django.utils.text import slugify
 from ..models import Author, Note, NoteRevision, Tag, body_size_error
 
 
+def identity_handle(identity: str) -> str:
+    """The handle of the Author a front-matter `author` value (a handle or a name) names."""
+    return slugify(identity.strip(), allow_unicode=True) or "author"
+
+
 def author_for_identity(identity: str) -> Author:
     """The Author for a front-matter `author` value: a handle (`coauthor`) or a name.
 
     An existing author keeps the name an admin gave it.
     """
     identity = identity.strip()
-    handle = slugify(identity, allow_unicode=True) or "author"
-    author, _ = Author.objects.get_or_create(handle=handle, defaults={"name": identity})
+    author, _ = Author.objects.get_or_create(
+        handle=identity_handle(identity), defaults={"name": identity}
+    )
     return author
 
 
