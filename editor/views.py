@@ -171,7 +171,9 @@ def _editor_page(request, note, form, *, conflict=None, confirm=None, status=200
             "preview_html": mark_safe(copy.rendered_html),  # noqa: S308
             "bylines": _bylines(note, state["authors"]),
             "reviewer": request.user.has_perm("notes.review_note"),
-            "tag_options": Tag.objects.order_by("name").values_list("name", flat=True),
+            "tag_options": Tag.objects.offered_to(request.user)
+            .order_by("name")
+            .values_list("name", flat=True),
             "author_options": Author.objects.filter(is_active=True).values_list("handle", "name"),
             "bib_options": BibFile.objects.usable_by(request.user, note=note).values_list(
                 "name", flat=True
