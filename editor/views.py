@@ -37,8 +37,8 @@ EDITOR_ASSETS = {"math": True, "algorithm": True, "code": True}
 # Warnings that mean readers would see something broken: publishing them asks first.
 PUBLISH_BLOCKERS = frozenset(
     {
-        "cite-missing", "cite-unlisted", "bib-missing", "ref-unresolved", "duplicate-label",
-        "math-error", "math-unclosed",
+        "cite-missing", "cite-unlisted", "bib-missing", "bib-private", "ref-unresolved",
+        "duplicate-label", "math-error", "math-unclosed",
     }
 )  # fmt: skip
 
