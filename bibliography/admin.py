@@ -7,7 +7,7 @@ from django.utils.html import format_html, format_html_join
 
 from .display import latex_to_text
 from .models import BibEntry, BibFile
-from .services import bib_text_check, bibfile_import
+from .services import bib_text_check, bibfile_import, bibfile_set_public, may_set_public
 
 
 class BibFileForm(forms.ModelForm):
@@ -19,7 +19,7 @@ class BibFileForm(forms.ModelForm):
 
     class Meta:
         model = BibFile
-        fields = ["name", "description", "owner", "raw"]
+        fields = ["name", "description", "owner", "is_public", "raw"]
         widgets = {"raw": forms.Textarea(attrs={"rows": 20, "spellcheck": "false"})}
         labels = {"raw": "BibTeX (paste)"}
 
@@ -39,14 +39,22 @@ class BibFileForm(forms.ModelForm):
 @admin.register(BibFile)
 class BibFileAdmin(admin.ModelAdmin):
     form = BibFileForm
-    list_display = ["name", "entry_count", "problem_count", "owner", "updated_at", "download"]
+    list_display = [
+        "name", "entry_count", "problem_count", "owner", "is_public", "updated_at", "download",
+    ]  # fmt: skip
+    list_filter = ["is_public"]
     search_fields = ["name", "description"]
     autocomplete_fields = ["owner"]
     readonly_fields = ["entry_count", "sha256", "report", "created_at", "updated_at"]
     fields = [
-        "name", "description", "owner", "upload", "raw", "report", "entry_count", "sha256",
-        "created_at", "updated_at",
+        "name", "description", "owner", "is_public", "upload", "raw", "report", "entry_count",
+        "sha256", "created_at", "updated_at",
     ]  # fmt: skip
+
+    def get_readonly_fields(self, request, obj=None):
+        # Whether a file is public is the Editors' decision (bibfile_set_public checks it too).
+        fields = list(super().get_readonly_fields(request, obj))
+        return fields if may_set_public(request.user) else [*fields, "is_public"]
 
     @admin.display(description="problems")
     def problem_count(self, obj: BibFile) -> int:
@@ -84,6 +92,9 @@ class BibFileAdmin(admin.ModelAdmin):
         if form.cleaned_data.get("description") != bibfile.description:
             bibfile.description = form.cleaned_data.get("description", "")
             bibfile.save(update_fields=["description"])
+        public = form.cleaned_data.get("is_public")
+        if "is_public" in form.cleaned_data and public != bibfile.is_public:
+            bibfile_set_public(user=request.user, bibfile_id=bibfile.pk, public=bool(public))
         obj.pk = bibfile.pk
         obj.refresh_from_db()
         level = messages.WARNING if result.problems else messages.SUCCESS

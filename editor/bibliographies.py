@@ -17,7 +17,7 @@ from django.db.models import Case, IntegerField, Q, Value, When
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from bibliography import services
 from bibliography.display import authors_text, latex_to_text
@@ -235,6 +235,10 @@ def bibfile_detail(request, bibfile_id: int):
             "notes": notes,
             "other_notes": len(note_ids) - len(notes),
             "downloadable": bibfile.name.startswith("bib/"),
+            "served": BibFile.objects.public(Note.objects.published())
+            .filter(pk=bibfile.pk)
+            .exists(),
+            "may_set_public": services.may_set_public(request.user),
             "too_long": len(bibfile.raw) > PREFILL_MAX_CHARS,
             "max_megabytes": _max_megabytes(),
             "meta": _meta(bibfile.name),
@@ -242,6 +246,25 @@ def bibfile_detail(request, bibfile_id: int):
         },
         status=status,
     )
+
+
+@never_cache
+@login_required
+@require_POST
+def bibfile_public(request, bibfile_id: int):
+    """POST public=1 or 0: an Editor marks the file public (served at /bib/, usable in every
+    note) or private again; anyone else who may see the file is refused (403)."""
+    bibfile = get_object_or_404(BibFile.objects.editable_by(request.user), pk=bibfile_id)
+    public = request.POST.get("public") == "1"
+    services.bibfile_set_public(user=request.user, bibfile_id=bibfile.pk, public=public)
+    if public:
+        messages.success(request, f"{bibfile.name} is public: anyone may download it.")
+    else:
+        messages.success(
+            request,
+            f"{bibfile.name} is private: readers download it only while a published note uses it.",
+        )
+    return redirect("editor:bibliography", bibfile_id=bibfile.pk)
 
 
 @never_cache

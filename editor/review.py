@@ -19,6 +19,8 @@ from scidraft.markup import render as markup_render
 from scidraft.site.meta import PageMeta
 from scidraft.site.models import SiteSettings
 
+from .views import for_reviewers
+
 SUBMITTED = services.SUBMITTED  # the revision message of a review request
 CHANGED = "The note changed since you opened it: read the current version before deciding."
 
@@ -92,7 +94,7 @@ def _review_page(request, note: Note, *, comment: str = "", status: int = 200):
             .first(),
             "history": note.review_comments.select_related("reviewer")[:20],
             # Trusted: scidraft.markup sanitises its output (the public page shows the same).
-            "body": mark_safe(rendered.html),  # noqa: S308
+            "body": mark_safe(for_reviewers(request, rendered.html)),  # noqa: S308
             "warnings": rendered.warnings,
             "comment": comment,
             "comment_limit": services.REVIEW_COMMENT_MAX_CHARS,

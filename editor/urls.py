@@ -28,6 +28,11 @@ urlpatterns = [
     path("<int:note_id>/cite-search/", bibliographies.cite_search, name="cite_search"),
     path("bibliographies/", bibliographies.bibfile_list, name="bibliographies"),
     path("bibliographies/<int:bibfile_id>/", bibliographies.bibfile_detail, name="bibliography"),
+    path(
+        "bibliographies/<int:bibfile_id>/public/",
+        bibliographies.bibfile_public,
+        name="bibliography_public",
+    ),
     path("review/", review.review_queue, name="review"),
     path("review/<int:note_id>/", review.review_note, name="review_note"),
     path("review/<int:note_id>/approve/", review.review_approve, name="review_approve"),

@@ -25,6 +25,7 @@ from notes import services
 from notes.models import Author, AuthorConsent, Note, NoteRevision, Status, Tag
 from scidraft.markup import ENGINE_VERSION
 from scidraft.markup import render as markup_render
+from scidraft.markup.external_images import mark_external_images
 from scidraft.markup.rendered import RenderWarning
 from scidraft.site.caching import deferred_bumps
 from scidraft.site.meta import PageMeta
@@ -37,8 +38,8 @@ EDITOR_ASSETS = {"math": True, "algorithm": True, "code": True}
 # Warnings that mean readers would see something broken: publishing them asks first.
 PUBLISH_BLOCKERS = frozenset(
     {
-        "cite-missing", "cite-unlisted", "bib-missing", "ref-unresolved", "duplicate-label",
-        "math-error", "math-unclosed",
+        "cite-missing", "cite-unlisted", "bib-missing", "bib-private", "ref-unresolved",
+        "duplicate-label", "math-error", "math-unclosed",
     }
 )  # fmt: skip
 
@@ -61,6 +62,12 @@ def problems_html(warnings) -> str:
     return format_html(
         '<div class="editor-problems" data-count="{}"><ul>{}</ul></div>', len(warnings), items
     )
+
+
+def for_reviewers(request, html: str) -> str:
+    """Rendered note HTML as the editor, review and admin pages show it: images from other
+    sites are not loaded, a note says why (issue 16; their CSP blocks them as well)."""
+    return mark_external_images(html, site_host=request.get_host())
 
 
 def publish_problems(warnings: list[dict]) -> list[dict]:
@@ -168,10 +175,12 @@ def _editor_page(request, note, form, *, conflict=None, confirm=None, status=200
             "warnings": warnings,
             # The stored render of the saved text: the preview without JavaScript, and what
             # the page shows before the first live preview arrives. Sanitised at render time.
-            "preview_html": mark_safe(copy.rendered_html),  # noqa: S308
+            "preview_html": mark_safe(for_reviewers(request, copy.rendered_html)),  # noqa: S308
             "bylines": _bylines(note, state["authors"]),
             "reviewer": request.user.has_perm("notes.review_note"),
-            "tag_options": Tag.objects.order_by("name").values_list("name", flat=True),
+            "tag_options": Tag.objects.offered_to(request.user)
+            .order_by("name")
+            .values_list("name", flat=True),
             "author_options": Author.objects.filter(is_active=True).values_list("handle", "name"),
             "bib_options": BibFile.objects.usable_by(request.user, note=note).values_list(
                 "name", flat=True
@@ -333,8 +342,9 @@ def note_preview(request, note_id: int):
     note = _editable(request, note_id)
     source = request.POST.get("content", "")
     rendered = markup_render(source, services.working_context(note))
+    body = for_reviewers(request, rendered.html)
     # Trusted: scidraft.markup sanitises its output; the problems list is escaped.
-    return HttpResponse(mark_safe(problems_html(rendered.warnings) + rendered.html))  # noqa: S308
+    return HttpResponse(mark_safe(problems_html(rendered.warnings) + body))  # noqa: S308
 
 
 @never_cache

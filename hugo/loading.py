@@ -439,7 +439,8 @@ class NoteImportBatch:
     def context(self, note: Note):
         if self.base is None:
             return context_for(note)
-        return context_with_bibliographies(self.base, self.bibliographies_of.get(note.pk, ()))
+        names = self.bibliographies_of.get(note.pk, ())
+        return context_with_bibliographies(self.base, names, note=note)
 
     def _links(self) -> tuple[dict, ...]:
         return (

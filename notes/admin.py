@@ -8,7 +8,7 @@ from django.utils.safestring import mark_safe
 from markdownx.widgets import MarkdownxWidget
 
 from editor.forms import NotePreviewWidget
-from editor.views import problems_html
+from editor.views import for_reviewers, problems_html
 from scidraft.markup import render as markup_render
 
 from . import services
@@ -222,8 +222,9 @@ class NoteAdmin(MarkdownBodyMixin, admin.ModelAdmin):
         if not any(request.user.has_perm(name) for name in PREVIEW_PERMISSIONS):
             raise PermissionDenied
         rendered = markup_render(request.POST.get("content", ""), context_for(None))
+        body = for_reviewers(request, rendered.html)
         # Trusted: scidraft.markup sanitises its output; the problems list is escaped.
-        return HttpResponse(mark_safe(problems_html(rendered.warnings) + rendered.html))  # noqa: S308
+        return HttpResponse(mark_safe(problems_html(rendered.warnings) + body))  # noqa: S308
 
 
 @admin.register(NoteRevision)

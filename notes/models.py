@@ -71,8 +71,27 @@ class Author(models.Model):
 
 
 class TagQuerySet(models.QuerySet):
+    def public(self, now: dt.datetime | None = None):
+        """Tags readers may see: those a published, due note carries. A tag typed on a draft
+        or a scheduled note stays private until that note goes live, as a Hugo term exists only
+        through the pages that carry it (issue 16: draft tags had public pages)."""
+        return self.filter(
+            models.Exists(Note.objects.published(now).filter(tags=models.OuterRef("pk")))
+        )
+
+    def offered_to(self, user):
+        """Tags the editor's autocomplete offers `user`: the public ones and those on notes the
+        user may edit. Editors and admins may edit every note, so they are offered every tag."""
+        if not user.is_authenticated or not user.is_active:
+            return self.public()
+        if user.is_superuser or user.has_perm("notes.edit_any_note"):
+            return self.all()
+        own = Note.objects.editable_by(user).filter(tags=models.OuterRef("pk"))
+        published = Note.objects.published().filter(tags=models.OuterRef("pk"))
+        return self.filter(models.Exists(published) | models.Exists(own))
+
     def with_published_counts(self, now: dt.datetime | None = None):
-        """Tags that have published notes, with `count`, in name order."""
+        """The public tags, with `count` (their published notes), in name order."""
         now = now or timezone.now()
         published = Q(notes__status=Status.PUBLISHED, notes__date__lte=now, notes__has_body=True)
         return (

@@ -281,7 +281,7 @@ def _entry_list(request, template: str, notes, base: str, page, meta: PageMeta, 
 
 
 def tag_detail(request, slug: str, page: int = 1):
-    tag = get_object_or_404(Tag, slug=slug)
+    tag = get_object_or_404(Tag.objects.public(), slug=slug)
     notes = Note.objects.published().with_tag(tag)
     return _entry_list(
         request, "notes/tag_detail.html", notes, f"/tags/{tag.slug}/", page,

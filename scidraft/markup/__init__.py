@@ -6,6 +6,7 @@ from .context import (
     EnvironmentKind,
     ReferenceTarget,
     RenderContext,
+    UnavailableBibliography,
 )
 from .pipeline import ENGINE_VERSION, render
 from .rendered import CitationList, Rendered, RenderWarning
@@ -20,5 +21,6 @@ __all__ = [
     "RenderContext",
     "RenderWarning",
     "Rendered",
+    "UnavailableBibliography",
     "render",
 ]

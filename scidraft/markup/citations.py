@@ -13,7 +13,7 @@ import functools
 import html
 from dataclasses import dataclass, field
 
-from .context import RenderContext
+from .context import RenderContext, UnavailableBibliography
 from .rendered import CitationList, RenderWarning
 from .sanitise import clean_fragment
 from .stash import Item
@@ -149,6 +149,14 @@ def _format(
                 RenderWarning(line, "bib-missing", f"bibliography file {name} does not exist")
             )
             problems.append(f"bibliography not found: {name}")
+            continue
+        if isinstance(bibliography, UnavailableBibliography):
+            warnings.append(
+                RenderWarning(
+                    line, "bib-private", f"bibliography file {name} {bibliography.reason}"
+                )
+            )
+            problems.append(f"bibliography not available to this note: {name}")
             continue
         scope.url = scope.url or getattr(bibliography, "url", "") or f"/{name}"
         found = bibliography.format(remaining, style)

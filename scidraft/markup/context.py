@@ -67,6 +67,15 @@ class Bibliography(Protocol):
 
 
 @dataclass(frozen=True)
+class UnavailableBibliography:
+    """What resolve_bibliography answers for a file that exists but that this note may not
+    name (the site's rule): the list takes no entries from it, and the warning, on the list's
+    line, says `reason`, which follows the file's name ("is private: …")."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
 class ReferenceTarget:
     """Where `\\ref{slug:label}` points in another note."""
 
@@ -77,8 +86,11 @@ class ReferenceTarget:
 @dataclass
 class RenderContext:
     environments: tuple[EnvironmentKind, ...] = DEFAULT_ENVIRONMENTS
-    # name (bib/refs.bib) → Bibliography, or None when there is no such file.
-    resolve_bibliography: Callable[[str], Bibliography | None] = lambda name: None
+    # name (bib/refs.bib) → Bibliography, None when there is no such file, or
+    # UnavailableBibliography when the note may not use it.
+    resolve_bibliography: Callable[[str], Bibliography | UnavailableBibliography | None] = (
+        lambda name: None
+    )
     # Files searched, in order, by a references list without bib= (SciDraft's improvement).
     default_bibliographies: tuple[str, ...] = ()
     citation_style: str | None = None

@@ -338,7 +338,19 @@ def test_tags_and_authors_complete_item_by_item(open_page):
     """The comma-separated fields suggest known names for the item being typed, after the
     items already written, and leave out names already chosen."""
     note = make_note("Completion", "Text.")
-    in_worker(lambda: [services.tag_get_or_create(name) for name in ("Browser", "Brownian")])
+
+    def tagged():
+        # Offered tags (Tag.objects.offered_to): one on this draft, one public.
+        note.tags.add(services.tag_get_or_create("Browser"))
+        public = make_note("Published", "Published text.")
+        user = User.objects.get(username="ada")
+        public = services.note_save(
+            note_id=public.pk, user=user, base_version=public.version,
+            fields={"tags": ["Brownian"]},
+        ).note  # fmt: skip
+        services.note_publish(note_id=public.pk, user=user, base_version=public.version)
+
+    in_worker(tagged)
     page = open_page()
     log_in(page)
     page.goto(f"/write/{note.pk}/")

@@ -87,6 +87,17 @@ RULES: dict[str, dict[str, dict[str, object]]] = {
             "admin": INTO_APP,
         },
     },  # fmt: skip
+    # Only Editors and Admins make a file public; its owner sees the file but is refused.
+    "bibliography_public": {
+        "GET": POST_ONLY_GET,
+        "POST": {
+            "anonymous": LOGIN,
+            "own": 403,
+            "other": 404,
+            "editor": INTO_APP,
+            "admin": INTO_APP,
+        },
+    },  # fmt: skip
     "restore": {
         "GET": POST_ONLY_GET,
         "POST": {
@@ -175,6 +186,8 @@ def _post_data(name: str, note: Note) -> dict:
         return {"data": {"name": f"matrix-{next(_bib_names)}", "text": "@misc{k, title={T}}"}}
     if name == "bibliography":
         return {"data": {"text": "@misc{k, title={Replaced}}"}}
+    if name == "bibliography_public":
+        return {"data": {"public": "1"}}
     return {"data": {}}
 
 

@@ -301,8 +301,9 @@ def test_publishing_with_a_future_date_schedules_the_note(client, author, note):
 
 def test_editor_page_has_every_side_panel_field_and_autocomplete_lists(client, author, note):
     """Slug, authors, institute, tags, flags, entry-set fields and default bibliographies are
-    on the page, with datalists of existing tags and authors, and the stored preview."""
-    services.tag_get_or_create("Partial <differential>")
+    on the page, with datalists of the tags offered (this note's, escaped) and authors, and
+    the stored preview."""
+    note.tags.add(services.tag_get_or_create("Partial <differential>"))
     client.force_login(author)
     text = client.get(f"/write/{note.pk}/").content.decode()
     for name in (

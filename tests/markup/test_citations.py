@@ -382,3 +382,29 @@ def test_a_formatted_entry_is_sanitised_for_every_note_that_cites_it():
         assert "Entry evil" in html
     entry = parse(first).select_one("li#ref-0-evil .csl-entry")
     assert str(entry) == str(parse(second).select_one("li#ref-0-evil .csl-entry"))
+
+
+def test_an_unavailable_file_gives_a_warning_on_its_line_and_no_entries(bibs):
+    """A file the site says this note may not name (UnavailableBibliography) is not asked for
+    entries: the warning has the list's line and the site's reason; other files of the same
+    list still resolve (issue 16, item 11)."""
+    from scidraft.markup import UnavailableBibliography
+
+    bibs["bib/secret.bib"] = UnavailableBibliography("is private: attach it first.")
+    source = (
+        "See \\cite{a} and \\cite{x}.\n\n"
+        '{{< references bib="bib/secret.bib" >}}\n\n'
+        "Then \\cite{b}.\n\n"
+        '{{< references bib="bib/secret.bib,bib/refs.bib" >}}\n'
+    )
+    rendered = render(source, context(bibs))
+    assert [(w.line, w.code, w.message) for w in _codes(rendered, "bib-private")] == [
+        (3, "bib-private", "bibliography file bib/secret.bib is private: attach it first."),
+        (7, "bib-private", "bibliography file bib/secret.bib is private: attach it first."),
+    ]
+    doc = parse(rendered.html)
+    first, second = doc.select("div.references")
+    assert "Entry" not in first.text
+    assert "bibliography not available to this note: bib/secret.bib" in first.text
+    assert "Entry b" in second.text
+    assert not _codes(rendered, "cite-missing")
