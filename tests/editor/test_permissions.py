@@ -125,14 +125,20 @@ RULES: dict[str, dict[str, dict[str, object]]] = {
     "authorship_confirm": {
         "GET": POST_ONLY_GET,
         "POST": {
-            "anonymous": LOGIN, "own": INTO_APP, "other": INTO_APP, "editor": INTO_APP,
+            "anonymous": LOGIN,
+            "own": INTO_APP,
+            "other": INTO_APP,
+            "editor": INTO_APP,
             "admin": INTO_APP,
         },
     },  # fmt: skip
     "authorship_decline": {
         "GET": POST_ONLY_GET,
         "POST": {
-            "anonymous": LOGIN, "own": INTO_APP, "other": INTO_APP, "editor": INTO_APP,
+            "anonymous": LOGIN,
+            "own": INTO_APP,
+            "other": INTO_APP,
+            "editor": INTO_APP,
             "admin": INTO_APP,
         },
     },  # fmt: skip
