@@ -233,7 +233,9 @@ class NoteEditorForm(forms.Form):
     # --- Validation --------------------------------------------------------------------------
 
     def clean_body(self) -> str:
-        body = self.cleaned_data["body"]
+        # Browsers post a textarea's lines with CRLF; the autosave's JSON and the importer
+        # give LF: stored bodies use LF, so a Save and an autosave of one text are equal.
+        body = self.cleaned_data["body"].replace("\r\n", "\n").replace("\r", "\n")
         if message := body_size_error(body):
             raise forms.ValidationError(message)
         return body

@@ -172,7 +172,8 @@ def _editor_page(request, note, form, *, conflict=None, confirm=None, status=200
             "bib_options": BibFile.objects.usable_by(request.user, note=note).values_list(
                 "name", flat=True
             ),
-            "completion": _completion_data(),
+            # An attribute, not a <script> data block: the page has no inline script at all.
+            "completion": json.dumps(_completion_data()),
             "meta": _meta(note.title or note.slug),
             "assets": EDITOR_ASSETS,
         },

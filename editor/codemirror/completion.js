@@ -164,8 +164,7 @@ export function referenceSource(url, localLabels) {
       type: entry.kind === "equation" ? "constant" : "variable",
       boost: equationsFirst && entry.kind === "equation" ? 2 : 1,
     }));
-    const typed = at.typed.toLowerCase();
-    const mine = local.filter((option) => option.label.toLowerCase().indexOf(typed) >= 0);
+    const typed = at.typed;
     const others = url
       ? fetchJSON(url + "?q=" + encodeURIComponent(typed), context)
           .then((data) =>
@@ -181,11 +180,11 @@ export function referenceSource(url, localLabels) {
           )
           .catch(() => [])
       : Promise.resolve([]);
+    // CodeMirror filters the labels as typing goes on (validFor), without asking again.
     return others.then((remote) => ({
       from: at.from,
-      options: mine.concat(remote),
+      options: local.concat(remote),
       validFor: /^[\w:.-]*$/,
-      filter: false,
     }));
   };
 }

@@ -108,7 +108,7 @@ function isDark() {
 function mount(textarea) {
   const form = textarea.form;
   const noteId = form ? form.getAttribute("data-note-id") || "" : "";
-  const data = readData();
+  const data = readData(textarea);
   const listeners = [];
   let labels = []; // this note's labels, from the latest preview
   const darkness = new Compartment();
@@ -312,10 +312,11 @@ function mount(textarea) {
   return body;
 }
 
-function readData() {
-  const script = document.getElementById("editor-completion-data");
+// The site's environment kinds and shortcodes (editor/views.py _completion_data).
+function readData(textarea) {
+  const holder = textarea.closest("[data-completion]");
   try {
-    return (script && JSON.parse(script.textContent)) || {};
+    return (holder && JSON.parse(holder.getAttribute("data-completion"))) || {};
   } catch (error) {
     return {};
   }

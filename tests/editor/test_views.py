@@ -83,14 +83,23 @@ def test_new_note_post_creates_and_redirects_to_the_editor(client, author):
 
 
 def test_editor_page_uses_the_per_note_preview_url(client, author, note):
-    """The markdownx widget posts its preview to /write/<id>/preview/."""
+    """The body's textarea names the note's endpoints for the editor (preview, upload, cite
+    search, labels); the CodeMirror bundle loads as a module, markdownx's script not at all."""
     client.force_login(author)
     response = client.get(f"/write/{note.pk}/")
     text = response.content.decode()
     assert response.status_code == 200
-    assert f'data-markdownx-urls-path="/write/{note.pk}/preview/"' in text
+    for name, path in (("preview", "preview"), ("upload", "images"), ("cite", "cite-search"),
+                       ("labels", "labels")):  # fmt: skip
+        assert f'data-{name}-url="/write/{note.pk}/{path}/"' in text
     assert 'name="base_version"' in text and f'value="{note.version}"' in text
-    assert "katex.min.css" in text and "markdownx" in text
+    assert "katex.min.css" in text and "markdownx" not in text
+    assert '<script src="/static/vendor/editor/editor.js" type="module">' in text
+    assert (
+        text.index("js/editor-body.js")
+        < text.index("vendor/editor/editor.js")
+        < text.index("js/editor.js")
+    )
     assert f'data-autosave-url="/write/{note.pk}/autosave/"' in text and "js/editor.js" in text
 
 
@@ -314,7 +323,7 @@ def test_editor_page_has_every_side_panel_field_and_autocomplete_lists(client, a
         assert f'name="{name}"' in text, name
     assert '<option value="Partial &lt;differential&gt;">' in text
     assert f'<option value="{author.author.handle}" label="Ada Lovelace">' in text
-    assert 'data-markdownx-latency="2147483647"' in text
+    assert 'data-completion="{&quot;environments&quot;: [' in text
     assert 'class="editor-preview note-body md-content" data-current="true"' in text
     assert "js/editor-preview.js" in text and "js/editor-fields.js" in text
 
