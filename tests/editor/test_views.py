@@ -481,3 +481,40 @@ def test_restore_brings_back_side_panel_fields_but_not_the_slug(client, author, 
     assert restored.body == "First." and restored.search_hidden
     assert restored.keywords == ["k1"] and restored.params == {"entryTitle": "E1"}
     assert restored.slug == "renamed"
+
+
+def test_preview_json_carries_lines_problems_and_labels(client, author, cited_note):
+    """Asked for JSON (the editor), the preview gives the HTML with each block's source line,
+    the problems with their line, code and whether they block publishing, and the labels."""
+    client.force_login(author)
+    source = SOURCE + "\n:::lemma[Key]{#lem-key}\nText.\n:::\n\n$$\nx \\label{eq:one}\n$$\n"
+    response = client.post(
+        f"/write/{cited_note.pk}/preview/", {"content": source}, HTTP_ACCEPT="application/json"
+    )
+    assert response.status_code == 200 and response["Content-Type"] == "application/json"
+    data = response.json()
+    assert '<p data-source-line="1">See' in data["html"]
+    assert 'data-source-line="5" class="env env-lemma' in data["html"]
+    assert data["problems"] == [
+        {
+            "line": 1,
+            "code": "cite-missing",
+            "message": data["problems"][0]["message"],
+            "blocking": True,
+        }
+    ]
+    assert "nobody <b>" in data["problems"][0]["message"]  # JSON: escaped by the client
+    labels = {entry["label"]: entry for entry in data["labels"]}
+    assert labels["lem-key"] == {"label": "lem-key", "kind": "lemma", "text": "Lemma 1"}
+    assert labels["eq:one"]["kind"] == "equation"
+    # markdownx (the admin) still gets its HTML, without source lines.
+    html = client.post(f"/write/{cited_note.pk}/preview/", {"content": source}).content.decode()
+    assert html.startswith('<div class="editor-problems"') and "data-source-line" not in html
+
+
+def test_a_saved_body_uses_lf_line_ends(client, author, note):
+    """Browsers post a textarea with CRLF; the stored body has LF, as autosave stores it."""
+    client.force_login(author)
+    response = client.post(f"/write/{note.pk}/", _form(note, body="One.\r\n\r\nTwo.\r\n"))
+    assert response.status_code == 302
+    assert Note.objects.get(pk=note.pk).body == "One.\n\nTwo.\n"
