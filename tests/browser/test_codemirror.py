@@ -11,25 +11,25 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.contrib.auth.models import Permission, User
+from django.contrib.auth.models import User
 
 from bibliography.models import BibFile
 from bibliography.services import bibfile_import
 from notes import services
 from notes.models import Note, NoteRevision
 from tests.browser.editing import BODY, body_has_focus, body_text, place_cursor
+from tests.browser.test_editor import PASSWORD
+from tests.browser.test_editor import _author as author_with_grants
 from tests.browser.worker import in_worker
 
 pytestmark = pytest.mark.browser
 
-PASSWORD = "correct horse battery staple"
 BIB = (
     "@book{knuth, title={The Art of Computer Programming}, author={Knuth, Donald},"
     " year=1968}\n"
     "@article{lamport, title={Time, Clocks and the Ordering of Events},"
     " author={Lamport, Leslie}, year=1978}\n"
 )
-GRANTS = ("add_note", "change_note", "view_note", "publish_note", "view_author")
 SHOWCASE = r"""# Heat flow
 
 The solution $u(x,t)$ satisfies \(u_t = \alpha u_{xx}\), see \cite{knuth}.
@@ -56,17 +56,6 @@ flowchart LR
 """
 
 
-def _author(name: str) -> User:
-    user = User.objects.create_user(
-        name, f"{name}@example.org", PASSWORD, first_name=name.title(), last_name="Tester"
-    )
-    user.user_permissions.set(
-        Permission.objects.filter(codename__in=GRANTS, content_type__app_label="notes")
-    )
-    services.author_for_user(user)
-    return user
-
-
 def _note(title: str, body: str, *, publish: bool = False) -> Note:
     def create():
         user = User.objects.get(username="ada")
@@ -88,7 +77,7 @@ def _note(title: str, body: str, *, publish: bool = False) -> Note:
 @pytest.fixture
 def site(browser, transactional_db, live_server):
     def setup():
-        user = _author("ada")
+        user = author_with_grants("ada")
         bibfile_import(name="bib/refs.bib", raw=BIB, owner=user)
 
     in_worker(setup)
