@@ -415,7 +415,8 @@ def test_phone_width_shows_source_and_preview_as_tabs(open_editor, screenshots):
     assert page.locator(".editor-source").is_visible()
     assert page.locator(".editor-preview-pane").is_hidden()
     page.locator(BODY).click()
-    page.keyboard.type("Typed on a phone. ")
+    page.keyboard.press("Control+End")
+    page.keyboard.type("\nTyped on a phone.")
     page.locator(".editor-tools").scroll_into_view_if_needed()
     page.screenshot(path=str(screenshots / "editor-mobile.png"))
     preview_tab.click()
@@ -476,7 +477,7 @@ def test_every_control_is_reachable_by_keyboard_and_named(open_editor):
         reached.append(
             page.evaluate(
                 "() => { const e = document.activeElement; return e.getAttribute('aria-label')"
-                " || e.textContent.trim().slice(0, 30); }"
+                " || e.innerText.trim().slice(0, 30); }"
             )
         )
         if body_has_focus(page):
