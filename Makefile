@@ -46,7 +46,9 @@ node_modules/.package-lock.json: package.json package-lock.json
 # Files the site serves and the server-side renderer loads, copied from the locked npm
 # packages: nothing is fetched from a CDN at run time.
 vendor: $(VENDOR)/.copied
-$(VENDOR)/.copied: node_modules/.package-lock.json scripts/vendor-assets.sh $(VENV)/.installed
+# The editor's bundle is rebuilt when its sources change (editor/codemirror/).
+$(VENDOR)/.copied: node_modules/.package-lock.json scripts/vendor-assets.sh scripts/build-editor.mjs \
+		$(wildcard editor/codemirror/*.js) $(VENV)/.installed
 	sh scripts/vendor-assets.sh
 	$(PY) -c "from scidraft.markup.code import highlight_css; print(highlight_css())" > $(VENDOR)/pygments.css
 

@@ -11,17 +11,11 @@ import datetime as dt
 from django import forms
 from django.utils import timezone
 from django.utils.text import slugify
-from markdownx.widgets import MarkdownxWidget
 
 from bibliography.models import BibFile
 from notes.models import Author, Note, body_size_error
 from notes.services import is_editor, working_state
 from scidraft.site.models import EntrySet
-
-# markdownx would post a preview after every pause in typing; editor-preview.js drives the
-# preview instead (debounced, one request in flight), so markdownx's own timer never fires.
-# The largest delay setTimeout takes (2**31 - 1 ms); a larger one would fire at once.
-MARKDOWNX_NEVER_MS = 2_147_483_647
 
 # The entry-set fields of theme-spec §1.3 when the site configures no set.
 FALLBACK_ENTRY_SET = EntrySet(
@@ -36,27 +30,27 @@ FLAGS = ("disable_share", "search_hidden", "hidden_in_rss", "robots_noindex")
 CHECKBOXES = frozenset({"promotion", *FLAGS})
 
 
-class NotePreviewWidget(MarkdownxWidget):
-    """markdownx's widget (its keyboard handling and uploads), previewing through the note's own
-    endpoint (login and permission checked, rendered in the note's context)."""
+class NoteBodyWidget(forms.Textarea):
+    """The body's textarea, which the editor's CodeMirror takes over (static/vendor/editor/,
+    built from editor/codemirror/): it stays the form's field, so the page works and posts
+    without JavaScript. Its data attributes name the note's endpoints the editor's scripts use:
+    preview, image upload (markdownx's protocol, which the admin's widget speaks too), cite
+    search and the labels of other notes."""
 
-    template_name = "editor/widgets/markdownx.html"
-
-    def __init__(self, preview_url: str, attrs=None):
-        super().__init__(attrs)
-        self.preview_url = preview_url
-
-    def get_context(self, name, value, attrs=None):
-        context = super().get_context(name, value, attrs)
-        context["widget"]["attrs"]["data-markdownx-urls-path"] = self.preview_url
-        context["widget"]["attrs"]["data-markdownx-upload-urls-path"] = self.preview_url.replace(
-            "/preview/", "/images/"
-        )  # editor:image_upload, a sibling
-        context["widget"]["attrs"]["data-markdownx-latency"] = MARKDOWNX_NEVER_MS
-        # Growing the textarea to its content on every keystroke forces a layout of the whole
-        # note; the split view scrolls the textarea instead.
-        context["widget"]["attrs"]["data-markdownx-editor-resizable"] = "False"
-        return context
+    def __init__(self, note_id: int, attrs=None):
+        base = f"/write/{note_id}/"
+        super().__init__(
+            {
+                "rows": 24,
+                "spellcheck": "true",
+                "class": "editor-body",
+                "data-preview-url": f"{base}preview/",
+                "data-upload-url": f"{base}images/",
+                "data-cite-url": f"{base}cite-search/",
+                "data-labels-url": f"{base}labels/",
+                **(attrs or {}),
+            }
+        )
 
 
 def split_list(text: str, separator: str = ",") -> list[str]:
@@ -153,9 +147,7 @@ class NoteEditorForm(forms.Form):
             # Pinning is an Editor's (notes.services.authorship); the value shows, unchanged.
             self.fields["weight"].disabled = True
             self.fields["weight"].help_text += " Editors set it."
-        self.fields["body"].widget = NotePreviewWidget(
-            preview_url=f"/write/{note.pk}/preview/", attrs={"rows": 24}
-        )
+        self.fields["body"].widget = NoteBodyWidget(note.pk)
         self.entry_sets = list(EntrySet.objects.order_by("key")) or [FALLBACK_ENTRY_SET]
         for entry_set in self.entry_sets:
             for part in ENTRY_PARTS:
@@ -241,7 +233,9 @@ class NoteEditorForm(forms.Form):
     # --- Validation --------------------------------------------------------------------------
 
     def clean_body(self) -> str:
-        body = self.cleaned_data["body"]
+        # Browsers post a textarea's lines with CRLF; the autosave's JSON and the importer
+        # give LF: stored bodies use LF, so a Save and an autosave of one text are equal.
+        body = self.cleaned_data["body"].replace("\r\n", "\n").replace("\r", "\n")
         if message := body_size_error(body):
             raise forms.ValidationError(message)
         return body

@@ -2,7 +2,7 @@ from django.urls import path
 
 from images import views as image_views
 
-from . import bibliographies, people, review, views
+from . import bibliographies, completion, people, review, views
 
 app_name = "editor"
 
@@ -26,6 +26,7 @@ urlpatterns = [
     ),
     path("<int:note_id>/authorship/decline/", views.authorship_decline, name="authorship_decline"),
     path("<int:note_id>/cite-search/", bibliographies.cite_search, name="cite_search"),
+    path("<int:note_id>/labels/", completion.reference_labels, name="labels"),
     path("bibliographies/", bibliographies.bibfile_list, name="bibliographies"),
     path("bibliographies/<int:bibfile_id>/", bibliographies.bibfile_detail, name="bibliography"),
     path(

@@ -3,6 +3,7 @@ view that takes a note looks it up in Note.objects.editable_by(request.user): 40
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import difflib
 import json
@@ -23,10 +24,12 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from bibliography.models import BibFile
 from notes import services
 from notes.models import Author, AuthorConsent, Note, NoteRevision, Status, Tag
+from notes.rendering import environment_kinds
 from scidraft.markup import ENGINE_VERSION
 from scidraft.markup import render as markup_render
 from scidraft.markup.external_images import mark_external_images
 from scidraft.markup.rendered import RenderWarning
+from scidraft.markup.shortcodes import SHORTCODES
 from scidraft.site.caching import deferred_bumps
 from scidraft.site.meta import PageMeta
 
@@ -185,11 +188,28 @@ def _editor_page(request, note, form, *, conflict=None, confirm=None, status=200
             "bib_options": BibFile.objects.usable_by(request.user, note=note).values_list(
                 "name", flat=True
             ),
+            # An attribute, not a <script> data block: the page has no inline script at all.
+            "completion": json.dumps(_completion_data()),
             "meta": _meta(note.title or note.slug),
             "assets": EDITOR_ASSETS,
         },
         status=status,
     )
+
+
+def _completion_data() -> dict:
+    """What the editor completes from the site without asking again: the environment kinds
+    (after `:::`) and the shortcodes with their parameters (after `{{<`)."""
+    return {
+        "environments": [
+            {"key": kind.key, "label": kind.label, "numbered": kind.numbered}
+            for kind in environment_kinds()
+        ],
+        "shortcodes": [
+            {"name": name, "summary": sig.summary, "params": list(sig.params), "paired": sig.paired}
+            for name, sig in SHORTCODES.items()
+        ],
+    }
 
 
 def _bylines(note: Note, handles: list[str]) -> list[dict]:
@@ -334,13 +354,42 @@ def _note_edit_write(request, note, form, action, confirmed):
     return result, problems
 
 
+def _wants_json(request) -> bool:
+    return "application/json" in request.headers.get("Accept", "")
+
+
+def preview_json(rendered) -> dict:
+    """The editor's preview: HTML whose blocks carry their source lines, its problems, and
+    the note's labels (for completing \\ref{…})."""
+    return {
+        "html": rendered.html,
+        "problems": [
+            {
+                "line": warning.line or 0,
+                "code": warning.code,
+                "message": warning.message,
+                "blocking": warning.code in PUBLISH_BLOCKERS,
+            }
+            for warning in rendered.warnings
+        ],
+        "labels": [
+            {"label": label, "kind": target.get("kind", ""), "text": target.get("text", "")}
+            for label, target in rendered.labels.items()
+        ],
+    }
+
+
 @never_cache
 @login_required
 @require_POST
 def note_preview(request, note_id: int):
-    """markdownx's preview: the published renderer in the note's context, with its problems."""
+    """The published renderer in the note's context, with its problems: JSON for the editor
+    (Accept: application/json, see preview_json), else HTML for markdownx (the admin)."""
     note = _editable(request, note_id)
     source = request.POST.get("content", "")
+    if _wants_json(request):
+        context = dataclasses.replace(services.working_context(note), source_lines=True)
+        return JsonResponse(preview_json(markup_render(source, context)))
     rendered = markup_render(source, services.working_context(note))
     body = for_reviewers(request, rendered.html)
     # Trusted: scidraft.markup sanitises its output; the problems list is escaped.

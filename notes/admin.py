@@ -7,7 +7,6 @@ from django.urls import path, reverse
 from django.utils.safestring import mark_safe
 from markdownx.widgets import MarkdownxWidget
 
-from editor.forms import NotePreviewWidget
 from editor.views import for_reviewers, problems_html
 from scidraft.markup import render as markup_render
 
@@ -58,22 +57,29 @@ class NoteBibliographyInline(LiveVersionInline):
     autocomplete_fields = ["bibfile"]
 
 
-class AdminNotePreviewWidget(NotePreviewWidget, widgets.AdminTextareaWidget):
-    """The editor's markdownx widget (same endpoints) in the admin's look. The editor page's
-    own preview script is not on admin pages: markdownx's timer drives the preview here."""
-
-    template_name = MarkdownxWidget.template_name
+class AdminNotePreviewWidget(MarkdownxWidget, widgets.AdminTextareaWidget):
+    """django-markdownx's widget in the admin's look, previewing through an endpoint behind
+    login and permissions (the note's /write/<id>/preview/, answering markdownx's HTML) and
+    uploading into the note's folder (/write/<id>/images/, markdownx's protocol). The editor
+    page has its own editor (editor.forms.NoteBodyWidget); markdownx's timer drives the preview
+    here."""
 
     def __init__(self, preview_url: str, *, uploads: bool, attrs=None):
-        super().__init__(preview_url, attrs)
+        super().__init__(attrs)
+        self.preview_url = preview_url
         self.uploads = uploads
 
     def get_context(self, name, value, attrs=None):
         context = super().get_context(name, value, attrs)
         widget_attrs = context["widget"]["attrs"]
+        widget_attrs["data-markdownx-urls-path"] = self.preview_url
+        # Images go into a note's folder (editor:image_upload, a sibling): none before it exists.
+        widget_attrs["data-markdownx-upload-urls-path"] = (
+            self.preview_url.replace("/preview/", "/images/") if self.uploads else ""
+        )
         widget_attrs["data-markdownx-latency"] = settings.MARKDOWNX_SERVER_CALL_LATENCY
-        if not self.uploads:  # images go into a note's folder: none before it exists
-            widget_attrs["data-markdownx-upload-urls-path"] = ""
+        # Growing the textarea to its content on every keystroke lays out the whole note.
+        widget_attrs["data-markdownx-editor-resizable"] = "False"
         return context
 
     class Media:

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Copy the files SciDraft serves, and the scripts its server-side renderer loads, from the
-# locked npm packages into static/vendor/. Run after `npm ci`; nothing comes from a CDN.
+# locked npm packages into static/vendor/, and bundle the note editor (CodeMirror 6) there.
+# Run after `npm ci`; nothing comes from a CDN.
 set -eu
 cd "$(dirname "$0")/.."
 out=static/vendor
@@ -15,6 +16,8 @@ cp node_modules/pseudocode/build/pseudocode.min.js node_modules/pseudocode/LICEN
 sed -E 's/@import[[:space:]]+url\([^)]*\)[[:space:]]*;?//g' node_modules/pseudocode/build/pseudocode.min.css \
   > "$out/pseudocode/pseudocode.min.css"
 cp node_modules/mermaid/dist/mermaid.min.js node_modules/mermaid/LICENSE "$out/mermaid/"
+# The note editor: CodeMirror 6 bundled with esbuild (scripts/build-editor.mjs).
+node scripts/build-editor.mjs
 # Versions, so the renderer can key its caches on them.
 node -e '
 const v = (p) => require("./node_modules/" + p + "/package.json").version;

@@ -104,6 +104,9 @@ class RenderContext:
     options: dict[str, Any] = field(default_factory=dict)
     # A larger body is refused with a visible error (the site sets NOTE_BODY_MAX_BYTES).
     max_source_bytes: int = limits.MAX_SOURCE_BYTES
+    # The editor preview only: top-level blocks carry data-source-line (sourcelines.py), for
+    # scrolling the source and the preview together. Published HTML never has them.
+    source_lines: bool = False
 
     def kinds_by_key(self) -> dict[str, EnvironmentKind]:
         return {kind.key: kind for kind in self.environments}

@@ -92,10 +92,17 @@ def _render_body(
     text = environments.process(text, stash, context, warnings, env_state)
     text = limits.refuse_deep_blocks(text, stash, warnings)
 
-    converted = convert.to_html(text, stash, warnings)
+    lined = context.source_lines and not card
+    converted = convert.to_html(
+        text, stash, warnings, source_line=env_state.lines if lined else None
+    )
     # The fallback is escaped text in <p>s, as nh3 writes it: cleaning it again changes nothing
     # and takes a second on 2 MB of `<`.
-    markup = converted.html if converted.fallback else sanitise.clean_author_html(converted.html)
+    markup = (
+        converted.html
+        if converted.fallback
+        else sanitise.clean_author_html(converted.html, source_lines=lined)
+    )
     markup = sanitise.external_links(markup)
     toc = sanitise.clean_author_html(converted.toc)
     plain = _plain_text(markup, stash)

@@ -920,7 +920,7 @@ def test_editor_runs_no_payload(hostile_site, watched):
 
     # The live preview: the editor's script posts the text and patches the preview pane.
     watch.visit(page, f"/write/{first}/")
-    body = page.locator("textarea[name=body]")
+    body = page.locator(".editor-source .cm-content")
     with page.expect_response(lambda response: "/preview/" in response.url) as preview:
         body.focus()
         page.keyboard.type(" ")

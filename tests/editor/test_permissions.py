@@ -65,6 +65,8 @@ RULES: dict[str, dict[str, dict[str, object]]] = {
     },
     "revisions": {"GET": ALL_ALLOWED_GET, "POST": POST_ONLY_GET},
     "cite_search": {"GET": ALL_ALLOWED_GET, "POST": POST_ONLY_GET},
+    # The labels of other notes, for completing \ref{slug:label} (editor/completion.py).
+    "labels": {"GET": ALL_ALLOWED_GET, "POST": POST_ONLY_GET},
     # Everyone logged in has a list of their own files and may add one.
     "bibliographies": {
         "GET": {"anonymous": LOGIN, "own": 200, "other": 200, "editor": 200, "admin": 200},
