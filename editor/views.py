@@ -358,11 +358,12 @@ def _wants_json(request) -> bool:
     return "application/json" in request.headers.get("Accept", "")
 
 
-def preview_json(rendered) -> dict:
-    """The editor's preview: HTML whose blocks carry their source lines, its problems, and
-    the note's labels (for completing \\ref{…})."""
+def preview_json(rendered, html: str) -> dict:
+    """The editor's preview: `html` (the render's, its blocks carrying their source lines and
+    external images held back), its problems, and the note's labels (for completing
+    \\ref{…})."""
     return {
-        "html": rendered.html,
+        "html": html,
         "problems": [
             {
                 "line": warning.line or 0,
@@ -389,7 +390,8 @@ def note_preview(request, note_id: int):
     source = request.POST.get("content", "")
     if _wants_json(request):
         context = dataclasses.replace(services.working_context(note), source_lines=True)
-        return JsonResponse(preview_json(markup_render(source, context)))
+        rendered = markup_render(source, context)
+        return JsonResponse(preview_json(rendered, for_reviewers(request, rendered.html)))
     rendered = markup_render(source, services.working_context(note))
     body = for_reviewers(request, rendered.html)
     # Trusted: scidraft.markup sanitises its output; the problems list is escaped.

@@ -26,6 +26,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from notes import services
+from tests.browser.editing import body_text, place_cursor
 from tests.browser.worker import in_worker
 
 pytestmark = pytest.mark.browser
@@ -142,9 +143,7 @@ def test_the_editor_preview_loads_no_external_image_and_says_why(editor, tracker
         "Tracking pixel"
     )
 
-    body = page.locator("textarea[name=body]")
-    body.click()
-    body.press("End")
+    place_cursor(page, len(body_text(page)))
     page.keyboard.type(f"\n\n![Live]({tracker.url('/live.gif')})\n")
     page.wait_for_function(
         "() => document.querySelectorAll('.editor-preview .external-image-note').length === 2"
