@@ -4,6 +4,7 @@ from .context import (
     DEFAULT_ENVIRONMENTS,
     Bibliography,
     EnvironmentKind,
+    FormattedReferences,
     ReferenceTarget,
     RenderContext,
 )
@@ -16,6 +17,7 @@ __all__ = [
     "Bibliography",
     "CitationList",
     "EnvironmentKind",
+    "FormattedReferences",
     "ReferenceTarget",
     "RenderContext",
     "RenderWarning",
