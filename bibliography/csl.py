@@ -112,7 +112,11 @@ def style_info(name: str | None) -> StyleInfo:
                 return style_info(DEFAULT_STYLE)
             root = ElementTree.parse(_style_path(parent)).getroot()  # noqa: S314
     category = next(
-        (c.get("citation-format") for c in root.iter(f"{_CSL}category") if c.get("citation-format")),
+        (
+            c.get("citation-format")
+            for c in root.iter(f"{_CSL}category")
+            if c.get("citation-format")
+        ),
         "author-date",
     )
     layout = root.find(f"{_CSL}citation/{_CSL}layout")
@@ -150,9 +154,10 @@ def resolve_locale(language: str | None) -> str:
         if candidate == DEFAULT_LOCALE:
             return DEFAULT_LOCALE
         for known in (candidate, candidate.lower()):
-            if re.fullmatch(r"[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*", known) and (
-                LOCALE_DIR / f"locales-{known}.xml"
-            ).is_file():
+            if (
+                re.fullmatch(r"[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*", known)
+                and (LOCALE_DIR / f"locales-{known}.xml").is_file()
+            ):
                 return known
         for path in LOCALE_DIR.glob("locales-*.xml"):
             if path.stem.removeprefix("locales-").lower() == candidate.lower():
@@ -222,6 +227,15 @@ function scidraftCslFormat(entries, template, lang, citations) {
   }
   return result;
 }
+// Builds the processor for a style and locale (parsing a large style takes a while) with an
+// item of no one's, so that the first real list pays only for its own entries.
+function scidraftCslWarm(template, lang) {
+  var cite = new SCIDRAFT_CITE([{id: "scidraft-warm-up", type: "book", title: "Warm-up",
+    author: [{family: "Warm", given: "Up"}], issued: {"date-parts": [[2000]]}}]);
+  cite.format("bibliography", {format: "html", template: template, lang: lang});
+  cite.format("citation", {format: "html", template: template, lang: lang});
+  return true;
+}
 function scidraftCslJson(entries) {
   var errors = {};
   return {items: scidraftCslItems(entries, errors), errors: errors};
@@ -235,18 +249,30 @@ def _style_xml(parent: str) -> str:
     return _style_path(parent).read_text(encoding="utf-8")
 
 
+# Seconds a context may take to load a style and build its processor (APA's file is 85 KB).
+PREPARE_TIMEOUT_SECONDS = 10.0
+
+
 def _prepare(context, style: StyleInfo, locale: str) -> None:
-    """Give the context the style and locale it has not loaded yet."""
+    """Give the context the style, locale and processor it has not built yet: the cost of a
+    style, paid once per context, not the cost of the list that first uses it."""
     loaded = getattr(context, "scidraft_loaded", None)
     if loaded is None:
         loaded = context.scidraft_loaded = set()
+    if (style.template, locale) in loaded:
+        return
+    timeout = PREPARE_TIMEOUT_SECONDS
     if style.template not in BUILT_IN and style.template not in loaded:
-        context.call("scidraftCslStyle", style.template, _style_xml(style.parent))
+        context.call(
+            "scidraftCslStyle", style.template, _style_xml(style.parent), timeout_sec=timeout
+        )
         loaded.add(style.template)
     if locale != DEFAULT_LOCALE and f"locale:{locale}" not in loaded:
         xml = (LOCALE_DIR / f"locales-{locale}.xml").read_text(encoding="utf-8")
-        context.call("scidraftCslLocale", locale, xml)
+        context.call("scidraftCslLocale", locale, xml, timeout_sec=timeout)
         loaded.add(f"locale:{locale}")
+    context.call("scidraftCslWarm", style.template, locale, timeout_sec=timeout)
+    loaded.add((style.template, locale))
 
 
 def run(entries: list[dict], style: StyleInfo, locale: str, *, citations: bool) -> dict:

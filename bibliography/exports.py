@@ -10,7 +10,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from .styles.memo import remembered
+import functools
 
 # Characters BibTeX gives a meaning to; escaped so titles and names survive as written.
 _BIBTEX_SPECIAL = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "%": r"\%", "&": r"\&",
@@ -177,7 +177,7 @@ def scholar_reference(entry) -> str:
     return "; ".join(parts)
 
 
-@remembered
+@functools.lru_cache(maxsize=20_000)
 def _plain(value: str) -> str:
     """BibTeX text as readers see it: accents decoded, braces gone. Remembered: latexcodec
     costs about a millisecond a value, and a note page decodes every cited entry's title,

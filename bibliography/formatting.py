@@ -218,9 +218,7 @@ def format_cache_clear() -> None:
 
 def _cache_key(kind: str, style: csl.StyleInfo, locale: str, fingerprint: str) -> str:
     versions = jsengine.versions()
-    return (
-        f"csl:{kind}:{versions.get('citation-js', '')}:{style.name}:{locale}:{fingerprint}"
-    )
+    return f"csl:{kind}:{versions.get('citation-js', '')}:{style.name}:{locale}:{fingerprint}"
 
 
 def _call(
@@ -373,7 +371,7 @@ def csl_items(entries: Iterable[EntryData]) -> list[dict]:
     answer = csl.csl_json([obj for obj, _ in objects])
     by_key = {item.get("id"): item for item in answer.get("items") or []}
     items = []
-    for (obj, formulas), data in zip(objects, entries, strict=True):
+    for (_obj, formulas), data in zip(objects, entries, strict=True):
         item = by_key.get(data.key)
         if item is None:
             continue

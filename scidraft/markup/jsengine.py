@@ -1,11 +1,12 @@
 """KaTeX and pseudocode.js, and citation-js, run on the server in an embedded V8 (mini-racer).
 
 V8 contexts are pooled per process, one pool per set of libraries (KaTeX with pseudocode.js;
-citation-js, which is ten times their size and needed only by reference lists): a call borrows an idle context (or makes one) and gives it
-back, so a context serves one call at a time, and threads that come and go (a development
-server's thread per request) reuse contexts instead of each starting a V8 of its own. After
-fork the child starts an empty pool. Contexts are closed at exit so the process never waits on a
-V8 thread. Formula results are cached by (TeX, display mode, KaTeX version) in a process-wide LRU.
+citation-js, which is ten times their size and needed only by reference lists): a call borrows
+an idle context (or makes one) and gives it back, so a context serves one call at a time, and
+threads that come and go (a development server's thread per request) reuse contexts instead of
+each starting a V8 of its own. After fork the child starts empty pools. Contexts are closed at
+exit so the process never waits on a V8 thread. Formula results are cached by (TeX, display
+mode, KaTeX version) in a process-wide LRU.
 """
 
 from __future__ import annotations
