@@ -88,6 +88,18 @@ def style_exists(name: str | None) -> bool:
     return name in BUILT_IN or (_NAME.match(name) is not None and _style_path(name) is not None)
 
 
+def validate_style(value: str) -> None:
+    """A style name this installation ships (the site setting)."""
+    from django.core.exceptions import ValidationError
+
+    if not style_exists(value):
+        raise ValidationError(
+            "%(value)s is not a CSL style shipped with SciDraft: use a style's file name "
+            "without .csl, such as vancouver, apa or ieee.",
+            params={"value": value},
+        )
+
+
 def resolve_style(name: str | None) -> str:
     """The style `name` means: itself when shipped, the nearest CSL style for a former
     pybtex style name, else Vancouver (the theme's)."""
@@ -236,6 +248,11 @@ function scidraftCslWarm(template, lang) {
   cite.format("citation", {format: "html", template: template, lang: lang});
   return true;
 }
+function scidraftCslRis(entries) {
+  var errors = {};
+  var items = scidraftCslItems(entries, errors);
+  return {text: items.length ? new SCIDRAFT_CITE(items).format("ris") : "", errors: errors};
+}
 function scidraftCslJson(entries) {
   var errors = {};
   return {items: scidraftCslItems(entries, errors), errors: errors};
@@ -290,3 +307,8 @@ def run(entries: list[dict], style: StyleInfo, locale: str, *, citations: bool) 
 def csl_json(entries: list[dict]) -> dict:
     """The CSL-JSON items citation-js maps the entries to, and the keys it could not map."""
     return jsengine.call_citations("scidraftCslJson", entries)
+
+
+def ris(entries: list[dict]) -> dict:
+    """The entries as RIS records by citation-js (@citation-js/plugin-ris)."""
+    return jsengine.call_citations("scidraftCslRis", entries)

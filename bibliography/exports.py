@@ -1,4 +1,5 @@
-"""Describe a note as a citable work: BibTeX, RIS and CSL-JSON ("cite this note").
+"""Describe a note as a citable work: BibTeX and RIS ("cite this note"; its CSL-JSON and its
+formatted reference go through citation-js, notes.citing).
 
 Pure functions over a `CitableWork`, so the formats are tested without a database.
 """
@@ -6,11 +7,9 @@ Pure functions over a `CitableWork`, so the formats are tested without a databas
 from __future__ import annotations
 
 import datetime as dt
-import json
+import functools
 import re
 from dataclasses import dataclass
-
-import functools
 
 # Characters BibTeX gives a meaning to; escaped so titles and names survive as written.
 _BIBTEX_SPECIAL = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "%": r"\%", "&": r"\&",
@@ -101,27 +100,6 @@ def to_ris(work: CitableWork) -> str:
     return "\r\n".join(" ".join(line.splitlines()) for line in lines) + "\r\n"
 
 
-def to_csl_json(work: CitableWork) -> str:
-    authors = []
-    for person in work.authors:
-        family, given = person.family_given
-        authors.append({"family": family, "given": given} if given else {"literal": family})
-    item = {
-        "id": bibtex_key(work),
-        "type": "post-weblog",
-        "title": work.title,
-        "author": authors,
-        "issued": {"date-parts": [[work.date.year, work.date.month, work.date.day]]},
-        "accessed": {"date-parts": [[work.accessed.year, work.accessed.month, work.accessed.day]]},
-        "container-title": work.site,
-        "publisher": work.site,
-        "URL": work.url,
-    }
-    if work.summary:
-        item["abstract"] = work.summary
-    return json.dumps([item], ensure_ascii=False, indent=2) + "\n"
-
-
 _STRING_BLOCK = re.compile(r"^[ \t]*@string[ \t]*\{(?:[^{}]|\{[^{}]*\})*\}", re.I | re.M)
 _STRING_NAME = re.compile(r"@string[ \t]*\{[ \t]*([\w-]+)", re.I)
 
@@ -136,21 +114,6 @@ def bibtex_with_macros(entries: list[str], files: list[str]) -> str:
             if name and re.search(rf"=\s*(?:[^,}}]*#\s*)?{re.escape(name.group(1))}\b", body, re.I):
                 macros.append(block.group(0).strip())
     return "\n\n".join([*dict.fromkeys(macros), *entries]) + "\n"
-
-
-def to_vancouver_text(work: CitableWork) -> str:
-    """The note as a Vancouver reference, for "cite this note"."""
-    authors = []
-    for person in work.authors:
-        family, given = person.family_given
-        initials = "".join(part[:1].upper() for part in re.split(r"[\s-]+", given) if part)
-        authors.append(f"{family} {initials}".strip())
-    names = ", ".join(authors[:6]) + (", et al." if len(authors) > 6 else "")
-    accessed = f"{work.accessed.year} {work.accessed:%b} {work.accessed.day}"
-    return (
-        f"{names}. {work.title} [Internet]. {work.site}; {work.date.year} "
-        f"[cited {accessed}]. Available from: {work.url}"
-    )
 
 
 def scholar_reference(entry) -> str:

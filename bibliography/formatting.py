@@ -49,6 +49,7 @@ __all__ = [
     "format_entries",
     "format_references",
     "plain_text",
+    "ris_records",
 ]
 
 # Math placeholders in formatted HTML: private-use characters, as the engine's own stash
@@ -377,6 +378,23 @@ def csl_items(entries: Iterable[EntryData]) -> list[dict]:
             continue
         items.append(_restore_math(item, formulas))
     return items
+
+
+def ris_records(entries: Iterable[EntryData]) -> str:
+    """The entries as RIS, by citation-js's mapping (math as its TeX)."""
+    objects = [bibtex_object(data) for data in entries]
+    if not objects:
+        return ""
+    formulas = [formula for _, found in objects for formula in found]
+    text = csl.ris([obj for obj, _ in objects]).get("text") or ""
+    if not formulas:
+        return text
+    # Placeholders are numbered per entry: restore them record by record.
+    records = text.split("\nER  - ")
+    restored = [
+        _restore_math(record, found) for record, (_, found) in zip(records, objects, strict=False)
+    ]
+    return "\nER  - ".join(restored + records[len(restored) :])
 
 
 def _restore_math(value, formulas: tuple[str, ...]):

@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+import json
+
 from django.utils import timezone
 
+from bibliography import exports
 from bibliography.exports import CitableWork, Person
+from bibliography.formatting import (
+    EntryData,
+    csl_items,
+    entry_data,
+    format_references,
+    with_math_source,
+)
 from bibliography.models import BibEntry
+from bibliography.parsing import parse_bibtex
+from scidraft.markup.sanitise import clean_fragment
 from scidraft.site.models import SiteSettings
 from scidraft.site.snapshot import site_settings
 
@@ -55,3 +67,22 @@ def cited_entries(note: Note, *fields: str) -> list[BibEntry]:
         ).only("bibfile_id", "key", *fields)
     }
     return [found[pair] for pair in cited if pair in found]
+
+
+def work_entry(work: CitableWork) -> EntryData:
+    """The note as the BibTeX entry cite.bib serves, parsed as any uploaded entry is."""
+    return entry_data(parse_bibtex(exports.to_bibtex(work)).entries[0])
+
+
+def work_reference_html(work: CitableWork, site: SiteSettings) -> str:
+    """ "Cite this note": the note formatted in the site's citation style (sanitised HTML)."""
+    entry = work_entry(work)
+    formatted = format_references([entry], site.citation_style, site.language_code)
+    markup = formatted.entries.get(entry.key, "")
+    return clean_fragment(with_math_source(markup, formatted.math.get(entry.key, ())))
+
+
+def work_csl_json(work: CitableWork) -> str:
+    """cite.json: the note's BibTeX entry through citation-js's BibTeX → CSL-JSON mapping,
+    the mapping every reference list uses."""
+    return json.dumps(csl_items([work_entry(work)]), ensure_ascii=False, indent=2) + "\n"
