@@ -219,6 +219,7 @@ function scidraftCslBibliography(items, options, errors) {
     return entries;
   }
 }
+// Answers are JSON text: mini-racer hands objects back as handles into the context.
 // {entries: [[key, html], …] in the style's order, citations: {key: in-text html},
 //  errors: {key: why it could not be formatted}, items: the CSL-JSON of the entries}.
 function scidraftCslFormat(entries, template, lang, citations) {
@@ -237,7 +238,7 @@ function scidraftCslFormat(entries, template, lang, citations) {
       } catch (error) { /* the marker falls back to the key */ }
     }
   }
-  return result;
+  return JSON.stringify(result);
 }
 // Builds the processor for a style and locale (parsing a large style takes a while) with an
 // item of no one's, so that the first real list pays only for its own entries.
@@ -251,11 +252,12 @@ function scidraftCslWarm(template, lang) {
 function scidraftCslRis(entries) {
   var errors = {};
   var items = scidraftCslItems(entries, errors);
-  return {text: items.length ? new SCIDRAFT_CITE(items).format("ris") : "", errors: errors};
+  return JSON.stringify(
+    {text: items.length ? new SCIDRAFT_CITE(items).format("ris") : "", errors: errors});
 }
 function scidraftCslJson(entries) {
   var errors = {};
-  return {items: scidraftCslItems(entries, errors), errors: errors};
+  return JSON.stringify({items: scidraftCslItems(entries, errors), errors: errors});
 }
 """
 jsengine.add_citation_prelude(_PRELUDE)
@@ -292,23 +294,29 @@ def _prepare(context, style: StyleInfo, locale: str) -> None:
     loaded.add((style.template, locale))
 
 
+def _answer(text) -> dict:
+    return json.loads(text) if isinstance(text, str) else {}
+
+
 def run(entries: list[dict], style: StyleInfo, locale: str, *, citations: bool) -> dict:
     """citation-js over BibTeX entry objects: see scidraftCslFormat. Raises jsengine.JSError."""
-    return jsengine.call_citations(
-        "scidraftCslFormat",
-        entries,
-        style.template,
-        locale,
-        citations,
-        before=lambda context: _prepare(context, style, locale),
+    return _answer(
+        jsengine.call_citations(
+            "scidraftCslFormat",
+            entries,
+            style.template,
+            locale,
+            citations,
+            before=lambda context: _prepare(context, style, locale),
+        )
     )
 
 
 def csl_json(entries: list[dict]) -> dict:
     """The CSL-JSON items citation-js maps the entries to, and the keys it could not map."""
-    return jsengine.call_citations("scidraftCslJson", entries)
+    return _answer(jsengine.call_citations("scidraftCslJson", entries))
 
 
 def ris(entries: list[dict]) -> dict:
     """The entries as RIS records by citation-js (@citation-js/plugin-ris)."""
-    return jsengine.call_citations("scidraftCslRis", entries)
+    return _answer(jsengine.call_citations("scidraftCslRis", entries))
