@@ -8,7 +8,7 @@ mapping to CSL-JSON is the theme's (@citation-js/plugin-bibtex).
 
 Beyond the theme: math (`$O(1/k^2)$`) is kept out of citation-js and typeset by KaTeX when
 the list is filled in (each formula is a placeholder in the HTML, `FormattedReferences.math`);
-a dotless i under an accent (`Ort\\'{\\i}`) decodes to the accented letter; an entry that
+an entry that
 cannot be formatted shows its key and fields, with the reason, instead of failing the list.
 
 Formatted entries are cached by content, style and locale in the process and in the shared
@@ -60,9 +60,6 @@ MATH_TOKEN = re.compile(f"{MATH_OPEN}(\\d+){MATH_CLOSE}")
 _MATH = re.compile(r"(?<!\\)\$((?:[^$\\]|\\.)+)(?<!\\)\$", re.DOTALL)
 # Fields that are addresses or identifiers: never math.
 _VERBATIM = frozenset({"url", "doi", "eprint", "file", "isbn", "issn", "pmid", "arxivid"})
-# citation-js decodes \'\i to a dotless i and a combining accent, which Unicode never composes.
-_DOTLESS = re.compile("\u0131([\u0300-\u036f])")
-_DOTLESS_COMPOSED = {"\u0300": "ì", "\u0301": "í", "\u0302": "î", "\u0308": "ï", "\u0303": "ĩ"}
 _ENTRY = re.compile(r'^\s*<div[^>]*class="csl-entry"[^>]*>(.*)</div>\s*$', re.DOTALL)
 _LEFT_MARGIN = re.compile(
     r'^\s*<div class="csl-left-margin">.*?</div>\s*<div class="csl-right-inline">(.*)</div>\s*$',
@@ -137,13 +134,12 @@ def _fingerprint(data: EntryData) -> str:
 
 def _entry_html(raw: str) -> str:
     """The entry's own HTML inside citeproc's csl-entry div, without its number (the list
-    prints the theme's [n]); a dotless i with an accent as the accented letter."""
+    prints the theme's [n])."""
     match = _ENTRY.match(raw)
     inner = match.group(1) if match else raw
     margin = _LEFT_MARGIN.match(inner)
     inner = margin.group(1) if margin else inner
-    inner = _DOTLESS.sub(lambda m: _DOTLESS_COMPOSED.get(m.group(1), m.group(0)), inner)
-    return unicodedata.normalize("NFC", inner.strip())
+    return inner.strip()
 
 
 def unformatted_html(data: EntryData) -> str:

@@ -299,3 +299,31 @@ def test_time_waiting_on_the_javascript_engine_counts_against_the_budget():
     )
     rendered = _timed(formulas)
     assert "render-limit" in _codes(rendered)
+
+
+# --- Reference lists ---------------------------------------------------------------------------
+
+
+def test_five_thousand_reference_lists_render_in_time():
+    """Issue #16: 5,000 `{{< references >}}` lists (each after its own \\cite) took 10 s. The
+    file is looked up once per render, lists past citations.MAX_LISTS show their keys
+    unformatted with one warning, and the first lists are formatted by citation-js as usual."""
+    from bibliography.formatting import ParsedBibliography
+    from bibliography.parsing import parse_bibtex
+    from scidraft.markup import citations
+
+    parsed = parse_bibtex("@article{a, title = {Heat}, author = {Fourier, Joseph}, year = 1822}")
+    bibliography = ParsedBibliography("bib/refs.bib", parsed.entries)
+    looked_up = []
+
+    def resolve(name):
+        looked_up.append(name)
+        return bibliography
+
+    source = '\\cite{a}\n\n{{< references bib="bib/refs.bib" >}}\n\n' * 5_000
+    rendered = _timed(source, RenderContext(resolve_bibliography=resolve))
+    assert looked_up == ["bib/refs.bib"]
+    assert len(rendered.citations) == 5_000
+    assert "references-limit" in _codes(rendered)
+    assert rendered.html.count("Fourier J. Heat. 1822;") >= citations.MAX_LISTS
+    assert rendered.html.count("not formatted: the note has too many reference lists") > 0
