@@ -8,8 +8,9 @@ mapping to CSL-JSON is the theme's (@citation-js/plugin-bibtex).
 
 Beyond the theme: math (`$O(1/k^2)$`) is kept out of citation-js and typeset by KaTeX when
 the list is filled in (each formula is a placeholder in the HTML, `FormattedReferences.math`);
-an entry that
-cannot be formatted shows its key and fields, with the reason, instead of failing the list.
+LaTeX commands citation-js leaves as written (`{\\TeX}book` → `\\TeXbook`) are decoded; an
+entry that cannot be formatted shows its key and fields, with the reason, instead of failing
+the list.
 
 Formatted entries are cached by content, style and locale in the process and in the shared
 cache (Redis): citeproc-js takes a few milliseconds an entry, and a re-render or another
@@ -18,6 +19,7 @@ process should not pay that again.
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import html
 import json
@@ -27,6 +29,8 @@ import threading
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+
+import latexcodec  # noqa: F401 - registers the ulatex codec
 
 from scidraft.markup import jsengine
 from scidraft.markup.context import FormattedReferences
@@ -66,6 +70,10 @@ _LEFT_MARGIN = re.compile(
     re.DOTALL,
 )
 _TAG = re.compile(r"<[^>]+>")
+# A LaTeX command citation-js left in the text, and the logos it does not know.
+_LEFT_COMMAND = re.compile(r"\\([A-Za-z]+)(?:\{\})?")
+_LOGOS = {"TeX": "TeX", "LaTeX": "LaTeX", "LaTeXe": "LaTeX2ε", "BibTeX": "BibTeX",
+          "XeTeX": "XeTeX", "LuaTeX": "LuaTeX", "ConTeXt": "ConTeXt", "AmS": "AMS"}  # fmt: skip
 # pybtex expands the month macros (jan … dec) to English names, citation-js to "01" … "12":
 # `month = "30~" # jun` reads "30~06" there, which citation-js's date parser skips (the theme
 # prints the year alone), and "30~June" here, which it would read as a day.
@@ -139,7 +147,34 @@ def _entry_html(raw: str) -> str:
     inner = match.group(1) if match else raw
     margin = _LEFT_MARGIN.match(inner)
     inner = margin.group(1) if margin else inner
-    return inner.strip()
+    return decode_left_commands(inner.strip())
+
+
+def _decode_command(match: re.Match) -> str:
+    name = match.group(1)
+    if name in _LOGOS:
+        return _LOGOS[name]
+    try:
+        decoded = codecs.decode(f"\\{name}", "ulatex").strip()
+    except (ValueError, UnicodeDecodeError):
+        decoded = "\\"
+    if not decoded.startswith("\\"):
+        return decoded
+    # `{\TeX}book` reaches us as \TeXbook: a logo followed by the rest of the word.
+    for logo in sorted(_LOGOS, key=len, reverse=True):
+        if name.startswith(logo):
+            return _LOGOS[logo] + name[len(logo) :]
+    return match.group(0)
+
+
+def decode_left_commands(markup: str) -> str:
+    """Commands citation-js did not decode, decoded in the text (never inside a tag)."""
+    if "\\" not in markup:
+        return markup
+    parts = re.split(r"(<[^>]+>)", markup)
+    return "".join(
+        part if part.startswith("<") else _LEFT_COMMAND.sub(_decode_command, part) for part in parts
+    )
 
 
 def unformatted_html(data: EntryData) -> str:
