@@ -376,7 +376,7 @@ def longest_citing_note() -> tuple[str, str] | None:
     from scidraft.hugo import split_front_matter
 
     best = max(notes.glob("*.md"), key=lambda path: path.read_text().count("\\cite{"))
-    return best.name, split_front_matter(best.read_text(encoding="utf-8"))[1]
+    return best.name, split_front_matter(best.read_text(encoding="utf-8")).body
 
 
 def measure_example(directory: str) -> list[list[str]]:

@@ -244,8 +244,15 @@ def _first_line(error: Exception) -> str:
     return line
 
 
-def _call(function: str, *args, pool: _Pool | None = None, before=None):
-    # A call gets at most what is left of the render's budget (and never less than a moment).
+# A reference list's call is not cut shorter than this by the render's budget: citeproc-js
+# takes a few milliseconds an entry (more on a busy machine), and a 50-key list cut off would
+# show raw entries. Only one such call can overrun a render: the budget is spent after it,
+# and later lists are not formatted (scidraft.markup.citations).
+CITATION_FLOOR_SECONDS = 2.0
+
+
+def _call(function: str, *args, pool: _Pool | None = None, before=None, floor: float = 0.05):
+    # A call gets at most what is left of the render's budget (and never less than `floor`).
     pool = pool or _pool
     context = pool.take()  # loading the libraries into a new context is not the input's cost
     if before is not None:
@@ -255,7 +262,7 @@ def _call(function: str, *args, pool: _Pool | None = None, before=None):
             pool.discard(context)
             raise
     left = limits.remaining()
-    timeout = max(min(CALL_TIMEOUT_SECONDS, left), 0.05)
+    timeout = min(max(min(CALL_TIMEOUT_SECONDS, left), floor), CALL_TIMEOUT_SECONDS)
     started = time.monotonic()
     try:
         result = context.call(function, *args, timeout_sec=timeout, max_memory=MEMORY_LIMIT_BYTES)
@@ -387,7 +394,9 @@ def render_pseudocode(source: str, *, caption_count: int) -> str:
 def call_citations(function: str, *args, before=None):
     """`function(*args)` in a citation-js context, bounded like a formula (time, memory, the
     render's budget); `before(context)` runs first, outside the bounds (loading a style)."""
-    return _call(function, *args, pool=_citation_pool, before=before)
+    return _call(
+        function, *args, pool=_citation_pool, before=before, floor=CITATION_FLOOR_SECONDS
+    )
 
 
 @atexit.register
