@@ -268,8 +268,9 @@ def _style_xml(parent: str) -> str:
     return _style_path(parent).read_text(encoding="utf-8")
 
 
-# Seconds a context may take to load a style and build its processor (APA's file is 85 KB).
-PREPARE_TIMEOUT_SECONDS = 10.0
+# Seconds a context may take to load a style and build its processor (Chicago's file is 168 KB;
+# a second or two on a busy machine, once per context and style).
+PREPARE_TIMEOUT_SECONDS = 30.0
 
 
 def _prepare(context, style: StyleInfo, locale: str) -> None:
@@ -280,6 +281,15 @@ def _prepare(context, style: StyleInfo, locale: str) -> None:
         loaded = context.scidraft_loaded = set()
     if (style.template, locale) in loaded:
         return
+    try:
+        _load_style(context, loaded, style, locale)
+    except Exception as error:  # noqa: BLE001 - the list shows its entries raw, with the reason
+        raise jsengine.JSError(
+            f"the style {style.name} could not be loaded ({type(error).__name__}: {error})"
+        ) from None
+
+
+def _load_style(context, loaded: set, style: StyleInfo, locale: str) -> None:
     timeout = PREPARE_TIMEOUT_SECONDS
     if style.template not in BUILT_IN and style.template not in loaded:
         context.call(
