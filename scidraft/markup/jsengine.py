@@ -394,9 +394,7 @@ def render_pseudocode(source: str, *, caption_count: int) -> str:
 def call_citations(function: str, *args, before=None):
     """`function(*args)` in a citation-js context, bounded like a formula (time, memory, the
     render's budget); `before(context)` runs first, outside the bounds (loading a style)."""
-    return _call(
-        function, *args, pool=_citation_pool, before=before, floor=CITATION_FLOOR_SECONDS
-    )
+    return _call(function, *args, pool=_citation_pool, before=before, floor=CITATION_FLOOR_SECONDS)
 
 
 @atexit.register
