@@ -85,7 +85,7 @@ _MONTH_NUMBERS = {name: f"{number:02d}" for number, name in enumerate(
      "October", "November", "December"], start=1)}  # fmt: skip
 # How many entries one call formats: a list of thousands is formatted in slices, each bounded
 # by the engine's time limit and the render's budget.
-BATCH = 200
+BATCH = 50
 CACHE_MAX = 20_000
 
 
