@@ -219,6 +219,20 @@ function scidraftCslBibliography(items, options, errors) {
     return entries;
   }
 }
+// Each item's in-text citation, all in one pass of the processor, so that it disambiguates
+// them against each other ("2017a", "2017b") as a document citing each once would.
+function scidraftCslCitations(items, template, lang) {
+  var data = SCIDRAFT_CITE.util.downgradeCsl ? SCIDRAFT_CITE.util.downgradeCsl(items) : items;
+  var engine = SCIDRAFT_CSL.engine(data, template, lang, "html");  // plugin-csl's own engine
+  var clusters = data.map(function (item, index) {
+    return {citationID: "scidraft-" + index, citationItems: [{id: item.id}],
+            properties: {noteIndex: index + 1}};
+  });
+  var output = engine.rebuildProcessorState(clusters, "html", []);
+  var markers = {};
+  for (var i = 0; i < output.length; i++) markers[data[i].id] = output[i][2];
+  return markers;
+}
 // Answers are JSON text: mini-racer hands objects back as handles into the context.
 // {entries: [[key, html], …] in the style's order, citations: {key: in-text html},
 //  errors: {key: why it could not be formatted}, items: the CSL-JSON of the entries}.
@@ -230,13 +244,10 @@ function scidraftCslFormat(entries, template, lang, citations) {
   var options = {format: "html", template: template, lang: lang, asEntryArray: true};
   result.entries = scidraftCslBibliography(items, options, errors);
   if (citations) {
-    var cite = new SCIDRAFT_CITE(items.filter(function (item) { return !(item.id in errors); }));
-    for (var j = 0; j < cite.data.length; j++) {
-      try {
-        result.citations[cite.data[j].id] = cite.format("citation",
-          {format: "html", template: template, lang: lang, entry: cite.data[j].id});
-      } catch (error) { /* the marker falls back to the key */ }
-    }
+    try {
+      result.citations = scidraftCslCitations(
+        items.filter(function (item) { return !(item.id in errors); }), template, lang);
+    } catch (error) { /* the markers fall back to the keys */ }
   }
   return JSON.stringify(result);
 }

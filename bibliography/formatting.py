@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import latexcodec  # noqa: F401 - registers the ulatex codec
 
-from scidraft.markup import jsengine
+from scidraft.markup import jsengine, limits
 from scidraft.markup.context import FormattedReferences
 
 from . import csl
@@ -314,6 +314,16 @@ def _numeric(entries: list[EntryData], style: csl.StyleInfo, locale: str) -> _Li
     fresh: dict[str, object] = {}
     for start in range(0, len(missing), BATCH):
         chunk = missing[start : start + BATCH]
+        if start and limits.expired():
+            # The render's budget is spent: the rest shows raw this time (nothing of it is
+            # cached), and the next render starts from the slices formatted now.
+            for data in chunk:
+                known[keys[data.key]] = _Formatted(
+                    unformatted_html(data),
+                    problem="the reference list was not formatted in full within the "
+                    "render's time budget; it is completed at the next render",
+                )
+            continue
         result = _call(chunk, style, locale, citations=False)
         for data in chunk:
             formatted = result.entries[data.key]

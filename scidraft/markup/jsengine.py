@@ -245,10 +245,11 @@ def _first_line(error: Exception) -> str:
 
 
 # A reference list's call is not cut shorter than this by the render's budget: citeproc-js
-# takes a few milliseconds an entry (more on a busy machine), and a 50-key list cut off would
-# show raw entries. Only one such call can overrun a render: the budget is spent after it,
-# and later lists are not formatted (scidraft.markup.citations).
-CITATION_FLOOR_SECONDS = 2.0
+# takes 3-20 ms an entry (APA and Chicago are the slow ones, a busy machine doubles it), and a
+# list cut off would show raw entries at every render, as nothing stopped is cached. Only one
+# such call can overrun a render: the budget is spent after it, and later lists are not
+# formatted (scidraft.markup.citations).
+CITATION_FLOOR_SECONDS = CALL_TIMEOUT_SECONDS
 
 
 def _call(function: str, *args, pool: _Pool | None = None, before=None, floor: float = 0.05):

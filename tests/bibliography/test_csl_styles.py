@@ -129,3 +129,16 @@ def test_when_citation_js_fails_entries_show_their_key_and_fields(monkeypatch):
     )
     monkeypatch.undo()
     assert format_references(_entries()[:1], "vancouver").problems == {}
+
+
+def test_author_date_lists_disambiguate_their_entries_against_each_other():
+    """Two works by the same author in the same year become 2017a and 2017b, in the markers
+    and in the list (the list is formatted as a whole)."""
+    text = (
+        "@article{one, author = {Smith, Jane}, title = {First}, journal = {J}, year = 2017}\n"
+        "@article{two, author = {Smith, Jane}, title = {Second}, journal = {J}, year = 2017}\n"
+    )
+    entries = [entry_data(entry) for entry in parse_bibtex(text).entries]
+    formatted = format_references(entries, "apa")
+    assert formatted.markers == {"one": "Smith, 2017a", "two": "Smith, 2017b"}
+    assert "(2017a). First." in plain_text(formatted.entries["one"])
