@@ -411,21 +411,24 @@ def measure_example(directory: str) -> list[list[str]]:
             _cold,
         ),
     }
-    times: dict[str, list[float]] = {kind: [] for kind in kinds}
+    times: dict[str, list[float]] = {}
     items = {}
-    for run in range(RUNS + 1):
-        for kind, (bibs, clear) in kinds.items():
-            clear()
-            _cold()
-            context = RenderContext(resolve_bibliography=bibs.get, citation_style="vancouver")
-            elapsed, result = _seconds(render, body, context)
-            if run:
-                times[kind].append(elapsed * 1000)
-            items[kind] = result.html.count('<li id="ref-')
+    for warm in (False, True):
+        for run in range(RUNS + 1):
+            for kind, (bibs, clear) in kinds.items():
+                if not warm:
+                    clear()
+                    _cold()
+                context = RenderContext(resolve_bibliography=bibs.get, citation_style="vancouver")
+                elapsed, result = _seconds(render, body, context)
+                label = f"{kind}, {'warm' if warm else 'cold'}"
+                if run:
+                    times.setdefault(label, []).append(elapsed * 1000)
+                items[label] = result.html.count('<li id="ref-')
     return [
-        [f"{name}, cold render: {kind}", f"{items[kind]}", f"{statistics.median(ms):.1f} ms"]
+        [f"{name}, render {label}", f"{items[label]}", f"{statistics.median(ms):.1f} ms"]
         + [DASH, DASH, DASH]
-        for kind, ms in times.items()
+        for label, ms in times.items()
     ]
 
 
@@ -441,7 +444,8 @@ def main(argv: list[str] | None = None) -> int:
     print("Bibliography benchmark (parse, import, reference-list formatting)")
     print(
         f"machine: {os.cpu_count()} CPUs (nproc {len(os.sched_getaffinity(0))}), "
-        f"Python {platform.python_version()} ({platform.machine()})"
+        f"Python {platform.python_version()} ({platform.machine()}), load average "
+        f"{os.getloadavg()[0]:.1f} at the start"
     )
     text = synthetic_bib()
     source = citing_note()
