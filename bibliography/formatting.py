@@ -50,7 +50,6 @@ __all__ = [
     "StoredBibliography",
     "csl_items",
     "format_cache_clear",
-    "format_entries",
     "format_references",
     "plain_text",
     "ris_records",
@@ -375,15 +374,6 @@ def format_references(
         suffix=info.suffix,
         delimiter=info.delimiter,
     )
-
-
-def format_entries(
-    entries: Iterable[EntryData], style: str | None = None, locale: str | None = None
-) -> dict[str, str]:
-    """HTML of each entry (key → HTML), math shown as its TeX source."""
-    formatted = format_references(entries, style, locale)
-    return {key: with_math_source(value, formatted.math.get(key, ())) for key, value in
-            formatted.entries.items()}  # fmt: skip
 
 
 def with_math_source(markup: str, formulas: tuple[str, ...]) -> str:
