@@ -59,7 +59,9 @@ def bibtex_key(work: CitableWork) -> str:
     return f"{stem}{work.date.year}-{re.sub(r'[^a-z0-9-]', '', work.key.lower())[:40]}"
 
 
-def to_bibtex(work: CitableWork) -> str:
+def bibtex_fields(work: CitableWork) -> list[tuple[str, str]]:
+    """The note's BibTeX fields, each value as written between the field's braces (the month
+    as its macro, jan … dec)."""
     fields = [
         ("title", "{" + _bibtex_escape(work.title) + "}"),
         ("author", " and ".join(_bibtex_author(person) for person in work.authors)),
@@ -72,10 +74,13 @@ def to_bibtex(work: CitableWork) -> str:
     ]
     if work.summary:
         fields.append(("abstract", _bibtex_escape(work.summary)))
+    return [(name, value) for name, value in fields if value]
+
+
+def to_bibtex(work: CitableWork) -> str:
     body = ",\n".join(
         f"  {name} = {value}" if name == "month" else f"  {name} = {{{value}}}"
-        for name, value in fields
-        if value
+        for name, value in bibtex_fields(work)
     )
     return f"@online{{{bibtex_key(work)},\n{body}\n}}\n"
 

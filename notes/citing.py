@@ -5,18 +5,17 @@ from __future__ import annotations
 import json
 
 from django.utils import timezone
+from pybtex.bibtex.utils import split_name_list
 
 from bibliography import exports
 from bibliography.exports import CitableWork, Person
 from bibliography.formatting import (
     EntryData,
     csl_items,
-    entry_data,
     format_references,
     with_math_source,
 )
 from bibliography.models import BibEntry
-from bibliography.parsing import parse_bibtex
 from scidraft.markup.sanitise import clean_fragment
 from scidraft.site.models import SiteSettings
 from scidraft.site.snapshot import site_settings
@@ -69,9 +68,21 @@ def cited_entries(note: Note, *fields: str) -> list[BibEntry]:
     return [found[pair] for pair in cited if pair in found]
 
 
+_MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+
+
 def work_entry(work: CitableWork) -> EntryData:
-    """The note as the BibTeX entry cite.bib serves, parsed as any uploaded entry is."""
-    return entry_data(parse_bibtex(exports.to_bibtex(work)).entries[0])
+    """The note as the BibTeX entry cite.bib serves, as pybtex would read it: built from the
+    same fields, so no title or summary an author wrote can keep it from being formatted."""
+    fields, persons = {}, {}
+    for name, value in exports.bibtex_fields(work):
+        if name == "author":
+            persons["author"] = split_name_list(value)  # braces keep "{A and B}" whole
+        elif name == "month":
+            fields["month"] = f"{_MONTHS.index(value) + 1:02d}"  # as citation-js reads `sep`
+        else:
+            fields[name] = " ".join(value.split())
+    return EntryData(exports.bibtex_key(work), "online", fields, persons)
 
 
 def work_reference_html(work: CitableWork, site: SiteSettings) -> str:

@@ -92,3 +92,24 @@ def test_scholar_reference_decodes_each_value_once_and_gives_the_same_text():
     assert _plain.cache_info().hits == hits + 3  # title, author and journal: none decoded again
     assert "citation_title=Schönhage's FFT" in first
     assert "citation_author=Schönhage, Arnold" in first
+
+
+def test_cite_this_note_formats_any_title_and_summary():
+    """A title or summary that would derail a BibTeX parser (an `@entry{` line, braces,
+    percent signs) still gives the formatted citation: the entry is built from the fields,
+    not parsed back from the text (the XSS corpus found it: a 500 on the note page)."""
+    from types import SimpleNamespace
+
+    from notes.citing import work_reference_html
+
+    work = CitableWork(
+        **{
+            **WORK.__dict__,
+            "title": "}{ 100% <script>alert(1)</script>",
+            "summary": "line\n@misc{evil,\n title = {",
+        }
+    )
+    site = SimpleNamespace(citation_style="vancouver", language_code="en-us")
+    cited = work_reference_html(work, site)
+    assert cited.startswith("Novak A, Ríos T. }{ 100% &lt;script&gt;")
+    assert "<script" not in cited
