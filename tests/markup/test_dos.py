@@ -327,3 +327,23 @@ def test_five_thousand_reference_lists_render_in_time():
     assert "references-limit" in _codes(rendered)
     assert rendered.html.count("Fourier J. Heat. 1822;") >= citations.MAX_LISTS
     assert rendered.html.count("not formatted: the note has too many reference lists") > 0
+
+
+def test_five_thousand_lists_of_distinct_entries_stop_at_the_budget():
+    """Each list citing an entry not formatted before costs a citation-js call: once the
+    render's budget is spent the remaining lists show their keys, with one warning."""
+    from bibliography.formatting import ParsedBibliography, format_cache_clear
+    from bibliography.parsing import parse_bibtex
+
+    text = "\n".join(
+        f"@article{{k{n}, title = {{Heat {n}}}, author = {{Fourier, Joseph}}, year = 1822}}"
+        for n in range(5_000)
+    )
+    bibliography = ParsedBibliography("bib/refs.bib", parse_bibtex(text).entries)
+    format_cache_clear()
+    source = "".join(
+        f'\\cite{{k{n}}}\n\n{{{{< references bib="bib/refs.bib" >}}}}\n\n' for n in range(5_000)
+    )
+    rendered = _timed(source, RenderContext(resolve_bibliography=lambda name: bibliography))
+    assert "references-limit" in _codes(rendered)
+    assert 0 < rendered.html.count("Fourier J. Heat") < 5_000
