@@ -99,6 +99,7 @@ def resolve(
     # The theme's counter: the page's first marker is cite-back-0.
     back_counter = 0
     files: dict[str, object] = {}  # each file looked up once per render, however many lists
+    limit_warned = False
 
     def bibliography_for(name: str):
         if name not in files:
@@ -124,14 +125,10 @@ def resolve(
                 scope, list(numbers), context, warnings, bibliography_for
             )
         else:
-            entries, missing, problem = (
-                {},
-                [],
-                "not formatted: the note has too many reference lists",
-            )
-            if numbers and (
-                box == MAX_LISTS or not warnings or warnings[-1].code != "references-limit"
-            ):
+            reason = "not formatted: too many reference lists, or the note's time ran out"
+            entries, missing, problem = {}, [], reason
+            if numbers and not limit_warned:
+                limit_warned = True
                 line = (scope.item.data or {}).get("line", 0) if scope.item else 0
                 warnings.append(
                     RenderWarning(
