@@ -466,6 +466,10 @@ class StoredBibliography:
     ) -> FormattedReferences:
         return format_references(self._data(keys), style, locale)
 
+    def known(self, keys: list[str]) -> list[str]:
+        """The keys the file has, without formatting them (a list past the render's bounds)."""
+        return [data.key for data in self._data(keys)]
+
 
 class ParsedBibliography:
     """A .bib file parsed in memory (the `render --bib` command, previews of uploads)."""
@@ -482,6 +486,10 @@ class ParsedBibliography:
         self, keys: list[str], style: str | None, locale: str | None = None
     ) -> FormattedReferences:
         return format_references(self._data(keys), style, locale)
+
+    def known(self, keys: list[str]) -> list[str]:
+        """The keys the file has, without formatting them (a list past the render's bounds)."""
+        return [key for key in keys if key in self.entries]
 
 
 def entry_data(entry) -> EntryData:

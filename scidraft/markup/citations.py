@@ -127,6 +127,7 @@ def resolve(
         else:
             reason = "not formatted: too many reference lists, or the note's time ran out"
             entries, missing, problem = {}, [], reason
+            _locate(scope, list(numbers), bibliography_for)
             if numbers and not limit_warned:
                 limit_warned = True
                 line = (scope.item.data or {}).get("line", 0) if scope.item else 0
@@ -178,6 +179,20 @@ def _marker(cite: Item, counter: int, box: int, scope: _List, numbers: dict[str,
         f'<span class="citation citation-text" id="cite-back-{counter}">'
         f"{html.escape(prefix, quote=False)}{links}{html.escape(suffix, quote=False)}</span>"
     )
+
+
+def _locate(scope: _List, keys: list[str], bibliography_for) -> None:
+    """Record which file holds each key of a list that is not formatted, so the note's
+    citations (references.bib, Scholar tags, "cited by") do not depend on formatting."""
+    remaining = list(keys)
+    for name in scope.bib:
+        bibliography = bibliography_for(name)
+        known = getattr(bibliography, "known", None)
+        if known is None or not remaining:
+            continue
+        found = set(known(remaining))
+        scope.sources.update({key: name for key in remaining if key in found})
+        remaining = [key for key in remaining if key not in found]
 
 
 def _typeset(markup: str, formulas: tuple[str, ...], line: int, warnings) -> str:

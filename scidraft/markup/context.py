@@ -82,7 +82,8 @@ class Bibliography(Protocol):
         self, keys: list[str], style: str | None, locale: str | None = None
     ) -> FormattedReferences:
         """The keys found, formatted in `style` and `locale`; keys not in the file are left
-        out."""
+        out. A bibliography may also offer `known(keys) -> list[str]`, the keys it holds,
+        asked instead for lists the render does not format."""
 
 
 @dataclass(frozen=True)

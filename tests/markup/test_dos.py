@@ -328,6 +328,8 @@ def test_five_thousand_reference_lists_render_in_time():
     assert rendered.html.count("Fourier J. Heat. 1822;") >= citations.MAX_LISTS
     assert rendered.html.count("not formatted: too many reference lists") == 5_000 - 1_000
     assert _codes(rendered) == {"references-limit"}
+    # Lists not formatted still record where each key is (references.bib, Scholar tags).
+    assert all(found.sources == {"a": "bib/refs.bib"} for found in rendered.citations)
 
 
 def test_five_thousand_lists_of_distinct_entries_stop_at_the_budget():
