@@ -4,8 +4,12 @@ from django.core.exceptions import ValidationError
 from django.http import HttpResponseRedirect
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
+
+from scidraft.markup.sanitise import clean_fragment
 
 from .display import latex_to_text
+from .formatting import entry_data, format_references, with_math_source
 from .models import BibEntry, BibFile
 from .services import bib_text_check, bibfile_import, bibfile_set_public, may_set_public
 
@@ -125,7 +129,8 @@ class BibEntryAdmin(admin.ModelAdmin):
     search_fields = ["key", "fields__title", "persons__author"]
     list_select_related = ["bibfile"]
     readonly_fields = [
-        "bibfile", "key", "entry_type", "fields", "persons", "source", "position", "cited_by",
+        "bibfile", "key", "formatted", "entry_type", "fields", "persons", "source", "position",
+        "cited_by",
     ]  # fmt: skip
 
     def has_add_permission(self, request):
@@ -140,6 +145,21 @@ class BibEntryAdmin(admin.ModelAdmin):
     def first_author(self, obj: BibEntry) -> str:
         authors = obj.persons.get("author") or obj.persons.get("editor") or []
         return latex_to_text(authors[0]) if authors else ""
+
+    @admin.display(description="as cited")
+    def formatted(self, obj: BibEntry):
+        """The entry in the site's citation style, as a reference list prints it, or why
+        citation-js could not format it."""
+        from scidraft.site.models import SiteSettings  # site settings build on bibliography
+
+        site = SiteSettings.objects.current()
+        result = format_references([entry_data(obj)], site.citation_style, site.language_code)
+        if obj.key in result.problems:
+            return f"{result.problems[obj.key]} ({site.citation_style})"
+        markup = with_math_source(result.entries.get(obj.key, ""), result.math.get(obj.key, ()))
+        # Trusted: citation-js's output, through the engine's allowlist.
+        safe = mark_safe(clean_fragment(markup))  # noqa: S308
+        return format_html("{} <em>({})</em>", safe, site.citation_style)
 
     @admin.display(description="cited by")
     def cited_by(self, obj: BibEntry):

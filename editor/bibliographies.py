@@ -21,9 +21,11 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from bibliography import services
 from bibliography.display import authors_text, latex_to_text
+from bibliography.formatting import entry_data, format_references, plain_text
 from bibliography.models import BibEntry, BibFile
 from notes.models import Note, NoteBibliography, NoteCitation
 from scidraft.site.meta import PageMeta
+from scidraft.site.models import SiteSettings
 
 ENTRIES_PER_PAGE = 100
 CITE_RESULTS = 20
@@ -293,6 +295,13 @@ def cite_search(request, note_id: int):
         .only("key", "entry_type", "fields", "persons", "bibfile__name")
         .order_by("rank", "bibfile__name", "position")[: CITE_RESULTS + 1]
     )
+    shown = entries[:CITE_RESULTS]
+    site = SiteSettings.objects.current()
+    # Each result as the note's reference list will print it (the site's style), as text: the
+    # picker never parses an entry as HTML.
+    formatted = format_references(
+        [entry_data(entry) for entry in shown], site.citation_style, site.language_code
+    )
     results = [
         {
             "key": entry.key,
@@ -301,7 +310,12 @@ def cite_search(request, note_id: int):
             "authors": authors_text(entry.persons),
             "year": latex_to_text(entry.year),
             "file": entry.bibfile.name,
+            "reference": ""
+            if entry.key in formatted.problems
+            else plain_text(
+                formatted.entries.get(entry.key, ""), formatted.math.get(entry.key, ())
+            ),
         }
-        for entry in entries[:CITE_RESULTS]
+        for entry in shown
     ]
     return JsonResponse({"results": results, "more": len(entries) > CITE_RESULTS})

@@ -21,6 +21,11 @@ urlpatterns = [
         cached_page(views.note_references_bib),
         name="references_bib",
     ),
+    re_path(
+        r"^notes/(?P<slug>[-\w]+)/references\.(?P<format>ris|json)$",
+        cached_page(views.note_references_export),
+        name="references_export",
+    ),
     re_path(r"^notes/(?P<slug>[-\w]+)/$", cached_page(views.note_detail), name="note_detail"),
     path("tags/", cached_page(views.tag_list), name="tag_list"),
     re_path(r"^tags/(?P<slug>[-\w]+)/$", cached_page(views.tag_detail), name="tag_detail"),

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 from django.http import Http404, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils.safestring import mark_safe
 
 from bibliography import exports
+from bibliography.formatting import csl_items, entry_data, ris_records
 from bibliography.models import BibFile
 from scidraft.markup import ENGINE_VERSION
 from scidraft.site.caching import request_generation
@@ -16,7 +19,7 @@ from scidraft.site.models import SiteSettings
 from scidraft.site.snapshot import PerGeneration, site_settings
 
 from . import feed as feed_math
-from .citing import citable_work, cited_entries
+from .citing import citable_work, cited_entries, work_csl_json, work_reference_html
 from .identity import identity_for
 from .models import Author, Note, Page, Tag, card_prefetches, prefetch_cards
 from .navigation import older_and_newer, recommendation_candidates
@@ -179,7 +182,8 @@ def note_detail(request, slug: str):
             "newer": newer,
             "recommendations": [(slug, candidates[slug]) for slug in recommended],
             "cite_bibtex": exports.to_bibtex(work),
-            "cite_text": exports.to_vancouver_text(work),
+            # Trusted: formatted by citation-js and sanitised (notes.citing).
+            "cite_html": mark_safe(work_reference_html(work, site)),  # noqa: S308
             "meta": meta,
             "assets": assets_for([note]),
             "copy_code": site.show_code_copy_buttons,
@@ -374,7 +378,7 @@ def _post_meta(page: Page, toggle, author: str) -> list[str]:
 _EXPORTS = {
     "bib": (exports.to_bibtex, "application/x-bibtex; charset=utf-8"),
     "ris": (exports.to_ris, "application/x-research-info-systems; charset=utf-8"),
-    "json": (exports.to_csl_json, "application/vnd.citationstyles.csl+json; charset=utf-8"),
+    "json": (work_csl_json, "application/vnd.citationstyles.csl+json; charset=utf-8"),
 }
 
 
@@ -399,4 +403,21 @@ def note_references_bib(request, slug: str):
         content_type="application/x-bibtex; charset=utf-8",
     )
     response["Content-Disposition"] = f'inline; filename="{slug}-references.bib"'
+    return response
+
+
+def note_references_export(request, slug: str, format: str):
+    """The entries the note cites, in citation order, as RIS or CSL-JSON: citation-js's
+    mapping, the one the reference lists are formatted from."""
+    note = get_object_or_404(Note.objects.published(), slug=slug)
+    entries = [
+        entry_data(entry) for entry in cited_entries(note, "entry_type", "fields", "persons")
+    ]
+    if format == "ris":
+        body, content_type = ris_records(entries), "application/x-research-info-systems"
+    else:
+        body = json.dumps(csl_items(entries), ensure_ascii=False, indent=2) + "\n"
+        content_type = "application/vnd.citationstyles.csl+json"
+    response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
+    response["Content-Disposition"] = f'inline; filename="{slug}-references.{format}"'
     return response

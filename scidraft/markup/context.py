@@ -57,13 +57,33 @@ DEFAULT_ENVIRONMENTS: tuple[EnvironmentKind, ...] = tuple(
 )
 
 
+@dataclass
+class FormattedReferences:
+    """A bibliography's answer for the keys of one list (bibliography.formatting)."""
+
+    entries: dict[str, str]  # key → the entry's HTML (sanitised by the engine); found keys only
+    # key → TeX of each formula in its HTML, written there as \ue010N\ue011 (typeset here).
+    math: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    numeric: bool = True  # numbered style: [n] markers, list in citation order
+    order: list[str] = field(default_factory=list)  # the style's order (author–date styles)
+    markers: dict[str, str] = field(default_factory=dict)  # key → in-text HTML, no affixes
+    problems: dict[str, str] = field(default_factory=dict)  # key → why it is shown raw
+    prefix: str = ""  # an in-text cluster's affixes and delimiter: "(", ")", "; "
+    suffix: str = ""
+    delimiter: str = "; "
+
+
 class Bibliography(Protocol):
     """A named bibliography file as the engine sees it."""
 
     url: str  # where the file is served, e.g. /bib/refs.bib
 
-    def format(self, keys: list[str], style: str | None) -> dict[str, str]:
-        """HTML of each key found, in any order; keys not in the file are left out."""
+    def format(
+        self, keys: list[str], style: str | None, locale: str | None = None
+    ) -> FormattedReferences:
+        """The keys found, formatted in `style` and `locale`; keys not in the file are left
+        out. A bibliography may also offer `known(keys) -> list[str]`, the keys it holds,
+        asked instead for lists the render does not format."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +114,7 @@ class RenderContext:
     # Files searched, in order, by a references list without bib= (SciDraft's improvement).
     default_bibliographies: tuple[str, ...] = ()
     citation_style: str | None = None
+    citation_locale: str | None = None  # the site's language (en-us): the CSL locale
     # (note slug, label) → target in another note, for \ref{slug:label}.
     resolve_reference: Callable[[str, str], ReferenceTarget | None] = lambda slug, label: None
     # (shortcode name, parameters) → HTML of an entry index (entry-a-to-z, entry-categories).

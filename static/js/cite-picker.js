@@ -80,7 +80,9 @@
       item.id = "cite-picker-option-" + index;
       item.setAttribute("role", "option");
       item.appendChild(part("cite-picker-key", entry.key));
-      if (entry.title) item.appendChild(part("cite-picker-title", entry.title));
+      // The entry as the reference list prints it (the site's CSL style), else its title.
+      if (entry.reference) item.appendChild(part("cite-picker-reference", entry.reference));
+      else if (entry.title) item.appendChild(part("cite-picker-title", entry.title));
       var meta = [entry.authors, entry.year, entry.file].filter(Boolean).join(" · ");
       item.appendChild(part("cite-picker-meta", meta));
       // mousedown would move focus out of the search box before the click lands.

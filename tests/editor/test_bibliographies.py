@@ -322,7 +322,8 @@ def test_cite_search_returns_attached_files_first_then_own_files(
     client, author, note, picker_files
 ):
     """An Author gets the note's attached files first, then their own; never another author's
-    file. Each result carries key, decoded title, authors, year and file."""
+    file. Each result carries key, decoded title, authors, year, file, and the entry as the
+    reference list prints it in the site's style (Vancouver), as text."""
     client.force_login(author)
     data = _search(client, note, "graph")
     assert [r["key"] for r in data["results"]] == ["site_graph", "own_graph"]
@@ -333,6 +334,7 @@ def test_cite_search_returns_attached_files_first_then_own_files(
         "authors": "Erdős, Paul; Alpha, A; Beta, B; et al.",
         "year": "1959",
         "file": "bib/site.bib",
+        "reference": "Erdős P, Alpha A, Beta B, Gamma G. Graph études. 1959;",
     }
     assert data["more"] is False
 

@@ -39,7 +39,7 @@ class AnyBibliography:
     def __init__(self, name):
         self.url = "/" + name
 
-    def format(self, keys, style):
+    def format(self, keys, style, locale=None):
         return {key: f"<span>Entry {key}</span>" for key in keys}
 
 
