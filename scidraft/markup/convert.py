@@ -1,257 +1,635 @@
-"""Stage 4, Markdown: Python-Markdown with the theme's Goldmark features.
+"""Stage 4, Markdown: CommonMark as Hugo's Goldmark renders it, on markdown-it-py.
 
-GFM tables (with `{.table-academic}` / `{.table-striped}` on the line after the table),
-footnotes, definition lists, heading ids and a TOC, attribute lists, strikethrough and bare
-URLs. Python-Markdown instances are not thread-safe: one per thread, reset per render.
+The notes were written for Hugo, whose Goldmark is CommonMark 0.31 with, under the theme's
+`[markup]` settings: GFM tables, strikethrough, linkify and task lists; footnotes; definition
+lists; attributes on headings and on the line after a block (`{.table-academic}`); the
+typographer with Hugo's defaults; heading ids in Hugo's `github` style. markdown-it-py gives the
+CommonMark core, tables, strikethrough, footnotes and definition lists (mdit-py-plugins); the
+rest is Goldmark's behaviour, ported here and in `goldmark.py`.
+
+Everything the earlier stages stashed reaches this stage as a placeholder. A placeholder of a
+block (a code fence, an environment, a reference list…) alone on its lines is a block here
+too, so it ends a paragraph, a list item or a quote exactly where the fence it replaced would.
+
+Raw HTML is parsed as CommonMark parses it and cleaned by the sanitiser afterwards. One parser
+per thread; each render's state lives in its own `env`.
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
+import html
+import importlib
+import logging
 import re
+import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Sequence
 from typing import NamedTuple
 
-import markdown
-from markdown import treeprocessors, util
-from markdown.extensions import Extension
-from markdown.extensions.tables import TableProcessor
-from markdown.extensions.toc import slugify_unicode
-from markdown.htmlparser import HTMLExtractor
-from markdown.preprocessors import HtmlBlockPreprocessor
+from markdown_it import MarkdownIt
+from markdown_it.common.utils import mdTrim
+from markdown_it.rules_block import lheading, table
+from markdown_it.rules_inline import newline
+from markdown_it.token import Token
+from mdit_py_plugins.deflist import deflist_plugin
+from mdit_py_plugins.footnote import footnote_plugin
 
-from . import limits
+from . import attributes, code, goldmark, limits
 from .rendered import RenderWarning
-from .stash import Stash
+from .stash import CLOSE, FILL, OPEN, Stash
 
-_TABLE_ATTRIBUTES = re.compile(r"^[ \t]*\{:?[ \t]*((?:\.[\w-]+[ \t]*)+)\}[ \t]*$")
+# Token levels a document may open (a list and its item are two): past this markdown-it drops
+# the rest of the document, so the render falls back and says why. limits.refuse_deep_blocks
+# keeps real notes far below it: MAX_NESTING levels of four columns hold at most two lists
+# each, and two tokens open per list.
+MAX_TOKEN_NESTING = 4 * limits.MAX_NESTING + 16
+# Headings the TOC lists (h2–h4, as the theme's TOC does).
+TOC_LEVELS = range(2, 5)
 
-
-class AttributedTableProcessor(TableProcessor):
-    """GFM tables that accept a class line (`{.table-academic}`) directly underneath."""
-
-    def _strip_attributes(self, block: str) -> tuple[str, list[str]]:
-        rows = block.split("\n")
-        if len(rows) > 2 and (match := _TABLE_ATTRIBUTES.match(rows[-1])):
-            return "\n".join(rows[:-1]), re.findall(r"\.([\w-]+)", match.group(1))
-        return block, []
-
-    def test(self, parent, block):
-        # A table's header row holds a pipe (the library needs one to find two cells or a
-        # border): every other block, nearly all of them, is turned away before it is split.
-        if "|" not in block.partition("\n")[0]:
-            return False
-        return super().test(parent, self._strip_attributes(block)[0])
-
-    def _build_row(self, *args, **kwargs):
-        # The library builds every row of a table without returning to a checked loop: a body
-        # of 200,000 rows ran a second past the budget.
-        limits.check()
-        return super()._build_row(*args, **kwargs)
-
-    def run(self, parent, blocks):
-        block, classes = self._strip_attributes(blocks[0])
-        blocks[0] = block
-        result = super().run(parent, blocks)
-        if classes:
-            tables = parent.findall("table")
-            if tables:
-                tables[-1].set("class", " ".join(classes))
-        return result
+_PLACEHOLDER_START = re.compile(f"{OPEN}(\\d+)[{FILL} \\t]*({CLOSE})?[ \\t]*$")
+_PLACEHOLDER_MORE = re.compile(f"[{FILL} \\t]*({CLOSE})?[ \\t]*$")
 
 
-class AttributedTableExtension(Extension):
-    def extendMarkdown(self, md):  # noqa: N802 - Python-Markdown's API
-        md.parser.blockprocessors.register(
-            AttributedTableProcessor(md.parser, {"use_align_attribute": False}), "table", 75
-        )
+# --- Block rules -----------------------------------------------------------------------------
 
 
-class _CheckedExtractor(HTMLExtractor):
-    # html.parser calls these once per piece of text or tag: the budget is checked there.
-    def handle_data(self, data):
-        limits.check()
-        super().handle_data(data)
-
-    def handle_starttag(self, tag, attrs):
-        limits.check()
-        super().handle_starttag(tag, attrs)
+def _table(state, start_line: int, end_line: int, silent: bool) -> bool:
+    """GFM tables, turning away at once a block whose first line has no pipe (markdown-it's
+    rule refuses those too, after checking the line below): most blocks are not tables."""
+    start = state.bMarks[start_line] + state.tShift[start_line]
+    if state.src.find("|", start, state.eMarks[start_line]) < 0:
+        return False
+    return table(state, start_line, end_line, silent)
 
 
-class CheckedHtmlBlockPreprocessor(HtmlBlockPreprocessor):
-    """Python-Markdown's raw-HTML pass, which runs html.parser over the whole body (minutes on
-    a body of `<` characters), interruptible by the render's budget."""
-
-    def run(self, lines: list[str]) -> list[str]:
-        parser = _CheckedExtractor(self.md)
-        parser.feed("\n".join(lines))
-        parser.close()
-        return "".join(parser.cleandoc).split("\n")
-
-
-_local = threading.local()
-
-
-def _slugify(value: str, separator: str) -> str:
-    # Headings may hold placeholders (math, code): ids are made from their plain text.
-    stash: Stash | None = getattr(_local, "stash", None)
-    if stash is not None:
-        value = stash.plain(value)
-    return slugify_unicode(value, separator) or "section"
-
-
-def _checked(function):
-    """`function` that first checks the render's time budget: Python-Markdown calls every block
-    processor's test and every inline pattern's regex getter and match handler in its loops,
-    so a hostile body stops there instead of running for minutes."""
-
-    @functools.wraps(function)
-    def wrapper(*args, **kwargs):
-        limits.check()
-        return function(*args, **kwargs)
-
-    return wrapper
-
-
-# Python-Markdown runs every inline pattern's regex over every piece of text, and many of those
-# regexes start with a lookbehind or an alternation, which the regex engine tries at every
-# position: over a third of the Markdown stage on the longest example note. Every match of
-# each pattern below contains one of its substrings, so where none occurs the regex cannot
-# match and str.find answers instead. The substrings were read off each regex by hand: they
-# are keyed by a fingerprint of the regex (regex_fingerprint), so a library upgrade that
-# changes a regex loses the shortcut for that pattern and never its matches
-# (tests/markup/test_fast_paths.py says when that happens).
-# fingerprint: (substrings, whether to look for them in the lower-cased text)
-_NEEDLES: dict[str, tuple[tuple[str, ...], bool]] = {
-    "c3de0b91ec790f29": (("`",), False),  # backtick: (?<!\\)((?:\\{2})+)(?=`+)|(?<!\\)`
-    "3d7a232ca22058d3": (("\\",), False),  # escape: \\(.)
-    "ac7e6dde9eeeff10": (("[^",), False),  # footnote: \[\^([^\]]*)\]
-    "2398df75a1bd3dde": (("[",), False),  # reference, link, short_reference: (?<!\!)\[
-    "29ec216ff2ccb814": (("![",), False),  # image_link, image_reference, short_image_ref: \!\[
-    "593fa59dc27961ec": (("<",), False),  # autolink: (?i)<((?:ht|f)tps?://[^<>]*)>
-    "6e98577909e0813a": (("<",), False),  # automail: <([^<> !]+@[^@<> ]+)>
-    "797be2177d5f52f4": (("  \n",), False),  # linebreak: two spaces and a line break
-    "50cef294db8f214e": (("<",), False),  # html: (<(\/?+[a-zA-Z]…|!--…|[?]…|!\[CDATA\[…)>)
-    "d5b233049c352366": (("://", "www."), True),  # magic-link: (?:ht|f)tps?://|(?P<www>w{3}\.)
-    "d108651168adbc3a": (("@",), False),  # magic-mail: local part @ domain
-    "017bd5f13525a35d": (("&",), False),  # entity: (&(?:\#[0-9]+|\#x[0-9a-fA-F]+|…);)
-    "425bab1dbbd88be5": (("*", "_"), False),  # em_strong: \*|_
-    "4634828ab5773523": (("~",), False),  # pymdownx.tilde's delimiter: \~
+# The characters each rule that can end a paragraph may start on (read off each rule's first
+# test). A rule not named here is asked on every line.
+_TERMINATOR_STARTS = {
+    "fence": "`~",
+    "blockquote": ">",
+    "hr": "*-_",
+    "list": "*-+0123456789",
+    "html_block": "<",
+    "heading": "#",
+    "footnote_def": "[",
+    "deflist": ":~",
+    "placeholder_block": OPEN,
+    "attributes_block": "{",
 }
 
 
-def regex_fingerprint(regex: re.Pattern) -> str:
-    return hashlib.sha256(f"{regex.flags}\0{regex.pattern}".encode()).hexdigest()[:16]
+_UNDERLINE_OR_TERMINATOR = frozenset("-=" + "".join(_TERMINATOR_STARTS.values()))
 
 
-class PrefilteredRegex:
-    """An inline pattern's regex that finds nothing, without running, in text that holds none
-    of the substrings every one of its matches contains. Python-Markdown calls it once per
-    pattern and piece of text: it checks the render's budget there, as the getter did."""
+class _Paragraph:
+    """markdown-it's paragraph rule, asking of each further line only the rules that could
+    end the paragraph there: a line of prose starts with a letter, which most of them refuse
+    at once, and this loop (every rule for every line of every paragraph) was the largest
+    cost of the stage. The lines, content and tokens are the library's."""
 
-    def __init__(self, regex: re.Pattern, needles: tuple[str, ...], lower: bool):
-        self.regex, self.needles, self.lower = regex, needles, lower
+    def __init__(self):
+        self.ruler = None
+        self.by_char: dict[str, tuple] = {}
+        self.unknown = False
 
-    def possible(self, data: str, pos: int = 0) -> bool:
-        if self.lower:
-            data, pos = data[pos:].lower(), 0
-        # A loop, not any(): a generator costs more than the search, ~4,000 times a render.
-        for needle in self.needles:  # noqa: SIM110
-            if data.find(needle, pos) != -1:
-                return True
+    def _names(self, ruler) -> dict:
+        return {rule.fn: rule.name for rule in ruler.__rules__}
+
+    def unknown_terminators(self, ruler) -> bool:
+        """Whether a rule that can end a paragraph starts on characters not listed here
+        (besides the table rule, which needs a `|`)."""
+        if ruler is not self.ruler:
+            self._terminators(ruler, "")
+        return self.unknown
+
+    def _terminators(self, ruler, char: str) -> tuple:
+        if ruler is not self.ruler:
+            self.ruler, self.by_char = ruler, {}
+            names = self._names(ruler)
+            self.unknown = any(
+                names.get(rule) not in _TERMINATOR_STARTS and names.get(rule) != "table"
+                for rule in ruler.getRules("paragraph")
+            )
+        rules = self.by_char.get(char)
+        if rules is None:
+            names = self._names(ruler)
+            rules = self.by_char[char] = tuple(
+                rule
+                for rule in ruler.getRules("paragraph")
+                if names.get(rule) not in _TERMINATOR_STARTS
+                or char in _TERMINATOR_STARTS[names[rule]]
+            )
+        return rules
+
+    def __call__(self, state, start_line: int, end_line: int, silent: bool) -> bool:
+        next_line = start_line + 1
+        ruler = state.md.block.ruler
+        end_line = state.lineMax
+        old_parent = state.parentType
+        state.parentType = "paragraph"
+        src = state.src
+        while next_line < end_line:
+            if state.isEmpty(next_line):
+                break
+            # Indented as code, or a line a quote already checked: lazily continued.
+            if state.sCount[next_line] - state.blkIndent > 3 or state.sCount[next_line] < 0:
+                next_line += 1
+                continue
+            char = src[state.bMarks[next_line] + state.tShift[next_line]]
+            if any(
+                rule(state, next_line, end_line, True) for rule in self._terminators(ruler, char)
+            ):
+                break
+            next_line += 1
+        content = mdTrim(state.getLines(start_line, next_line, state.blkIndent, False))
+        state.line = next_line
+        token = state.push("paragraph_open", "p", 1)
+        token.map = [start_line, state.line]
+        token = state.push("inline", "", 0)
+        token.content = content
+        token.map = [start_line, state.line]
+        token.children = []
+        state.push("paragraph_close", "p", -1)
+        state.parentType = old_parent
+        return True
+
+
+class _SetextHeading:
+    """Setext headings, whose rule scans a paragraph's lines for an underline and asks every
+    rule that could end the paragraph at each line, before the paragraph rule does the same.
+    Lines of prose (a letter first, no `|` for a table) can neither underline nor end it: over
+    those this looks ahead alone, and any other line is left to the library's rule."""
+
+    def __init__(self, paragraph: _Paragraph):
+        self.paragraph = paragraph
+
+    def __call__(self, state, start_line: int, end_line: int, silent: bool) -> bool:
+        ruler = state.md.block.ruler
+        if self.paragraph.unknown_terminators(ruler):
+            return lheading(state, start_line, end_line, silent)
+        src, indent = state.src, state.blkIndent
+        line = start_line + 1
+        while line < end_line and not state.isEmpty(line):
+            offset = state.sCount[line] - indent
+            if offset > 3:  # lazily continued whatever it holds
+                line += 1
+                continue
+            start = state.bMarks[line] + state.tShift[line]
+            if (
+                offset < 0
+                or src[start] in _UNDERLINE_OR_TERMINATOR
+                or src.find("|", start, state.eMarks[line]) >= 0
+            ):
+                return lheading(state, start_line, end_line, silent)
+            line += 1
         return False
 
-    def finditer(self, data: str, pos: int = 0) -> Iterator[re.Match]:
-        # The only call Python-Markdown makes on an InlineProcessor's regex.
-        limits.check()
-        return self.regex.finditer(data, pos) if self.possible(data, pos) else iter(())
 
-    def compiled(self) -> PrefilteredRegex:
-        return self
+def _placeholder_block(state, start_line: int, end_line: int, silent: bool) -> bool:
+    """A stashed block (code, an environment's edge, a component) alone on its lines."""
+    start = state.bMarks[start_line] + state.tShift[start_line]
+    src = state.src
+    if start >= state.eMarks[start_line] or src[start] != OPEN:
+        return False
+    match = _PLACEHOLDER_START.match(src, start, state.eMarks[start_line])
+    if match is None or not state.env["stash"].item(int(match.group(1))).block:
+        return False
+    line = start_line
+    closed = match.group(2) is not None
+    while not closed:
+        line += 1
+        if line >= end_line or state.sCount[line] < state.blkIndent:
+            return False
+        more = _PLACEHOLDER_MORE.match(
+            src, state.bMarks[line] + state.tShift[line], state.eMarks[line]
+        )
+        if more is None:
+            return False
+        closed = more.group(1) is not None
+    if not silent:
+        token = state.push("placeholder_block", "", 0)
+        token.content = f"{OPEN}{match.group(1)}{CLOSE}"
+        token.map = [start_line, line + 1]
+        state.line = line + 1
+    return True
 
-    def __getattr__(self, name):
-        return getattr(self.regex, name)
+
+def _attributes_block(state, start_line: int, end_line: int, silent: bool) -> bool:
+    """`{.class #id name=value}` on a line of its own: attributes for the block before it
+    (Hugo's attributes extension, `[markup.goldmark.parser.attribute] block = true`). The
+    rest of the line is ignored, as Hugo ignores it."""
+    if state.is_code_block(start_line):
+        return False
+    start = state.bMarks[start_line] + state.tShift[start_line]
+    if start >= state.eMarks[start_line] or state.src[start] != "{":
+        return False
+    parsed = attributes.parse(state.src[start : state.eMarks[start_line]])
+    if parsed is None:
+        return False
+    if not silent:
+        token = state.push("attributes_block", "", 0)
+        token.meta = {
+            "attributes": parsed[0],
+            "after_blank": start_line > 0 and state.isEmpty(start_line - 1),
+        }
+        token.map = [start_line, start_line + 1]
+        token.hidden = True
+        state.line = start_line + 1
+    return True
 
 
-def _prefiltered(pattern) -> PrefilteredRegex | None:
-    regex = pattern.getCompiledRegExp()
-    needles = _NEEDLES.get(regex_fingerprint(regex))
-    return PrefilteredRegex(regex, *needles) if needles else None
+# --- Inline rules ---------------------------------------------------------------------------
 
 
-class PrefilteredInlineProcessor(treeprocessors.InlineProcessor):
-    """Python-Markdown's inline stage, passing over a pattern whose regex cannot match the text
-    at hand instead of trying it: of the ~4,000 tries on a long note, nine in ten are hopeless,
-    and a try costs more in the library's Python than the test does.
+def _inline_budget(state, silent: bool) -> bool:
+    """Asked first at every special character (the text rule takes the rest in runs): a body
+    made of them, `[[[…` or `<<<…`, is what can take time, in loops of the library's own."""
+    limits.check()
+    return False
 
-    This is the library's private loop (`__handleInline`, Markdown 3.11) with that test added.
-    A try that finds nothing leaves the text as it was and the loop goes on with the next
-    pattern from the start of the text, which is what passing over does. The library's loop is
-    pinned by tests/markup/test_fast_paths.py, so an upgrade that changes it is noticed."""
 
-    def run(self, tree, ancestors=None):
-        self.prefilters = [
-            regex if isinstance(regex, PrefilteredRegex) else None
-            for regex in (pattern.getCompiledRegExp() for pattern in self.inlinePatterns)
+def _line_break(state, silent: bool) -> bool:
+    """A line break inside a paragraph: kept in the text, where markdown-it would push a
+    softbreak token between two text tokens; both render as the same line break, and paragraphs
+    of wrapped prose have one on every line. A hard break (`  ` or `\\` at the line's end)
+    is the library's rule's."""
+    if state.src[state.pos] != "\n":
+        return False
+    if silent or state.pending.endswith(" "):
+        return newline(state, silent)
+    state.append_pending("\n")
+    pos, end, src = state.pos + 1, state.posMax, state.src
+    while pos < end and src[pos] in " \t":
+        pos += 1
+    state.pos = pos
+    return True
+
+
+# --- Core rules ------------------------------------------------------------------------------
+
+
+def _heading_attribute_split(content: str) -> tuple[str, dict] | None:
+    """goldmark's parseLastLineAttributes: `{…}` ending a heading's last line, found left to
+    right past escaped punctuation."""
+    line_start = content.rfind("\n") + 1
+    index = line_start
+    while index < len(content):
+        char = content[index]
+        if char == "\\":
+            index += 2 if content[index + 1 : index + 2] in attributes.ASCII_PUNCTUATION else 1
+            continue
+        if char == "{":
+            parsed = attributes.parse(content, index)
+            if parsed is not None and not content[parsed[1] :].strip():
+                return content[:index].rstrip(), parsed[0]
+        index += 1
+    return None
+
+
+def _heading_attributes(state) -> None:
+    tokens = state.tokens
+    for index, token in enumerate(tokens):
+        if token.type == "heading_open" and "{" in tokens[index + 1].content:
+            split = _heading_attribute_split(tokens[index + 1].content)
+            if split is not None:
+                tokens[index + 1].content, found = split
+                for name, value in found.items():
+                    token.attrSet(name, attributes.as_html_value(value))
+
+
+def _opening(tokens: list[Token], close: int) -> int:
+    """Index of the token that opens the one closing at `close`."""
+    level = tokens[close].level
+    index = close - 1
+    while index >= 0 and not (tokens[index].level == level and tokens[index].nesting == 1):
+        index -= 1
+    return index
+
+
+def _apply_block_attributes(tokens: list[Token], index: int) -> None:
+    """The block right before an attribute line takes its attributes, unless a blank line or
+    nothing comes between, or it is a code fence (Hugo's attributes transformer)."""
+    token = tokens[index]
+    if token.meta["after_blank"] or index == 0:
+        return
+    previous = tokens[index - 1]
+    if previous.level != token.level or previous.nesting == 1:
+        return  # the first thing in its container: no block before it
+    if previous.nesting == -1:
+        target = tokens[_opening(tokens, index - 1)]
+    elif previous.type in {"fence", "code_block", "html_block", "placeholder_block"}:
+        return
+    else:
+        target = previous
+    if target.type == "paragraph_open" and target.hidden:
+        return  # a tight list's paragraph has no element to carry them
+    for name, value in token.meta["attributes"].items():
+        if target.attrGet(name) is None:
+            target.attrSet(name, attributes.as_html_value(value))
+
+
+def _heading_text(children: Sequence[Token]) -> str:
+    """What Hugo makes a heading's id from (hugo markup/goldmark/internal/render TextPlain):
+    text and code as written, images' alt text, raw HTML without its tags, line breaks as
+    new lines. Math and other placeholders add nothing: Hugo's passthrough nodes add none."""
+    parts = []
+    for child in children:
+        if child.type in {"text", "text_special", "code_inline"}:
+            parts.append(child.content)
+        elif child.type in {"softbreak", "hardbreak"}:
+            parts.append("\n")
+        elif child.type == "image":
+            parts.append(_heading_text(child.children or []))
+    text = "".join(parts)
+    if OPEN in text:
+        text = _PLACEHOLDER_TEXT.sub("", text)
+    return text
+
+
+_PLACEHOLDER_TEXT = re.compile(f"{OPEN}\\d+[{FILL}\\s]*{CLOSE}")
+
+
+def _task_checkbox(stash: Stash, checked: bool) -> str:
+    # A disabled checkbox as Goldmark draws one, as inert text: the allowlist has no <input>.
+    label, glyph = ("done", "\u2611") if checked else ("to do", "\u2610")
+    css = "task-checkbox task-checkbox-done" if checked else "task-checkbox"
+    return stash.add(
+        f'<span class="{css}" role="img" aria-label="{label}">{glyph}</span>', kind="task"
+    )
+
+
+def _hugo_blocks(state) -> None:
+    """After inline parsing: block attributes, heading ids, task checkboxes, the TOC."""
+    tokens: list[Token] = state.tokens
+    stash: Stash = state.env["stash"]
+    ids = goldmark.AnchorIds()
+    headings = state.env["headings"]
+    attribute_lines = []
+    for index, token in enumerate(tokens):
+        if index % 512 == 0:
+            limits.check()
+        kind = token.type
+        if kind == "heading_open":
+            children = tokens[index + 1].children or []
+            explicit = token.attrGet("id")
+            if explicit is not None:
+                ids.put(str(explicit))
+            else:
+                text = _heading_text(children)
+                if text:
+                    # A setext heading of several lines takes its id from the last one.
+                    token.attrSet("id", ids.generate(text.rsplit("\n", 1)[-1]))
+            headings.append((int(token.tag[1]), token.attrGet("id"), children))
+        elif kind == "attributes_block":
+            attribute_lines.append(index)
+        elif kind == "list_item_open" and token.meta and "checked" in token.meta:
+            # Goldmark puts the box at the start of the item's text, inside its paragraph.
+            token.attrs.pop("class", None)
+            checked = token.meta.pop("checked")
+            for inner in tokens[index + 1 :]:
+                if inner.type == "inline":
+                    box = Token("html_inline", "", 0)
+                    box.content = _task_checkbox(stash, checked) + " "
+                    inner.children = [box, *(inner.children or [])]
+                    break
+        elif kind in {"bullet_list_open", "ordered_list_open"} and token.attrs:
+            token.attrs.pop("class", None)  # markdown-it's task-list class; Goldmark has none
+    for index in attribute_lines:
+        _apply_block_attributes(tokens, index)
+    if attribute_lines:
+        state.tokens = [token for token in tokens if token.type != "attributes_block"]
+
+
+# --- Rendering -------------------------------------------------------------------------------
+
+
+def _render_placeholder(self, tokens, index, options, env) -> str:
+    return tokens[index].content + "\n"
+
+
+def _render_fence(self, tokens, index, options, env) -> str:
+    """A fence the code stage did not see (on a list item's first line, say): highlighted
+    here, with what the earlier stages stashed inside it restored to the author's text."""
+    token = tokens[index]
+    stash: Stash = env["stash"]
+    source = stash.restore(token.content).rstrip("\n")
+    language, options_ = code.fence_info(stash.restore(token.info))
+    rendered = code.code_block(source, language, options=options_)
+    return stash.add(rendered, text=source, block=True, kind="code") + "\n"
+
+
+def _render_code_block(self, tokens, index, options, env) -> str:
+    source = env["stash"].restore(tokens[index].content)
+    return f"<pre><code>{html.escape(source, quote=False)}</code></pre>\n"
+
+
+def _render_code_inline(self, tokens, index, options, env) -> str:
+    source = env["stash"].restore(tokens[index].content)
+    return f"<code>{html.escape(source, quote=False)}</code>"
+
+
+def _footnote_number(token: Token) -> str:
+    return str(token.meta["id"] + 1)
+
+
+def _footnote_ref_id(token: Token) -> str:
+    sub = token.meta.get("subId", 0)
+    return f"fnref{sub if sub else ''}:{_footnote_number(token)}"
+
+
+def _render_footnote_ref(self, tokens, index, options, env) -> str:
+    token = tokens[index]
+    number = _footnote_number(token)
+    return (
+        f'<sup id="{_footnote_ref_id(token)}"><a href="#fn:{number}" class="footnote-ref" '
+        f'role="doc-noteref">{number}</a></sup>'
+    )
+
+
+def _render_footnote_block_open(self, tokens, index, options, env) -> str:
+    return '<div class="footnotes" role="doc-endnotes">\n<hr>\n<ol>\n'
+
+
+def _render_footnote_block_close(self, tokens, index, options, env) -> str:
+    return "</ol>\n</div>\n"
+
+
+def _render_footnote_open(self, tokens, index, options, env) -> str:
+    return f'<li id="fn:{_footnote_number(tokens[index])}">\n'
+
+
+def _render_footnote_close(self, tokens, index, options, env) -> str:
+    return "</li>\n"
+
+
+def _render_footnote_anchor(self, tokens, index, options, env) -> str:
+    token = tokens[index]
+    return (
+        f'&#160;<a href="#{_footnote_ref_id(token)}" class="footnote-backref" '
+        'role="doc-backlink">&#x21a9;&#xfe0e;</a>'
+    )
+
+
+def _toc(md: MarkdownIt, headings: list, env: dict) -> str:
+    """Nested lists of the h2–h4 headings, linked by id; entries keep their math and code,
+    not their links or footnote markers."""
+    entries = [
+        (level, anchor, children)
+        for level, anchor, children in headings
+        if level in TOC_LEVELS and anchor
+    ]
+    if not entries:
+        return ""
+    out = ['<div class="toc">\n<ul>\n']
+    depth = [entries[0][0]]
+    for position, (level, anchor, children) in enumerate(entries):
+        if position:
+            if level > depth[-1]:
+                out.append("<ul>\n")
+                depth.append(level)
+            else:
+                out.append("</li>\n")
+                while len(depth) > 1 and level < depth[-1]:
+                    depth.pop()
+                    out.append("</ul>\n</li>\n")
+        shown = [
+            child
+            for child in children
+            if child.type not in {"link_open", "link_close", "footnote_ref"}
         ]
-        return super().run(tree, ancestors)
-
-    def _InlineProcessor__handleInline(self, data: str, patternIndex: int = 0) -> str:  # noqa: N802
-        if isinstance(data, util.AtomicString):
-            return data
-        start = 0
-        count = len(self.inlinePatterns)
-        while patternIndex < count:
-            regex = self.prefilters[patternIndex]
-            if regex is not None and not regex.possible(data, start):
-                patternIndex, start = patternIndex + 1, 0
-                continue
-            data, matched, start = self._InlineProcessor__applyPattern(
-                self.inlinePatterns[patternIndex], data, patternIndex, start
-            )
-            if not matched:
-                patternIndex += 1
-        return data
+        text = md.renderer.renderInline(shown, md.options, env)
+        out.append(f'<li><a href="#{html.escape(str(anchor))}">{text}</a>')
+    out.append("</li>\n")
+    for _ in depth[1:]:
+        out.append("</ul>\n</li>\n")
+    out.append("</ul>\n</div>\n")
+    return "".join(out)
 
 
-def _new_markdown() -> markdown.Markdown:
-    md = _markdown()
-    md.preprocessors.register(CheckedHtmlBlockPreprocessor(md), "html_block", 20)
-    for processor in md.parser.blockprocessors:
-        processor.test = _checked(processor.test)
-    for pattern in md.inlinePatterns:
-        regex = _prefiltered(pattern)
-        if regex is not None:
-            pattern.getCompiledRegExp = regex.compiled
-        else:
-            pattern.getCompiledRegExp = _checked(pattern.getCompiledRegExp)
-        pattern.handleMatch = _checked(pattern.handleMatch)
-    md.treeprocessors.register(PrefilteredInlineProcessor(md), "inline", 20)
+# --- The parser ------------------------------------------------------------------------------
+
+_PLACEHOLDER_SPLIT = re.compile(f"({OPEN}\\d+[{FILL}\\s]*{CLOSE})")
+
+
+class HugoMarkdown(MarkdownIt):
+    """markdown-it whose link destinations keep the earlier stages' placeholders intact: a
+    formula in a URL (`[a](https://e.example/$x$)`) is filled in after the sanitiser has
+    checked the URL, as before; percent-encoding would have destroyed it."""
+
+    def normalizeLink(self, url: str) -> str:  # noqa: N802 - markdown-it's API
+        normalise = super().normalizeLink
+        if OPEN not in url:
+            return normalise(url)
+        return "".join(
+            piece if index % 2 else (normalise(piece) if piece else "")
+            for index, piece in enumerate(_PLACEHOLDER_SPLIT.split(url))
+        )
+
+
+def new_parser(*, fast_paths: bool = True) -> MarkdownIt:
+    """markdown-it configured as Hugo's Goldmark with the example site's [markup]. Without
+    `fast_paths`, the library's own paragraph, setext-heading, table and line-break rules
+    (tests/markup/test_fast_paths.py renders with both)."""
+    md = HugoMarkdown(
+        "commonmark",
+        {
+            "maxNesting": MAX_TOKEN_NESTING,
+            "xhtmlOut": False,
+            "tasklists": True,
+            "strikethrough_single_tilde": True,  # goldmark accepts ~one~ and ~~two~~
+        },
+    )
+    md.enable(["table", "strikethrough"])
+    footnote_plugin(md, inline=False)  # Goldmark has no ^[inline] footnotes
+    deflist_plugin(md)
+
+    if fast_paths:
+        md.block.ruler.at("table", _table, {"alt": ["paragraph", "reference"]})
+        paragraph = _Paragraph()
+        md.block.ruler.at("lheading", _SetextHeading(paragraph))
+        md.block.ruler.at("paragraph", paragraph)
+    md.block.ruler.before(
+        "code",
+        "placeholder_block",
+        _placeholder_block,
+        {"alt": ["paragraph", "reference", "blockquote", "list"]},
+    )
+    md.block.ruler.before(
+        "paragraph",
+        "attributes_block",
+        _attributes_block,
+        {"alt": ["paragraph", "reference", "blockquote"]},
+    )
+
+    for char in "'\".":
+        md.inline.add_terminator_char(char)
+    if fast_paths:
+        md.inline.ruler.at("newline", _line_break)
+    md.inline.ruler.after("text", "budget", _inline_budget)
+    md.inline.ruler.after("text", "typographer", goldmark.typographer)
+    md.inline.ruler.after("typographer", "goldmark_linkify", goldmark.linkify)
+    md.inline.ruler.push("angle_quotes", goldmark.angle_quotes)
+
+    md.core.ruler.before("inline", "heading_attributes", _heading_attributes)
+    md.core.ruler.push("hugo_blocks", _hugo_blocks)
+
+    for name, rule in {
+        "placeholder_block": _render_placeholder,
+        "fence": _render_fence,
+        "code_block": _render_code_block,
+        "code_inline": _render_code_inline,
+        "footnote_ref": _render_footnote_ref,
+        "footnote_block_open": _render_footnote_block_open,
+        "footnote_block_close": _render_footnote_block_close,
+        "footnote_open": _render_footnote_open,
+        "footnote_close": _render_footnote_close,
+        "footnote_anchor": _render_footnote_anchor,
+    }.items():
+        md.add_render_rule(name, rule)
     return md
 
 
-def _markdown() -> markdown.Markdown:
-    return markdown.Markdown(
-        extensions=[
-            AttributedTableExtension(),
-            "footnotes",
-            "def_list",
-            "attr_list",
-            "sane_lists",
-            "toc",
-            "pymdownx.tilde",
-            "pymdownx.magiclink",
-        ],
-        extension_configs={
-            "toc": {"slugify": _slugify, "permalink": False, "toc_depth": "2-4"},
-            "footnotes": {"BACKLINK_TITLE": "Back to reference %d"},
-            "pymdownx.tilde": {"subscript": False},
-            "pymdownx.magiclink": {"hide_protocol": False},
-        },
-        output_format="html",
-    )
+class _Silent:
+    """A logger that drops DEBUG records without a call into Python: markdown-it-py logs the
+    entry of every block rule, for every block start and every paragraph line, which cost a
+    sixth of this stage even with DEBUG off."""
+
+    debug = "".format  # accepts any arguments, returns at C speed
+
+
+_CELL_SEPARATOR = re.compile(r"(?<!\\)\|")
+
+
+def _table_cells(row: str) -> list[str]:
+    """markdown-it's escapedSplit (a row's cells at each `|` not after a backslash, and `\\|`
+    as `|` inside them) with a regex instead of its loop over every character of the table."""
+    return [cell.replace("\\|", "|") for cell in _CELL_SEPARATOR.split(row)]
+
+
+def _silence_block_rule_loggers() -> None:
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("markdown_it.rules_block."):
+            continue
+        logger = getattr(module, "LOGGER", None)
+        if isinstance(logger, logging.Logger) and not logger.isEnabledFor(logging.DEBUG):
+            module.LOGGER = _Silent()
+
+
+_silence_block_rule_loggers()
+# The package's name `table` is the rule; the module is looked up by its full name.
+_TABLE_MODULE = importlib.import_module("markdown_it.rules_block.table")
+# The library's function, kept for tests/markup/test_fast_paths.py to compare against.
+LIBRARY_TABLE_CELLS = getattr(_TABLE_MODULE.escapedSplit, "library", _TABLE_MODULE.escapedSplit)
+_table_cells.library = LIBRARY_TABLE_CELLS
+_TABLE_MODULE.escapedSplit = _table_cells
+_local = threading.local()
+
+
+def _parser() -> MarkdownIt:
+    md = getattr(_local, "parser", None)
+    if md is None:
+        md = _local.parser = new_parser()
+    return md
 
 
 class Converted(NamedTuple):
@@ -261,21 +639,23 @@ class Converted(NamedTuple):
     fallback: bool = False
 
 
+def _too_deep(tokens: list[Token]) -> bool:
+    return any(token.level >= MAX_TOKEN_NESTING - 1 for token in tokens)
+
+
 def to_html(text: str, stash: Stash, warnings: list[RenderWarning] | None = None) -> Converted:
     """Markdown → HTML and the TOC HTML. A body Markdown cannot finish within the render's
-    budget (or that exhausts the stack) becomes escaped paragraphs and a warning."""
-    md = getattr(_local, "markdown", None)
-    if md is None:
-        md = _local.markdown = _new_markdown()
-    md.reset()
-    _local.stash = stash
+    budget, or nested past what it can parse, becomes escaped paragraphs and a warning."""
+    md = _parser()
+    env = {"stash": stash, "headings": []}
     try:
         limits.check()
-        body = md.convert(text)
-        toc = md.toc if getattr(md, "toc_tokens", None) else ""
+        tokens = md.parse(text, env)
+        if _too_deep(tokens):
+            raise RecursionError
+        body = md.renderer.render(tokens, md.options, env)
+        toc = _toc(md, env["headings"], env)
     except (limits.BudgetExceeded, RecursionError) as error:
-        # The instance may hold half-built state: the next render starts a fresh one.
-        _local.markdown = None
         reason = (
             "is nested too deeply"
             if isinstance(error, RecursionError)
@@ -288,6 +668,4 @@ def to_html(text: str, stash: Stash, warnings: list[RenderWarning] | None = None
                 )
             )
         return Converted(limits.escaped_paragraphs(text), "", fallback=True)
-    finally:
-        _local.stash = None
     return Converted(body, toc)

@@ -50,17 +50,23 @@ def test_table_cells_with_br_math_and_code():
 
 
 def test_footnotes():
-    """`[^1]` makes a superscript link to a footnote list with a back-link."""
-    source = "Claim[^1] and another[^note].\n\n[^1]: First note.\n[^note]: Second *note*."
+    """`[^1]` makes a superscript link to a footnote list with a back-link, in Goldmark's
+    markup (div.footnotes, fn:N and fnref:N ids, a second reference as fnref1:N)."""
+    source = (
+        "Claim[^1] and another[^note], again[^1].\n\n[^1]: First note.\n[^note]: Second *note*."
+    )
     doc = parse(render(source).html)
     refs = doc.select("sup a.footnote-ref")
-    assert [a.text for a in refs] == ["1", "2"]
-    box = doc.select_one("div.footnote")
+    assert [a.text for a in refs] == ["1", "2", "1"]
+    assert [sup.id for sup in doc.select("sup")] == ["fnref:1", "fnref:2", "fnref1:1"]
+    box = doc.select_one("div.footnotes")
     items = box.select("ol > li")
-    assert [a.get("href") for a in refs] == [f"#{li.id}" for li in items]
+    assert [li.id for li in items] == ["fn:1", "fn:2"]
+    assert [a.get("href") for a in refs] == ["#fn:1", "#fn:2", "#fn:1"]
     assert "First note." in items[0].text
     assert items[1].select_one("em").text == "note"
-    assert items[0].select("a.footnote-backref")
+    backrefs = items[0].select("a.footnote-backref")
+    assert [a.get("href") for a in backrefs] == ["#fnref:1", "#fnref1:1"]
 
 
 def test_heading_ids_and_toc():
@@ -80,22 +86,52 @@ def test_heading_ids_and_toc():
 
 
 def test_heading_with_math_id_from_text():
-    """A heading with math gets an id from its text and keeps typeset math (TOC too)."""
+    """A heading with math gets its id from its text as Hugo makes it (the formula adds
+    nothing, code adds its text) and keeps typeset math (TOC too)."""
     rendered = render("## Bounds on \\(x\\) and `y`\n\nText.")
     heading = parse(rendered.html).select_one("h2")
-    assert heading.id == "bounds-on-x-and-y"
+    assert heading.id == "bounds-on--and-y"
     assert heading.select(".katex")
     assert heading.select_one("code").text == "y"
     toc_link = parse(rendered.toc).select_one("a")
-    assert toc_link.get("href") == "#bounds-on-x-and-y"
+    assert toc_link.get("href") == "#bounds-on--and-y"
     assert toc_link.select(".katex")
 
 
 def test_duplicate_heading_ids_unique():
-    """Two identical headings get distinct ids."""
-    doc = parse(render("## Same\n\n## Same\n").html)
-    ids = [h.id for h in doc.select("h2")]
-    assert len(set(ids)) == 2 and ids[0] == "same"
+    """Repeated headings get Hugo's suffixes, -1, -2…, skipping ids already taken."""
+    doc = parse(render("## Same\n\n## Same\n\n## Same-1\n\n## Same\n").html)
+    assert [h.id for h in doc.select("h2")] == ["same", "same-1", "same-1-1", "same-2"]
+
+
+# Hugo's default `github` anchors for headings a Hugo user writes (ids read off Hugo 0.168's
+# output; tests/conformance/test_hugo.py checks many more against Hugo itself).
+HUGO_HEADING_IDS = [
+    ("intro_1", "intro_1"),
+    ("c--go", "cgo"),  # the typographer makes -- an en dash, which the anchor drops
+    ("über--café", "übercafé"),
+    ("Hello, World! (2024)", "hello-world-2024"),
+    ("  Spaces  around  ", "spaces--around"),
+    ("???", "heading"),
+    ("Step 1: `pip install`", "step-1-pip-install"),
+    ("A & B", "a--b"),
+    ("Ünïcödé ÆØÅ 中文", "ünïcödé-æøå-中文"),
+]
+
+
+def test_heading_ids_are_hugos_github_anchors():
+    """Each heading's id is the one Hugo gives it, so anchors copied from a Hugo site work."""
+    for text, expected in HUGO_HEADING_IDS:
+        assert parse(render(f"## {text}\n").html).select_one("h2").id == expected, text
+
+
+def test_heading_attributes_set_id_and_class():
+    """`## Title {#id .class}` sets both (Goldmark's heading attributes); an explicit id is
+    taken, so a later heading of that text gets a suffix."""
+    doc = parse(render("## Custom {#intro .lead}\n\n## Intro\n").html)
+    first, second = doc.select("h2")
+    assert (first.id, first.classes, first.text) == ("intro", ["lead"], "Custom")
+    assert second.id == "intro-1"
 
 
 def test_definition_lists():

@@ -196,6 +196,12 @@ BODY_PAYLOADS = [
     ("md-attr-list-onclick", '[a](https://ok.example){: onclick="alert(1)" }'),
     ("md-attr-list-href", '[a](https://ok.example){: href="javascript:alert(1)" }'),
     ("md-attr-list-style", 'Para\n{: style="background:url(javascript:alert(1))" }'),
+    # Goldmark's attribute syntax, which Hugo applies to the block before it and to headings.
+    ("block-attr-onclick", 'Para\n{onclick="alert(1)" .x}'),
+    ("block-attr-style", 'Para\n{style="background:url(javascript:alert(1))"}'),
+    ("block-attr-href", '> quote\n{href="javascript:alert(1)" src="javascript:alert(1)"}'),
+    ("heading-attr-handler", '## Title {#t onmouseover="alert(1)"}'),
+    ("table-attr-handler", '| a |\n|---|\n| b |\n{.table-academic onclick="alert(1)"}'),
 ]
 
 CONTEXTS = {
@@ -544,8 +550,7 @@ BLANK_TARGET_CASES = [
     ("raw-opener", '<a href="/x" target="_blank" rel="opener">x</a>'),
     ("raw-upper-https", '<a href="HTTPS://evil.example/" target="_blank" rel="nofollow">x</a>'),
     ("raw-mailto", '<a href="mailto:a@b.example" target="_blank">x</a>'),
-    ("md-attr-list", "[x](/notes/y/){: target=_blank }"),
-    ("md-attr-list-opener", '[x](https://e.example){: target="_blank" rel="opener" }'),
+    ("md-link-then-braces", '[x](https://e.example){: target="_blank" rel="opener" }'),
     (
         "promotion-rel",
         '{{< promotion-textual buttonText="go" buttonLink="https://evil.example" '
