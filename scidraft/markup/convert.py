@@ -36,7 +36,7 @@ from mdit_py_plugins.footnote import footnote_plugin
 
 from . import attributes, code, goldmark, limits
 from .rendered import RenderWarning
-from .stash import CLOSE, FILL, OPEN, Stash
+from .stash import CLOSE, FILL, OPEN, TOKEN, Stash
 
 # Token levels a document may open (a list and its item are two): past this markdown-it drops
 # the rest of the document, so the render falls back and says why. limits.refuse_deep_blocks
@@ -51,6 +51,12 @@ _PLACEHOLDER_MORE = re.compile(f"[{FILL} \\t]*({CLOSE})?[ \\t]*$")
 
 
 # --- Block rules -----------------------------------------------------------------------------
+
+
+def _budget(state, start_line: int, end_line: int, silent: bool) -> bool:
+    """First of the block rules: every block starts by checking the render's time budget."""
+    limits.check()
+    return False
 
 
 def _table(state, start_line: int, end_line: int, silent: bool) -> bool:
@@ -268,6 +274,19 @@ def _line_break(state, silent: bool) -> bool:
 # --- Core rules ------------------------------------------------------------------------------
 
 
+def _inline(state) -> None:
+    """markdown-it's inline core rule, telling the typographer whether the content is a
+    paragraph's (whose last line ends in a line break for Goldmark) or a heading's or cell's."""
+    tokens, md, env = state.tokens, state.md, state.env
+    for index, token in enumerate(tokens):
+        if token.type == "inline":
+            if token.children is None:
+                token.children = []
+            paragraph = index and tokens[index - 1].type == "paragraph_open"
+            env["line_end"] = "\n" if paragraph else ""
+            md.inline.parse(token.content, md, env, token.children)
+
+
 def _heading_attribute_split(content: str) -> tuple[str, dict] | None:
     """goldmark's parseLastLineAttributes: `{…}` ending a heading's last line, found left to
     right past escaped punctuation."""
@@ -328,10 +347,41 @@ def _apply_block_attributes(tokens: list[Token], index: int) -> None:
             target.attrSet(name, attributes.as_html_value(value))
 
 
-def _heading_text(children: Sequence[Token]) -> str:
+def _blank_before(state, line: int) -> bool:
+    lines = state.env.get("source_lines")
+    if lines is None:
+        lines = state.env["source_lines"] = state.src.split("\n")
+    return line > 0 and not lines[line - 1].strip(" \t>")
+
+
+def _definition_paragraphs(tokens: list[Token], index: int, state) -> None:
+    """Goldmark's definitions: one after a blank line is loose (its paragraphs shown), any
+    other is tight, where only a first paragraph loses its <p> (markdown-it decides for the
+    whole list at once)."""
+    opening = tokens[index]
+    inner = opening.level + 1
+    # The definition's first line (the plugin's dd map starts at the term's).
+    content = next(
+        (token for token in tokens[index + 1 :] if token.map or token.level < inner), None
+    )
+    loose = content is not None and content.map is not None and _blank_before(state, content.map[0])
+    first = True
+    for token in tokens[index + 1 :]:
+        if token.level < inner:
+            break
+        if token.level == inner and token.type in {"paragraph_open", "paragraph_close"}:
+            token.hidden = not loose and first
+            if token.type == "paragraph_close":
+                first = False
+        elif token.level == inner and token.nesting >= 0:
+            first = False
+
+
+def _heading_text(children: Sequence[Token], stash: Stash) -> str:
     """What Hugo makes a heading's id from (hugo markup/goldmark/internal/render TextPlain):
     text and code as written, images' alt text, raw HTML without its tags, line breaks as
-    new lines. Math and other placeholders add nothing: Hugo's passthrough nodes add none."""
+    new lines. Math adds nothing (Hugo's passthrough nodes add none); other placeholders add
+    the source they stand for (code's text, a command as written)."""
     parts = []
     for child in children:
         if child.type in {"text", "text_special", "code_inline"}:
@@ -339,14 +389,18 @@ def _heading_text(children: Sequence[Token]) -> str:
         elif child.type in {"softbreak", "hardbreak"}:
             parts.append("\n")
         elif child.type == "image":
-            parts.append(_heading_text(child.children or []))
+            parts.append(_heading_text(child.children or [], stash))
     text = "".join(parts)
     if OPEN in text:
-        text = _PLACEHOLDER_TEXT.sub("", text)
+
+        def source(match: re.Match) -> str:
+            item = stash.item(int(match.group(1)))
+            if item.kind == "inline-code":
+                return item.text
+            return "" if item.kind == "math" else item.original
+
+        text = TOKEN.sub(source, text)
     return text
-
-
-_PLACEHOLDER_TEXT = re.compile(f"{OPEN}\\d+[{FILL}\\s]*{CLOSE}")
 
 
 def _task_checkbox(stash: Stash, checked: bool) -> str:
@@ -375,7 +429,7 @@ def _hugo_blocks(state) -> None:
             if explicit is not None:
                 ids.put(str(explicit))
             else:
-                text = _heading_text(children)
+                text = _heading_text(children, stash)
                 if text:
                     # A setext heading of several lines takes its id from the last one.
                     token.attrSet("id", ids.generate(text.rsplit("\n", 1)[-1]))
@@ -394,6 +448,8 @@ def _hugo_blocks(state) -> None:
                     break
         elif kind in {"bullet_list_open", "ordered_list_open"} and token.attrs:
             token.attrs.pop("class", None)  # markdown-it's task-list class; Goldmark has none
+        elif kind == "dd_open":
+            _definition_paragraphs(tokens, index, state)
     for index in attribute_lines:
         _apply_block_attributes(tokens, index)
     if attribute_lines:
@@ -426,6 +482,14 @@ def _render_code_block(self, tokens, index, options, env) -> str:
 def _render_code_inline(self, tokens, index, options, env) -> str:
     source = env["stash"].restore(tokens[index].content)
     return f"<code>{html.escape(source, quote=False)}</code>"
+
+
+def _render_del_open(self, tokens, index, options, env) -> str:
+    return "<del>"  # Goldmark's strikethrough element (markdown-it writes <s>)
+
+
+def _render_del_close(self, tokens, index, options, env) -> str:
+    return "</del>"
 
 
 def _footnote_number(token: Token) -> str:
@@ -543,6 +607,7 @@ def new_parser(*, fast_paths: bool = True) -> MarkdownIt:
     footnote_plugin(md, inline=False)  # Goldmark has no ^[inline] footnotes
     deflist_plugin(md)
 
+    md.block.ruler.before("table", "budget", _budget)
     if fast_paths:
         md.block.ruler.at("table", _table, {"alt": ["paragraph", "reference"]})
         paragraph = _Paragraph()
@@ -570,6 +635,7 @@ def new_parser(*, fast_paths: bool = True) -> MarkdownIt:
     md.inline.ruler.after("typographer", "goldmark_linkify", goldmark.linkify)
     md.inline.ruler.push("angle_quotes", goldmark.angle_quotes)
 
+    md.core.ruler.at("inline", _inline)
     md.core.ruler.before("inline", "heading_attributes", _heading_attributes)
     md.core.ruler.push("hugo_blocks", _hugo_blocks)
 
@@ -578,6 +644,8 @@ def new_parser(*, fast_paths: bool = True) -> MarkdownIt:
         "fence": _render_fence,
         "code_block": _render_code_block,
         "code_inline": _render_code_inline,
+        "s_open": _render_del_open,
+        "s_close": _render_del_close,
         "footnote_ref": _render_footnote_ref,
         "footnote_block_open": _render_footnote_block_open,
         "footnote_block_close": _render_footnote_block_close,

@@ -65,10 +65,13 @@ _DASHES_AND_DOTS = {"---": "\u2014", "--": "\u2013", "...": "\u2026"}
 _ANGLE_QUOTES = {"<<": "\u00ab", ">>": "\u00bb"}
 
 
-def _line(src: str, pos: int) -> str:
-    """The rest of the source line from `pos`, with its line break: goldmark's PeekLine."""
+def _line(state, pos: int) -> str:
+    """The rest of the source line from `pos`, with its line break: goldmark's PeekLine. The
+    last line of a paragraph keeps its line break in Goldmark, not a table cell's or a
+    heading's (the Markdown stage says which in env["line_end"])."""
+    src = state.src
     end = src.find("\n", pos)
-    return src[pos:] if end < 0 else src[pos : end + 1]
+    return src[pos:] + state.env.get("line_end", "") if end < 0 else src[pos : end + 1]
 
 
 def _flanking(line: str, before: str) -> tuple[bool, bool]:
@@ -170,7 +173,7 @@ def typographer(state, silent: bool) -> bool:
     elif char == "'" or char == '"':
         if not silent:
             before = src[pos - 1] if pos > 0 else "\n"
-            replacement = _quote(state, _line(src, pos), before) or char
+            replacement = _quote(state, _line(state, pos), before) or char
     else:
         return False
     if not silent:
@@ -269,7 +272,7 @@ def linkify_www(state, silent: bool) -> bool:
         return False
     if state.linkLevel > 0 or not _taken(state, start):
         return False
-    match = _WWW.match(_line(src, start))
+    match = _WWW.match(_line(state, start))
     if match is None:
         return False
     text = _trim(match.group(0))
@@ -297,7 +300,7 @@ def linkify(state, silent: bool) -> bool:
             return False
         if not _taken(state, start):
             return False
-        match = _URL.match(_line(src, start))
+        match = _URL.match(_line(state, start))
         if match is None:
             return False
         text = _trim(match.group(0))
