@@ -18,23 +18,17 @@ per thread; each render's state lives in its own `env`.
 from __future__ import annotations
 
 import html
-import importlib
-import logging
 import re
-import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 from markdown_it import MarkdownIt
-from markdown_it.common.utils import mdTrim
-from markdown_it.rules_block import lheading, table
-from markdown_it.rules_inline import newline
 from markdown_it.token import Token
 from mdit_py_plugins.deflist import deflist_plugin
 from mdit_py_plugins.footnote import footnote_plugin
 
-from . import attributes, code, goldmark, limits
+from . import attributes, code, fast_rules, goldmark, limits
 from .rendered import RenderWarning
 from .stash import CLOSE, FILL, OPEN, TOKEN, Stash
 
@@ -54,141 +48,12 @@ _PLACEHOLDER_MORE = re.compile(f"[{FILL} \\t]*({CLOSE})?[ \\t]*$")
 
 
 def _budget(state, start_line: int, end_line: int, silent: bool) -> bool:
-    """First of the block rules: every block starts by checking the render's time budget."""
+    """First of the block rules: every block starts by checking the render's time budget,
+    and notes when blocks nest so deep that markdown-it would drop what is inside."""
     limits.check()
+    if state.level >= MAX_TOKEN_NESTING - 2:
+        state.env["too_deep"] = True
     return False
-
-
-def _table(state, start_line: int, end_line: int, silent: bool) -> bool:
-    """GFM tables, turning away at once a block whose first line has no pipe (markdown-it's
-    rule refuses those too, after checking the line below): most blocks are not tables."""
-    start = state.bMarks[start_line] + state.tShift[start_line]
-    if state.src.find("|", start, state.eMarks[start_line]) < 0:
-        return False
-    return table(state, start_line, end_line, silent)
-
-
-# The characters each rule that can end a paragraph may start on (read off each rule's first
-# test). A rule not named here is asked on every line.
-_TERMINATOR_STARTS = {
-    "fence": "`~",
-    "blockquote": ">",
-    "hr": "*-_",
-    "list": "*-+0123456789",
-    "html_block": "<",
-    "heading": "#",
-    "footnote_def": "[",
-    "deflist": ":~",
-    "placeholder_block": OPEN,
-    "attributes_block": "{",
-}
-
-
-_UNDERLINE_OR_TERMINATOR = frozenset("-=" + "".join(_TERMINATOR_STARTS.values()))
-
-
-class _Paragraph:
-    """markdown-it's paragraph rule, asking of each further line only the rules that could
-    end the paragraph there: a line of prose starts with a letter, which most of them refuse
-    at once, and this loop (every rule for every line of every paragraph) was the largest
-    cost of the stage. The lines, content and tokens are the library's."""
-
-    def __init__(self):
-        self.ruler = None
-        self.by_char: dict[str, tuple] = {}
-        self.unknown = False
-
-    def _names(self, ruler) -> dict:
-        return {rule.fn: rule.name for rule in ruler.__rules__}
-
-    def unknown_terminators(self, ruler) -> bool:
-        """Whether a rule that can end a paragraph starts on characters not listed here
-        (besides the table rule, which needs a `|`)."""
-        if ruler is not self.ruler:
-            self._terminators(ruler, "")
-        return self.unknown
-
-    def _terminators(self, ruler, char: str) -> tuple:
-        if ruler is not self.ruler:
-            self.ruler, self.by_char = ruler, {}
-            names = self._names(ruler)
-            self.unknown = any(
-                names.get(rule) not in _TERMINATOR_STARTS and names.get(rule) != "table"
-                for rule in ruler.getRules("paragraph")
-            )
-        rules = self.by_char.get(char)
-        if rules is None:
-            names = self._names(ruler)
-            rules = self.by_char[char] = tuple(
-                rule
-                for rule in ruler.getRules("paragraph")
-                if names.get(rule) not in _TERMINATOR_STARTS
-                or char in _TERMINATOR_STARTS[names[rule]]
-            )
-        return rules
-
-    def __call__(self, state, start_line: int, end_line: int, silent: bool) -> bool:
-        next_line = start_line + 1
-        ruler = state.md.block.ruler
-        end_line = state.lineMax
-        old_parent = state.parentType
-        state.parentType = "paragraph"
-        src = state.src
-        while next_line < end_line:
-            if state.isEmpty(next_line):
-                break
-            # Indented as code, or a line a quote already checked: lazily continued.
-            if state.sCount[next_line] - state.blkIndent > 3 or state.sCount[next_line] < 0:
-                next_line += 1
-                continue
-            char = src[state.bMarks[next_line] + state.tShift[next_line]]
-            if any(
-                rule(state, next_line, end_line, True) for rule in self._terminators(ruler, char)
-            ):
-                break
-            next_line += 1
-        content = mdTrim(state.getLines(start_line, next_line, state.blkIndent, False))
-        state.line = next_line
-        token = state.push("paragraph_open", "p", 1)
-        token.map = [start_line, state.line]
-        token = state.push("inline", "", 0)
-        token.content = content
-        token.map = [start_line, state.line]
-        token.children = []
-        state.push("paragraph_close", "p", -1)
-        state.parentType = old_parent
-        return True
-
-
-class _SetextHeading:
-    """Setext headings, whose rule scans a paragraph's lines for an underline and asks every
-    rule that could end the paragraph at each line, before the paragraph rule does the same.
-    Lines of prose (a letter first, no `|` for a table) can neither underline nor end it: over
-    those this looks ahead alone, and any other line is left to the library's rule."""
-
-    def __init__(self, paragraph: _Paragraph):
-        self.paragraph = paragraph
-
-    def __call__(self, state, start_line: int, end_line: int, silent: bool) -> bool:
-        ruler = state.md.block.ruler
-        if self.paragraph.unknown_terminators(ruler):
-            return lheading(state, start_line, end_line, silent)
-        src, indent = state.src, state.blkIndent
-        line = start_line + 1
-        while line < end_line and not state.isEmpty(line):
-            offset = state.sCount[line] - indent
-            if offset > 3:  # lazily continued whatever it holds
-                line += 1
-                continue
-            start = state.bMarks[line] + state.tShift[line]
-            if (
-                offset < 0
-                or src[start] in _UNDERLINE_OR_TERMINATOR
-                or src.find("|", start, state.eMarks[line]) >= 0
-            ):
-                return lheading(state, start_line, end_line, silent)
-            line += 1
-        return False
 
 
 def _placeholder_block(state, start_line: int, end_line: int, silent: bool) -> bool:
@@ -252,23 +117,6 @@ def _inline_budget(state, silent: bool) -> bool:
     made of them, `[[[…` or `<<<…`, is what can take time, in loops of the library's own."""
     limits.check()
     return False
-
-
-def _line_break(state, silent: bool) -> bool:
-    """A line break inside a paragraph: kept in the text, where markdown-it would push a
-    softbreak token between two text tokens; both render as the same line break, and paragraphs
-    of wrapped prose have one on every line. A hard break (`  ` or `\\` at the line's end)
-    is the library's rule's."""
-    if state.src[state.pos] != "\n":
-        return False
-    if silent or state.pending.endswith(" "):
-        return newline(state, silent)
-    state.append_pending("\n")
-    pos, end, src = state.pos + 1, state.posMax, state.src
-    while pos < end and src[pos] in " \t":
-        pos += 1
-    state.pos = pos
-    return True
 
 
 # --- Core rules ------------------------------------------------------------------------------
@@ -347,6 +195,13 @@ def _apply_block_attributes(tokens: list[Token], index: int) -> None:
             target.attrSet(name, attributes.as_html_value(value))
 
 
+def _after(tokens: list[Token], index: int) -> Iterator[Token]:
+    """The tokens after `index`, without copying the list's tail (a slice per definition or
+    task item made a body of 100,000 of them quadratic)."""
+    for position in range(index + 1, len(tokens)):
+        yield tokens[position]
+
+
 def _blank_before(state, line: int) -> bool:
     lines = state.env.get("source_lines")
     if lines is None:
@@ -362,11 +217,11 @@ def _definition_paragraphs(tokens: list[Token], index: int, state) -> None:
     inner = opening.level + 1
     # The definition's first line (the plugin's dd map starts at the term's).
     content = next(
-        (token for token in tokens[index + 1 :] if token.map or token.level < inner), None
+        (token for token in _after(tokens, index) if token.map or token.level < inner), None
     )
     loose = content is not None and content.map is not None and _blank_before(state, content.map[0])
     first = True
-    for token in tokens[index + 1 :]:
+    for token in _after(tokens, index):
         if token.level < inner:
             break
         if token.level == inner and token.type in {"paragraph_open", "paragraph_close"}:
@@ -440,7 +295,7 @@ def _hugo_blocks(state) -> None:
             # Goldmark puts the box at the start of the item's text, inside its paragraph.
             token.attrs.pop("class", None)
             checked = token.meta.pop("checked")
-            for inner in tokens[index + 1 :]:
+            for inner in _after(tokens, index):
                 if inner.type == "inline":
                     box = Token("html_inline", "", 0)
                     box.content = _task_checkbox(stash, checked) + " "
@@ -609,10 +464,7 @@ def new_parser(*, fast_paths: bool = True) -> MarkdownIt:
 
     md.block.ruler.before("table", "budget", _budget)
     if fast_paths:
-        md.block.ruler.at("table", _table, {"alt": ["paragraph", "reference"]})
-        paragraph = _Paragraph()
-        md.block.ruler.at("lheading", _SetextHeading(paragraph))
-        md.block.ruler.at("paragraph", paragraph)
+        fast_rules.install(md)
     md.block.ruler.before(
         "code",
         "placeholder_block",
@@ -628,8 +480,6 @@ def new_parser(*, fast_paths: bool = True) -> MarkdownIt:
 
     for char in "'\".":
         md.inline.add_terminator_char(char)
-    if fast_paths:
-        md.inline.ruler.at("newline", _line_break)
     md.inline.ruler.after("text", "budget", _inline_budget)
     md.inline.ruler.after("text", "typographer", goldmark.typographer)
     md.inline.ruler.after("typographer", "goldmark_linkify", goldmark.linkify)
@@ -657,39 +507,6 @@ def new_parser(*, fast_paths: bool = True) -> MarkdownIt:
     return md
 
 
-class _Silent:
-    """A logger that drops DEBUG records without a call into Python: markdown-it-py logs the
-    entry of every block rule, for every block start and every paragraph line, which cost a
-    sixth of this stage even with DEBUG off."""
-
-    debug = "".format  # accepts any arguments, returns at C speed
-
-
-_CELL_SEPARATOR = re.compile(r"(?<!\\)\|")
-
-
-def _table_cells(row: str) -> list[str]:
-    """markdown-it's escapedSplit (a row's cells at each `|` not after a backslash, and `\\|`
-    as `|` inside them) with a regex instead of its loop over every character of the table."""
-    return [cell.replace("\\|", "|") for cell in _CELL_SEPARATOR.split(row)]
-
-
-def _silence_block_rule_loggers() -> None:
-    for name, module in list(sys.modules.items()):
-        if not name.startswith("markdown_it.rules_block."):
-            continue
-        logger = getattr(module, "LOGGER", None)
-        if isinstance(logger, logging.Logger) and not logger.isEnabledFor(logging.DEBUG):
-            module.LOGGER = _Silent()
-
-
-_silence_block_rule_loggers()
-# The package's name `table` is the rule; the module is looked up by its full name.
-_TABLE_MODULE = importlib.import_module("markdown_it.rules_block.table")
-# The library's function, kept for tests/markup/test_fast_paths.py to compare against.
-LIBRARY_TABLE_CELLS = getattr(_TABLE_MODULE.escapedSplit, "library", _TABLE_MODULE.escapedSplit)
-_table_cells.library = LIBRARY_TABLE_CELLS
-_TABLE_MODULE.escapedSplit = _table_cells
 _local = threading.local()
 
 
@@ -707,10 +524,6 @@ class Converted(NamedTuple):
     fallback: bool = False
 
 
-def _too_deep(tokens: list[Token]) -> bool:
-    return any(token.level >= MAX_TOKEN_NESTING - 1 for token in tokens)
-
-
 def to_html(text: str, stash: Stash, warnings: list[RenderWarning] | None = None) -> Converted:
     """Markdown → HTML and the TOC HTML. A body Markdown cannot finish within the render's
     budget, or nested past what it can parse, becomes escaped paragraphs and a warning."""
@@ -719,7 +532,7 @@ def to_html(text: str, stash: Stash, warnings: list[RenderWarning] | None = None
     try:
         limits.check()
         tokens = md.parse(text, env)
-        if _too_deep(tokens):
+        if env.get("too_deep"):
             raise RecursionError
         body = md.renderer.render(tokens, md.options, env)
         toc = _toc(md, env["headings"], env)

@@ -361,15 +361,21 @@ class AnchorIds:
 
     def __init__(self):
         self.taken: set[str] = set()
+        # The last suffix given to each base: ids are only ever added, so the smallest free
+        # suffix never goes down, and a page of 4,000 equal headings stays linear.
+        self.suffix: dict[str, int] = {}
 
     def put(self, value: str) -> None:
         self.taken.add(value)
 
     def generate(self, text: str) -> str:
         base = anchor_name(text) or "heading"
-        value, number = base, 0
+        value, number = base, self.suffix.get(base, 0)
+        if number:
+            value = f"{base}-{number}"
         while value in self.taken:
             number += 1
             value = f"{base}-{number}"
+        self.suffix[base] = number
         self.taken.add(value)
         return value

@@ -273,6 +273,14 @@ def test_pseudocode_within_the_line_limit_still_renders():
         pytest.param(":::lemma\n", id="environments"),
         pytest.param("\\textbf{", id="unclosed text styles"),
         pytest.param("| a | b |\n|---|---|\n", id="tables"),
+        # What the Goldmark-compatible stage added (issue #17): each linear, each bounded.
+        pytest.param("## a\n", id="headings with one id"),
+        pytest.param("a\n---\n", id="setext headings"),
+        pytest.param("a\n: b\n", id="definitions"),
+        pytest.param("- [ ] a\n", id="task items"),
+        pytest.param("a\n{.x}\n", id="attribute lines"),
+        pytest.param("\"a' ", id="quotes"),
+        pytest.param("www.a.org a@b.co ", id="bare links"),
     ],
 )
 def test_two_megabytes_of_one_construct_render_in_time(unit):

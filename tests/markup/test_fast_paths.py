@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scidraft.hugo import split_front_matter
-from scidraft.markup import convert, goldmark, limits, pipeline, protect
+from scidraft.markup import convert, fast_rules, goldmark, limits, pipeline, protect
 from scidraft.markup.stash import Stash
 from tests.conftest import EXAMPLE_SITE, ROOT
 
@@ -88,7 +88,7 @@ def test_fast_rules_render_what_the_librarys_rules_render_on_the_demo_notes():
 @given(row=st.text(alphabet="|\\ab` ", max_size=30))
 def test_table_cells_split_as_the_library_splits(row):
     """The regex split of a table row gives markdown-it's escapedSplit cells."""
-    assert convert._table_cells(row) == convert.LIBRARY_TABLE_CELLS(row)
+    assert fast_rules._table_cells(row) == fast_rules.LIBRARY_TABLE_CELLS(row)
 
 
 def _anchor_by_loop(text: str) -> str:
