@@ -65,21 +65,48 @@ _DASHES_AND_DOTS = {"---": "\u2014", "--": "\u2013", "...": "\u2026"}
 _ANGLE_QUOTES = {"<<": "\u00ab", ">>": "\u00bb"}
 
 
+# Characters of the line the quote rules look at: they test at most four after the quote, and
+# the line's length only against numbers up to four.
+_LOOKAHEAD = 8
+_RUN = {"'": re.compile("'+"), '"': re.compile('"+')}
+
+
+def _end_of_line(state, pos: int) -> int:
+    """Where the line holding `pos` ends, remembered: str.find from every quote of a
+    paragraph written on one line would cross it again each time."""
+    cached = getattr(state, "goldmark_line", None)
+    if cached is not None and cached[0] <= pos <= cached[1]:
+        return cached[1]
+    end = state.src.find("\n", pos)
+    end = len(state.src) if end < 0 else end
+    state.goldmark_line = (pos, end)
+    return end
+
+
 def _line(state, pos: int) -> str:
-    """The rest of the source line from `pos`, with its line break: goldmark's PeekLine. The
-    last line of a paragraph keeps its line break in Goldmark, not a table cell's or a
-    heading's (the Markdown stage says which in env["line_end"])."""
+    """The start of the rest of the source line from `pos`, with its line break: goldmark's
+    PeekLine, as far as its rules look. The last line of a paragraph keeps its line break in
+    Goldmark, not a table cell's or a heading's (the stage says which in env["line_end"])."""
     src = state.src
-    end = src.find("\n", pos)
-    return src[pos:] + state.env.get("line_end", "") if end < 0 else src[pos : end + 1]
+    end = _end_of_line(state, pos)
+    if end - pos >= _LOOKAHEAD:
+        return src[pos : pos + _LOOKAHEAD]
+    return src[pos : end + 1] if end < len(src) else src[pos:] + state.env.get("line_end", "")
 
 
-def _flanking(line: str, before: str) -> tuple[bool, bool]:
-    """(can open, can close) of the delimiter run at line[0]: goldmark's ScanDelimiter."""
-    run = 1
-    while run < len(line) and line[run] == line[0]:
-        run += 1
-    after = line[run] if run < len(line) else " "
+def _after_run(state, pos: int) -> str:
+    """The character after the run of quotes at `pos` (one found once per run)."""
+    src = state.src
+    cached = getattr(state, "goldmark_run", None)
+    if cached is None or not cached[0] <= pos < cached[1]:
+        cached = state.goldmark_run = (pos, _RUN[src[pos]].match(src, pos).end())
+    end = cached[1]
+    return src[end] if end < len(src) else " "
+
+
+def _flanking(state, pos: int, before: str) -> tuple[bool, bool]:
+    """(can open, can close) of the delimiter run at `pos`: goldmark's ScanDelimiter."""
+    after = _after_run(state, pos)
     before_punct, before_space = is_punct_or_symbol(before), is_space(before)
     after_punct, after_space = is_punct_or_symbol(after), is_space(after)
     left = not after_space and (not after_punct or before_space or before_punct)
@@ -99,9 +126,10 @@ def _closes(line: str, can_open: bool, can_close: bool) -> bool:
     )
 
 
-def _quote(state, line: str, before: str) -> str | None:
-    """The curly quote for the `'` or `"` at line[0], or None to keep it straight."""
-    can_open, can_close = _flanking(line, before)
+def _quote(state, pos: int, before: str) -> str | None:
+    """The curly quote for the `'` or `"` at `pos`, or None to keep it straight."""
+    line = _line(state, pos)
+    can_open, can_close = _flanking(state, pos, before)
     # Quotes left open, per block (goldmark's unclosedCounter, reset when a block closes):
     # markdown-it parses each block's inline content with a state of its own.
     single, double = getattr(state, "goldmark_quotes", (0, 0))
@@ -173,7 +201,7 @@ def typographer(state, silent: bool) -> bool:
     elif char == "'" or char == '"':
         if not silent:
             before = src[pos - 1] if pos > 0 else "\n"
-            replacement = _quote(state, _line(state, pos), before) or char
+            replacement = _quote(state, pos, before) or char
     else:
         return False
     if not silent:
@@ -211,6 +239,9 @@ _EMAIL_DOMAIN = re.compile(
 _EMAIL_LOCAL = frozenset(
     "!#$%&'*+-./0123456789=?ABCDEFGHIJKLMNOPQRSTUVWXYZ^_`abcdefghijklmnopqrstuvwxyz{|}~"
 )
+# The longest local part looked back for (RFC 5321 allows 64): a body of 2 MB of `a@a@…`
+# would otherwise look back to its start from every `@`.
+_EMAIL_LOCAL_MAX = 256
 # Where a link may start: after a space, one of these, or at a line's start.
 _TRIGGERS = frozenset(" *_~(") | _ASCII_SPACE
 _TRAILING = frozenset("?!.,:*_~")
@@ -272,7 +303,7 @@ def linkify_www(state, silent: bool) -> bool:
         return False
     if state.linkLevel > 0 or not _taken(state, start):
         return False
-    match = _WWW.match(_line(state, start))
+    match = _WWW.match(src, start, _end_of_line(state, start))
     if match is None:
         return False
     text = _trim(match.group(0))
@@ -300,14 +331,14 @@ def linkify(state, silent: bool) -> bool:
             return False
         if not _taken(state, start):
             return False
-        match = _URL.match(_line(state, start))
+        match = _URL.match(src, start, _end_of_line(state, start))
         if match is None:
             return False
         text = _trim(match.group(0))
         href = text
     elif char == "@":
-        start = pos
-        while start > 0 and src[start - 1] in _EMAIL_LOCAL:
+        start, limit = pos, max(0, pos - _EMAIL_LOCAL_MAX)
+        while start > limit and src[start - 1] in _EMAIL_LOCAL:
             start -= 1
         if start == pos or not _starts_link(src, start) or src[start] in _ASCII_PUNCTUATION:
             return False

@@ -182,6 +182,9 @@ _ENDS_PARAGRAPH = re.compile(
 )
 
 
+_TAG_REACH = 2_000
+
+
 def plain_code_span(text: str, match: re.Match) -> bool:
     """Whether a backtick pair found in `text` is a code span for CommonMark too: not one
     whose lines cross the end of a paragraph (block structure comes first, 6.1), nor one that
@@ -192,11 +195,14 @@ def plain_code_span(text: str, match: re.Match) -> bool:
             if _ENDS_PARAGRAPH.match(line):
                 return False
     start = match.start()
-    line_start = text.rfind("\n", 0, start) + 1
+    # A tag or an autolink is short: looking further for its `<` and `>` would make a body of
+    # 2 MB of code spans on one line quadratic.
+    window = max(0, start - _TAG_REACH)
+    line_start = text.rfind("\n", window, start) + 1 or window
     opening = text.rfind("<", line_start, start)
     if opening < 0 or text.find(">", opening, start) >= 0:
         return True
-    closing = text.find(">", start)
+    closing = text.find(">", start, start + _TAG_REACH)
     if closing < 0:
         return True
     candidate = text[opening : closing + 1]
