@@ -21,48 +21,23 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scidraft.markup import environments, protect, sanitise, shortcodes
+import tomli_w
+
+from notes import hugo_io
+from scidraft.markup import commands, environments, protect, sanitise, shortcodes
 
 from ..markup.dom import Element, parse
 
-# The example site's [markup] (theme-spec §2): Hugo does not merge [markup] from a theme, so
-# every site using the theme carries these lines. test_hugo_markdown.py checks that the
-# example site still says this.
-MARKUP = {
-    "goldmark": {
-        "extensions": {
-            "passthrough": {
-                "enable": True,
-                "delimiters": {
-                    "block": [["$$", "$$"], ["\\[", "\\]"]],
-                    "inline": [["\\(", "\\)"], ["$", "$"]],
-                },
-            }
-        },
-        "renderer": {"unsafe": True},
-        "parser": {"attribute": {"block": True}},
-    },
-    "highlight": {"noClasses": False},
-}
+# The example site's [markup] (theme-spec §2), which `export_hugo` writes for the same reason:
+# Hugo does not merge [markup] from a theme, so every site using the theme carries it.
+# test_hugo_markdown.py checks that the example site still says this.
+MARKUP = hugo_io._HUGO_MARKUP
 
-CONFIG = """\
-baseURL = "https://example.org/"
-disableKinds = ["home", "section", "taxonomy", "term", "rss", "sitemap", "robotstxt", "404"]
-[markup]
-  [markup.goldmark]
-    [markup.goldmark.extensions.passthrough]
-      enable = true
-      [markup.goldmark.extensions.passthrough.delimiters]
-        block = [['$$', '$$'], ['\\[', '\\]']]
-        inline = [['\\(', '\\)'], ['$', '$']]
-    [markup.goldmark.renderer]
-      unsafe = true
-    [markup.goldmark.parser]
-      [markup.goldmark.parser.attribute]
-        block = true
-  [markup.highlight]
-    noClasses = false
-"""
+CONFIG = (
+    'baseURL = "https://example.org/"\n'
+    'disableKinds = ["home", "section", "taxonomy", "term", "rss", "sitemap", "robotstxt", '
+    '"404"]\n' + tomli_w.dumps({"markup": MARKUP})
+)
 
 LAYOUTS = {
     "_default/single.html": "{{ .Content }}",
@@ -240,30 +215,13 @@ def _hugos(element: Element) -> Node | None:
     return None
 
 
-def _brace_end(text: str, opening: int) -> int:
-    depth, index = 0, opening
-    while index < len(text):
-        char = text[index]
-        if char == "\\":
-            index += 2
-            continue
-        if char == "{":
-            depth += 1
-        elif char == "}":
-            depth -= 1
-            if depth == 0:
-                return index
-        index += 1
-    return -1
-
-
 def _styles(text: str) -> list[Node | str]:
     out: list[Node | str] = []
     cursor = 0
     for match in _STYLE.finditer(text):
         if match.start() < cursor:
             continue
-        close = _brace_end(text, match.end() - 1)
+        close = commands._argument_end(text, match.end() - 1)
         if close < 0:
             continue
         inner = text[match.end() : close].replace("\\{", "{").replace("\\}", "}")
