@@ -198,8 +198,13 @@ def main(argv: list[str] | None = None) -> int:
         engines["old"] = Engine(legacy)
     body = corpus[longest_name]
     measured = {name: whole_note(engine, body) for name, engine in engines.items()}
-    for key, label in (("cold_wall", "cold, wall ms"), ("cold_cpu", "cold, process CPU ms"),
-                       ("warm_wall", "warm, wall ms"), ("warm_cpu", "warm, thread CPU ms")):  # fmt: skip
+    labels = {
+        "cold_wall": "cold, wall ms",
+        "cold_cpu": "cold, process CPU ms",
+        "warm_wall": "warm, wall ms",
+        "warm_cpu": "warm, thread CPU ms",
+    }
+    for key, label in labels.items():
         gate = key == "warm_cpu"
         new_value = measured["new"][key]
         old_value = measured["old"][key] if "old" in measured else None

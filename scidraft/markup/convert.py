@@ -463,8 +463,6 @@ def new_parser(*, fast_paths: bool = True) -> MarkdownIt:
     deflist_plugin(md)
 
     md.block.ruler.before("table", "budget", _budget)
-    if fast_paths:
-        fast_rules.install(md)
     md.block.ruler.before(
         "code",
         "placeholder_block",
@@ -484,6 +482,8 @@ def new_parser(*, fast_paths: bool = True) -> MarkdownIt:
     md.inline.ruler.after("text", "typographer", goldmark.typographer)
     md.inline.ruler.after("typographer", "goldmark_linkify", goldmark.linkify)
     md.inline.ruler.push("angle_quotes", goldmark.angle_quotes)
+    if fast_paths:
+        fast_rules.install(md)
 
     md.core.ruler.at("inline", _inline)
     md.core.ruler.before("inline", "heading_attributes", _heading_attributes)

@@ -204,4 +204,6 @@ def install(md: MarkdownIt) -> None:
     paragraph = _Paragraph()
     md.block.ruler.at("lheading", _SetextHeading(paragraph))
     md.block.ruler.at("paragraph", paragraph)
-    md.inline.ruler.at("newline", _line_break)
+    # First after the text rule: a line break is the commonest special character of prose.
+    md.inline.ruler.disable("newline")
+    md.inline.ruler.after("text", "line_break", _line_break)
