@@ -128,6 +128,7 @@ def _inline(state) -> None:
     tokens, md, env = state.tokens, state.md, state.env
     for index, token in enumerate(tokens):
         if token.type == "inline":
+            limits.check()  # once a paragraph or a table cell: 2 MB of table is 500,000 cells
             if token.children is None:
                 token.children = []
             paragraph = index and tokens[index - 1].type == "paragraph_open"
@@ -478,12 +479,14 @@ def new_parser(*, fast_paths: bool = True) -> MarkdownIt:
 
     for char in "'\".":
         md.inline.add_terminator_char(char)
-    md.inline.ruler.after("text", "budget", _inline_budget)
     md.inline.ruler.after("text", "typographer", goldmark.typographer)
     md.inline.ruler.after("typographer", "goldmark_linkify", goldmark.linkify)
     md.inline.ruler.push("angle_quotes", goldmark.angle_quotes)
     if fast_paths:
         fast_rules.install(md)
+    # First of all at every special character, the ones the typographer and linkify take too:
+    # 2 MB of `www.a.org ` is links all the way.
+    md.inline.ruler.after("text", "budget", _inline_budget)
 
     md.core.ruler.at("inline", _inline)
     md.core.ruler.before("inline", "heading_attributes", _heading_attributes)

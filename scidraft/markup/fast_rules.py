@@ -21,6 +21,7 @@ from markdown_it.common.utils import mdTrim
 from markdown_it.rules_block import lheading, table
 from markdown_it.rules_inline import newline
 
+from . import limits
 from .stash import OPEN
 
 
@@ -176,7 +177,9 @@ _CELL_SEPARATOR = re.compile(r"(?<!\\)\|")
 
 def _table_cells(row: str) -> list[str]:
     """markdown-it's escapedSplit (a row's cells at each `|` not after a backslash, and `\\|`
-    as `|` inside them) with a regex instead of its loop over every character of the table."""
+    as `|` inside them) with a regex instead of its loop over every character of the table.
+    Called once a row, it checks the render's budget: a table of 2 MB is one block."""
+    limits.check()
     return [cell.replace("\\|", "|") for cell in _CELL_SEPARATOR.split(row)]
 
 
