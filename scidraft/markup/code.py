@@ -6,12 +6,13 @@ import functools
 import html
 import re
 
+from markdown_it.common.utils import unescapeAll
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
-from . import jsengine, limits
+from . import attributes, jsengine, limits, protect
 from .protect import _INLINE_CODE, find_fences
 from .rendered import RenderWarning
 from .stash import Stash
@@ -22,14 +23,83 @@ _FORMATTER = HtmlFormatter(nowrap=True)
 
 
 def highlight_css() -> str:
-    """The code colours, generated from the pinned style at set-up (make vendor, Dockerfile)."""
-    return HtmlFormatter(style=PYGMENTS_STYLE).get_style_defs(".highlight")
+    """The code colours, generated from the pinned style at set-up (make vendor, Dockerfile),
+    and the layout of Chroma's line numbers and highlighted lines in the style's colours."""
+    formatter = HtmlFormatter(style=PYGMENTS_STYLE)
+    style = formatter.style
+    numbers = style.line_number_color if style.line_number_color != "inherit" else "#8087a2"
+    chroma = f"""
+.chroma .line {{ display: flex; }}
+.chroma .hl {{ background-color: {style.highlight_color}; }}
+.chroma .lntd {{ vertical-align: top; padding: 0; margin: 0; border: 0; }}
+.chroma .lntable {{ border-spacing: 0; padding: 0; margin: 0; border: 0; }}
+.chroma .lnt, .chroma .ln {{ white-space: pre; -webkit-user-select: none; user-select: none;
+  margin-right: 0.4em; padding: 0 0.4em 0 0.4em; color: {numbers}; }}
+"""
+    return formatter.get_style_defs(".highlight") + chroma
 
 
-def _language(info: str) -> str:
-    # "python {linenos=true}" or "{.python}": the first word names the language.
-    word = info.strip().split()[0] if info.strip() else ""
-    return word.strip("{}.").lower()
+def fence_info(info: str) -> tuple[str, dict]:
+    """A fence's language and its Hugo options: ```` ```go {linenos=true,hl_lines=[2]} ````
+    gives ("go", {"linenos": True, "hl_lines": [2.0]}); `{.python}` names the language too."""
+    # Backslash escapes and entities count in an info string (CommonMark 4.5).
+    info = unescapeAll(info.strip())
+    head, options = info, {}
+    brace = info.find("{")
+    if brace >= 0:
+        parsed = attributes.parse(info, brace)
+        if parsed is not None:
+            head, options = info[:brace], parsed[0]
+    words = head.split()
+    word = words[0] if words else str(options.get("class", "")).split(" ")[0]
+    return word.strip("{}.").lower(), options
+
+
+def _line_ranges(value, count: int) -> set[int]:
+    """Positions (1-based) that hl_lines names: `[2, "4-5"]` or `"2 4-5"`, as Hugo reads it."""
+    if isinstance(value, list):
+        value = " ".join(attributes.as_html_value(item) for item in value)
+    chosen: set[int] = set()
+    for field in str(value).split():
+        first, _, last = field.partition("-")
+        try:
+            start = int(first)
+            end = int(last) if last else start
+        except ValueError:
+            return set()  # Hugo refuses the whole option
+        chosen.update(range(max(start, 1), min(end, count) + 1))
+    return chosen
+
+
+def _line_numbers(options: dict) -> str:
+    """ "table", "inline" or "" (none), from Hugo's linenos option."""
+    value = options.get("linenos", False)
+    if value is True or value == "table":
+        return "table"  # Hugo's lineNumbersInTable default
+    return "inline" if value == "inline" else ""
+
+
+def _chroma_lines(body: str, options: dict) -> tuple[str, str]:
+    """Chroma's markup for highlighted lines and line numbers: (code, number column)."""
+    lines = body.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    numbers = _line_numbers(options)
+    try:
+        first = int(float(options.get("linenostart", 1)))
+    except (TypeError, ValueError):
+        first = 1
+    marked = _line_ranges(options.get("hl_lines", ""), len(lines))
+    code, column = [], []
+    for position, line in enumerate(lines, start=1):
+        css = "line hl" if position in marked else "line"
+        number = first + position - 1
+        inline_number = f'<span class="ln">{number}</span>' if numbers == "inline" else ""
+        code.append(f'<span class="{css}">{inline_number}<span class="cl">{line}\n</span></span>')
+        if numbers == "table":
+            cell = f'<span class="lnt">{number}\n</span>'
+            column.append(f'<span class="hl">{cell}</span>' if position in marked else cell)
+    return "".join(code), "".join(column)
 
 
 @functools.lru_cache(maxsize=256)
@@ -68,20 +138,35 @@ def _highlighted(code: str, lexer) -> str:
         return html.escape(code)
 
 
-def code_block(code: str, language: str, *, highlighted: bool = True) -> str:
+def code_block(
+    code: str, language: str, *, highlighted: bool = True, options: dict | None = None
+) -> str:
+    """A highlighted block in Hugo's wrapper; Hugo's `linenos`, `linenostart` and `hl_lines`
+    options give Chroma's line spans, numbers (inline or in a table) and marked lines."""
     label = html.escape(language)
     lexer = _lexer(language)
     if not highlighted:
         lexer = None  # the render's time budget is spent: the code stays uncoloured
     body = _highlighted(code, lexer) if lexer else html.escape(code)
-    if not language:
-        return (
-            f'<div class="highlight"><pre class="chroma"><code>{body.rstrip()}</code></pre></div>'
-        )
-    return (
+    code_attributes = f' class="language-{label}" data-lang="{label}"' if language else ""
+    head = (
         f'<div class="highlight" data-lang="{label}"><span class="code-lang">{label}</span>'
-        f'<pre class="chroma"><code class="language-{label}" data-lang="{label}">'
-        f"{body.rstrip()}</code></pre></div>"
+        if language
+        else '<div class="highlight">'
+    )
+    options = options or {}
+    if not (_line_numbers(options) or options.get("hl_lines")):
+        return (
+            f'{head}<pre class="chroma"><code{code_attributes}>{body.rstrip()}</code></pre></div>'
+        )
+    lines, column = _chroma_lines(body, options)
+    if not column:
+        return f'{head}<pre class="chroma"><code{code_attributes}>{lines}</code></pre></div>'
+    return (
+        f'{head}<div class="chroma"><table class="lntable"><tr><td class="lntd">'
+        f'<pre class="chroma"><code>{column}</code></pre></td><td class="lntd">'
+        f'<pre class="chroma"><code{code_attributes}>{lines}</code></pre></td></tr></table>'
+        "</div></div>"
     )
 
 
@@ -142,7 +227,7 @@ def protect_code(text: str, stash: Stash, warnings: list[RenderWarning], counter
         if limits.expired():
             break  # the rest stays as written: Markdown's fallback shows it escaped
         out.append(text[cursor:start])
-        language = _language(fence.info)
+        language, options = fence_info(fence.info)
         if not fence.closed:
             warnings.append(
                 RenderWarning(
@@ -163,15 +248,15 @@ def protect_code(text: str, stash: Stash, warnings: list[RenderWarning], counter
             kind = "algorithm"
             data = {"labels": labels, "number": number}
         else:
-            rendered = code_block(fence.code, language, highlighted=not limits.expired())
+            rendered = code_block(
+                fence.code, language, highlighted=not limits.expired(), options=options
+            )
             kind = "code"
-        # A fence indented under a list item stays in it. Python-Markdown continues a list
-        # item at four spaces where CommonMark (the theme's Goldmark) accepts the marker width.
-        indent = fence.indent
-        if 0 < len(indent.expandtabs(4)) < 4:
-            indent = "    "
+        # The placeholder keeps the fence's container: its indentation under a list item, the
+        # `>` of a quote on every line (Markdown then ends paragraphs around it as CommonMark
+        # ends them around the fence).
         out.append(
-            indent
+            fence.prefix
             + stash.add(
                 rendered,
                 text=fence.code,
@@ -179,7 +264,7 @@ def protect_code(text: str, stash: Stash, warnings: list[RenderWarning], counter
                 kind=kind,
                 line=fence.line,
                 original=fence.original,
-                indent=indent,
+                indent=fence.continuation,
                 data=data,
             )
         )
@@ -189,11 +274,13 @@ def protect_code(text: str, stash: Stash, warnings: list[RenderWarning], counter
 
     def inline(match: re.Match) -> str:
         content = match.group(2)
-        if "\n\n" in content:
+        if "\n\n" in content or not protect.plain_code_span(text, match):
             return match.group(0)
+        # CommonMark 6.1: line endings become spaces, then one space is stripped from each end
+        # of a span that has both (and is not all spaces).
+        content = content.replace("\n", " ")
         if content.startswith(" ") and content.endswith(" ") and content.strip():
             content = content[1:-1]
-        content = content.replace("\n", " ")
         return stash.add(
             f"<code>{html.escape(content)}</code>",
             text=content,

@@ -1,299 +1,543 @@
-"""Stage 4, Markdown: Python-Markdown with the theme's Goldmark features.
+"""Stage 4, Markdown: CommonMark as Hugo's Goldmark renders it, on markdown-it-py.
 
-GFM tables (with `{.table-academic}` / `{.table-striped}` on the line after the table),
-footnotes, definition lists, heading ids and a TOC, attribute lists, strikethrough and bare
-URLs. Python-Markdown instances are not thread-safe: one per thread, reset per render.
+The notes were written for Hugo, whose Goldmark is CommonMark 0.31 with, under the theme's
+`[markup]` settings: GFM tables, strikethrough, linkify and task lists; footnotes; definition
+lists; attributes on headings and on the line after a block (`{.table-academic}`); the
+typographer with Hugo's defaults; heading ids in Hugo's `github` style. markdown-it-py gives the
+CommonMark core, tables, strikethrough, footnotes and definition lists (mdit-py-plugins); the
+rest is Goldmark's behaviour, ported here and in `goldmark.py`.
+
+Everything the earlier stages stashed reaches this stage as a placeholder. A placeholder of a
+block (a code fence, an environment, a reference list…) alone on its lines is a block here
+too, so it ends a paragraph, a list item or a quote exactly where the fence it replaced would.
+
+Raw HTML is parsed as CommonMark parses it and cleaned by the sanitiser afterwards. One parser
+per thread; each render's state lives in its own `env`.
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
+import html
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
-import markdown
-from markdown import treeprocessors, util
-from markdown.extensions import Extension
-from markdown.extensions.tables import TableProcessor
-from markdown.extensions.toc import slugify_unicode
-from markdown.htmlparser import HTMLExtractor
-from markdown.preprocessors import HtmlBlockPreprocessor
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from mdit_py_plugins.deflist import deflist_plugin
+from mdit_py_plugins.footnote import footnote_plugin
 
-from . import limits
+from . import attributes, code, fast_rules, goldmark, limits
 from .rendered import RenderWarning
 from .sourcelines import ATTRIBUTE, SourceLine
-from .stash import Stash
+from .stash import CLOSE, FILL, OPEN, TOKEN, Stash
 
-_TABLE_ATTRIBUTES = re.compile(r"^[ \t]*\{:?[ \t]*((?:\.[\w-]+[ \t]*)+)\}[ \t]*$")
+# Token levels a document may open (a list and its item are two): past this markdown-it drops
+# the rest of the document, so the render falls back and says why. limits.refuse_deep_blocks
+# keeps real notes far below it: MAX_NESTING levels of four columns hold at most two lists
+# each, and two tokens open per list.
+MAX_TOKEN_NESTING = 4 * limits.MAX_NESTING + 16
+# Headings the TOC lists (h2–h4, as the theme's TOC does).
+TOC_LEVELS = range(2, 5)
+
+_PLACEHOLDER_START = re.compile(f"{OPEN}(\\d+)[{FILL} \\t]*({CLOSE})?[ \\t]*$")
+_PLACEHOLDER_MORE = re.compile(f"[{FILL} \\t]*({CLOSE})?[ \\t]*$")
 
 
-class AttributedTableProcessor(TableProcessor):
-    """GFM tables that accept a class line (`{.table-academic}`) directly underneath."""
+# --- Block rules -----------------------------------------------------------------------------
 
-    def _strip_attributes(self, block: str) -> tuple[str, list[str]]:
-        rows = block.split("\n")
-        if len(rows) > 2 and (match := _TABLE_ATTRIBUTES.match(rows[-1])):
-            return "\n".join(rows[:-1]), re.findall(r"\.([\w-]+)", match.group(1))
-        return block, []
 
-    def test(self, parent, block):
-        # A table's header row holds a pipe (the library needs one to find two cells or a
-        # border): every other block, nearly all of them, is turned away before it is split.
-        if "|" not in block.partition("\n")[0]:
+def _budget(state, start_line: int, end_line: int, silent: bool) -> bool:
+    """First of the block rules: every block starts by checking the render's time budget,
+    and notes when blocks nest so deep that markdown-it would drop what is inside."""
+    limits.check()
+    if state.level >= MAX_TOKEN_NESTING - 2:
+        state.env["too_deep"] = True
+    return False
+
+
+def _placeholder_block(state, start_line: int, end_line: int, silent: bool) -> bool:
+    """A stashed block (code, an environment's edge, a component) alone on its lines."""
+    start = state.bMarks[start_line] + state.tShift[start_line]
+    src = state.src
+    if start >= state.eMarks[start_line] or src[start] != OPEN:
+        return False
+    match = _PLACEHOLDER_START.match(src, start, state.eMarks[start_line])
+    if match is None or not state.env["stash"].item(int(match.group(1))).block:
+        return False
+    line = start_line
+    closed = match.group(2) is not None
+    while not closed:
+        line += 1
+        if line >= end_line or state.sCount[line] < state.blkIndent:
             return False
-        return super().test(parent, self._strip_attributes(block)[0])
-
-    def _build_row(self, *args, **kwargs):
-        # The library builds every row of a table without returning to a checked loop: a body
-        # of 200,000 rows ran a second past the budget.
-        limits.check()
-        return super()._build_row(*args, **kwargs)
-
-    def run(self, parent, blocks):
-        block, classes = self._strip_attributes(blocks[0])
-        blocks[0] = block
-        result = super().run(parent, blocks)
-        if classes:
-            tables = parent.findall("table")
-            if tables:
-                tables[-1].set("class", " ".join(classes))
-        return result
+        more = _PLACEHOLDER_MORE.match(
+            src, state.bMarks[line] + state.tShift[line], state.eMarks[line]
+        )
+        if more is None:
+            return False
+        closed = more.group(1) is not None
+    if not silent:
+        token = state.push("placeholder_block", "", 0)
+        token.content = f"{OPEN}{match.group(1)}{CLOSE}"
+        token.map = [start_line, line + 1]
+        state.line = line + 1
+    return True
 
 
-class AttributedTableExtension(Extension):
-    def extendMarkdown(self, md):  # noqa: N802 - Python-Markdown's API
-        md.parser.blockprocessors.register(
-            AttributedTableProcessor(md.parser, {"use_align_attribute": False}), "table", 75
+def _attributes_block(state, start_line: int, end_line: int, silent: bool) -> bool:
+    """`{.class #id name=value}` on a line of its own: attributes for the block before it
+    (Hugo's attributes extension, `[markup.goldmark.parser.attribute] block = true`). The
+    rest of the line is ignored, as Hugo ignores it."""
+    if state.is_code_block(start_line):
+        return False
+    start = state.bMarks[start_line] + state.tShift[start_line]
+    if start >= state.eMarks[start_line] or state.src[start] != "{":
+        return False
+    parsed = attributes.parse(state.src[start : state.eMarks[start_line]])
+    if parsed is None:
+        return False
+    if not silent:
+        token = state.push("attributes_block", "", 0)
+        token.meta = {
+            "attributes": parsed[0],
+            "after_blank": start_line > 0 and state.isEmpty(start_line - 1),
+        }
+        token.map = [start_line, start_line + 1]
+        token.hidden = True
+        state.line = start_line + 1
+    return True
+
+
+# --- Inline rules ---------------------------------------------------------------------------
+
+
+def _inline_budget(state, silent: bool) -> bool:
+    """Asked first at every special character (the text rule takes the rest in runs): a body
+    made of them, `[[[…` or `<<<…`, is what can take time, in loops of the library's own."""
+    limits.check()
+    return False
+
+
+# --- Core rules ------------------------------------------------------------------------------
+
+
+def _inline(state) -> None:
+    """markdown-it's inline core rule, telling the typographer whether the content is a
+    paragraph's (whose last line ends in a line break for Goldmark) or a heading's or cell's."""
+    tokens, md, env = state.tokens, state.md, state.env
+    for index, token in enumerate(tokens):
+        if token.type == "inline":
+            limits.check()  # once a paragraph or a table cell: 2 MB of table is 500,000 cells
+            if token.children is None:
+                token.children = []
+            paragraph = index and tokens[index - 1].type == "paragraph_open"
+            env["line_end"] = "\n" if paragraph else ""
+            md.inline.parse(token.content, md, env, token.children)
+
+
+def _heading_attribute_split(content: str) -> tuple[str, dict] | None:
+    """goldmark's parseLastLineAttributes: `{…}` ending a heading's last line, found left to
+    right past escaped punctuation."""
+    line_start = content.rfind("\n") + 1
+    index = line_start
+    while index < len(content):
+        char = content[index]
+        if char == "\\":
+            index += 2 if content[index + 1 : index + 2] in attributes.ASCII_PUNCTUATION else 1
+            continue
+        if char == "{":
+            parsed = attributes.parse(content, index)
+            if parsed is not None and not content[parsed[1] :].strip():
+                return content[:index].rstrip(), parsed[0]
+        index += 1
+    return None
+
+
+def _heading_attributes(state) -> None:
+    tokens = state.tokens
+    for index, token in enumerate(tokens):
+        if token.type == "heading_open" and "{" in tokens[index + 1].content:
+            split = _heading_attribute_split(tokens[index + 1].content)
+            if split is not None:
+                tokens[index + 1].content, found = split
+                for name, value in found.items():
+                    token.attrSet(name, attributes.as_html_value(value))
+
+
+def _opening(tokens: list[Token], close: int) -> int:
+    """Index of the token that opens the one closing at `close`."""
+    level = tokens[close].level
+    index = close - 1
+    while index >= 0 and not (tokens[index].level == level and tokens[index].nesting == 1):
+        index -= 1
+    return index
+
+
+def _apply_block_attributes(tokens: list[Token], index: int) -> None:
+    """The block right before an attribute line takes its attributes, unless a blank line or
+    nothing comes between, or it is a code fence (Hugo's attributes transformer)."""
+    token = tokens[index]
+    if token.meta["after_blank"] or index == 0:
+        return
+    previous = tokens[index - 1]
+    if previous.level != token.level or previous.nesting == 1:
+        return  # the first thing in its container: no block before it
+    if previous.nesting == -1:
+        target = tokens[_opening(tokens, index - 1)]
+    elif previous.type in {"fence", "code_block", "html_block", "placeholder_block"}:
+        return
+    else:
+        target = previous
+    if target.type == "paragraph_open" and target.hidden:
+        return  # a tight list's paragraph has no element to carry them
+    for name, value in token.meta["attributes"].items():
+        if target.attrGet(name) is None:
+            target.attrSet(name, attributes.as_html_value(value))
+
+
+def _after(tokens: list[Token], index: int) -> Iterator[Token]:
+    """The tokens after `index`, without copying the list's tail (a slice per definition or
+    task item made a body of 100,000 of them quadratic)."""
+    for position in range(index + 1, len(tokens)):
+        yield tokens[position]
+
+
+def _blank_before(state, line: int) -> bool:
+    lines = state.env.get("source_lines")
+    if lines is None:
+        lines = state.env["source_lines"] = state.src.split("\n")
+    return line > 0 and not lines[line - 1].strip(" \t>")
+
+
+def _definition_paragraphs(tokens: list[Token], index: int, state) -> None:
+    """Goldmark's definitions: one after a blank line is loose (its paragraphs shown), any
+    other is tight, where only a first paragraph loses its <p> (markdown-it decides for the
+    whole list at once)."""
+    opening = tokens[index]
+    inner = opening.level + 1
+    # The definition's first line (the plugin's dd map starts at the term's).
+    content = next(
+        (token for token in _after(tokens, index) if token.map or token.level < inner), None
+    )
+    loose = content is not None and content.map is not None and _blank_before(state, content.map[0])
+    first = True
+    for token in _after(tokens, index):
+        if token.level < inner:
+            break
+        if token.level == inner and token.type in {"paragraph_open", "paragraph_close"}:
+            token.hidden = not loose and first
+            if token.type == "paragraph_close":
+                first = False
+        elif token.level == inner and token.nesting >= 0:
+            first = False
+
+
+def _heading_text(children: Sequence[Token], stash: Stash) -> str:
+    """What Hugo makes a heading's id from (hugo markup/goldmark/internal/render TextPlain):
+    text and code as written, images' alt text, raw HTML without its tags, line breaks as
+    new lines. Math adds nothing (Hugo's passthrough nodes add none); other placeholders add
+    the source they stand for (code's text, a command as written)."""
+    parts = []
+    for child in children:
+        if child.type in {"text", "text_special", "code_inline"}:
+            parts.append(child.content)
+        elif child.type in {"softbreak", "hardbreak"}:
+            parts.append("\n")
+        elif child.type == "image":
+            parts.append(_heading_text(child.children or [], stash))
+    text = "".join(parts)
+    if OPEN in text:
+
+        def source(match: re.Match) -> str:
+            item = stash.item(int(match.group(1)))
+            if item.kind == "inline-code":
+                return item.text
+            return "" if item.kind == "math" else item.original
+
+        text = TOKEN.sub(source, text)
+    return text
+
+
+def _task_checkbox(stash: Stash, checked: bool) -> str:
+    # A disabled checkbox as Goldmark draws one, as inert text: the allowlist has no <input>.
+    label, glyph = ("done", "\u2611") if checked else ("to do", "\u2610")
+    css = "task-checkbox task-checkbox-done" if checked else "task-checkbox"
+    return stash.add(
+        f'<span class="{css}" role="img" aria-label="{label}">{glyph}</span>', kind="task"
+    )
+
+
+def _hugo_blocks(state) -> None:
+    """After inline parsing: block attributes, heading ids, task checkboxes, the TOC."""
+    tokens: list[Token] = state.tokens
+    stash: Stash = state.env["stash"]
+    ids = goldmark.AnchorIds()
+    headings = state.env["headings"]
+    attribute_lines = []
+    for index, token in enumerate(tokens):
+        if index % 512 == 0:
+            limits.check()
+        kind = token.type
+        if kind == "heading_open":
+            children = tokens[index + 1].children or []
+            explicit = token.attrGet("id")
+            if explicit is not None:
+                ids.put(str(explicit))
+            else:
+                text = _heading_text(children, stash)
+                if text:
+                    # A setext heading of several lines takes its id from the last one.
+                    token.attrSet("id", ids.generate(text.rsplit("\n", 1)[-1]))
+            headings.append((int(token.tag[1]), token.attrGet("id"), children))
+        elif kind == "attributes_block":
+            attribute_lines.append(index)
+        elif kind == "list_item_open" and token.meta and "checked" in token.meta:
+            # Goldmark puts the box at the start of the item's text, inside its paragraph.
+            token.attrs.pop("class", None)
+            checked = token.meta.pop("checked")
+            for inner in _after(tokens, index):
+                if inner.type == "inline":
+                    box = Token("html_inline", "", 0)
+                    box.content = _task_checkbox(stash, checked) + " "
+                    inner.children = [box, *(inner.children or [])]
+                    break
+        elif kind in {"bullet_list_open", "ordered_list_open"} and token.attrs:
+            token.attrs.pop("class", None)  # markdown-it's task-list class; Goldmark has none
+        elif kind == "dd_open":
+            _definition_paragraphs(tokens, index, state)
+    for index in attribute_lines:
+        _apply_block_attributes(tokens, index)
+    if attribute_lines:
+        state.tokens = [token for token in tokens if token.type != "attributes_block"]
+
+
+# --- Rendering -------------------------------------------------------------------------------
+
+
+def _source_lines(state) -> None:
+    """The editor preview's scroll sync (sourcelines.py): every top-level block carries the
+    author's line it starts on. Last of the core rules, so attributes are already placed."""
+    source_line: SourceLine | None = state.env.get("source_line")
+    if source_line is None:
+        return
+    standalone = {"placeholder_block", "fence", "hr"}
+    for token in state.tokens:
+        starts = token.nesting == 1 or (token.nesting == 0 and token.type in standalone)
+        if starts and token.level == 0 and token.block and token.map:
+            token.attrSet(ATTRIBUTE, str(source_line(token.map[0] + 1)))
+
+
+def _render_placeholder(self, tokens, index, options, env) -> str:
+    token = tokens[index]
+    line = token.attrGet(ATTRIBUTE)
+    if line is not None:
+        # fill unwraps the paragraph and moves its line onto the block (sourcelines.py).
+        return f'<p {ATTRIBUTE}="{line}">{token.content}</p>\n'
+    return token.content + "\n"
+
+
+def _render_fence(self, tokens, index, options, env) -> str:
+    """A fence the code stage did not see (on a list item's first line, say): highlighted
+    here, with what the earlier stages stashed inside it restored to the author's text."""
+    token = tokens[index]
+    stash: Stash = env["stash"]
+    source = stash.restore(token.content).rstrip("\n")
+    language, options_ = code.fence_info(stash.restore(token.info))
+    rendered = code.code_block(source, language, options=options_)
+    return stash.add(rendered, text=source, block=True, kind="code") + "\n"
+
+
+def _render_code_block(self, tokens, index, options, env) -> str:
+    source = env["stash"].restore(tokens[index].content)
+    return f"<pre><code>{html.escape(source, quote=False)}</code></pre>\n"
+
+
+def _render_code_inline(self, tokens, index, options, env) -> str:
+    source = env["stash"].restore(tokens[index].content)
+    return f"<code>{html.escape(source, quote=False)}</code>"
+
+
+def _render_del_open(self, tokens, index, options, env) -> str:
+    return "<del>"  # Goldmark's strikethrough element (markdown-it writes <s>)
+
+
+def _render_del_close(self, tokens, index, options, env) -> str:
+    return "</del>"
+
+
+def _footnote_number(token: Token) -> str:
+    return str(token.meta["id"] + 1)
+
+
+def _footnote_ref_id(token: Token) -> str:
+    sub = token.meta.get("subId", 0)
+    return f"fnref{sub if sub else ''}:{_footnote_number(token)}"
+
+
+def _render_footnote_ref(self, tokens, index, options, env) -> str:
+    token = tokens[index]
+    number = _footnote_number(token)
+    return (
+        f'<sup id="{_footnote_ref_id(token)}"><a href="#fn:{number}" class="footnote-ref" '
+        f'role="doc-noteref">{number}</a></sup>'
+    )
+
+
+def _render_footnote_block_open(self, tokens, index, options, env) -> str:
+    return '<div class="footnotes" role="doc-endnotes">\n<hr>\n<ol>\n'
+
+
+def _render_footnote_block_close(self, tokens, index, options, env) -> str:
+    return "</ol>\n</div>\n"
+
+
+def _render_footnote_open(self, tokens, index, options, env) -> str:
+    return f'<li id="fn:{_footnote_number(tokens[index])}">\n'
+
+
+def _render_footnote_close(self, tokens, index, options, env) -> str:
+    return "</li>\n"
+
+
+def _render_footnote_anchor(self, tokens, index, options, env) -> str:
+    token = tokens[index]
+    return (
+        f'&#160;<a href="#{_footnote_ref_id(token)}" class="footnote-backref" '
+        'role="doc-backlink">&#x21a9;&#xfe0e;</a>'
+    )
+
+
+def _toc(md: MarkdownIt, headings: list, env: dict) -> str:
+    """Nested lists of the h2–h4 headings, linked by id; entries keep their math and code,
+    not their links or footnote markers."""
+    entries = [
+        (level, anchor, children)
+        for level, anchor, children in headings
+        if level in TOC_LEVELS and anchor
+    ]
+    if not entries:
+        return ""
+    out = ['<div class="toc">\n<ul>\n']
+    depth = [entries[0][0]]
+    for position, (level, anchor, children) in enumerate(entries):
+        if position:
+            if level > depth[-1]:
+                out.append("<ul>\n")
+                depth.append(level)
+            else:
+                out.append("</li>\n")
+                while len(depth) > 1 and level < depth[-1]:
+                    depth.pop()
+                    out.append("</ul>\n</li>\n")
+        shown = [
+            child
+            for child in children
+            if child.type not in {"link_open", "link_close", "footnote_ref"}
+        ]
+        text = md.renderer.renderInline(shown, md.options, env)
+        out.append(f'<li><a href="#{html.escape(str(anchor))}">{text}</a>')
+    out.append("</li>\n")
+    for _ in depth[1:]:
+        out.append("</ul>\n</li>\n")
+    out.append("</ul>\n</div>\n")
+    return "".join(out)
+
+
+# --- The parser ------------------------------------------------------------------------------
+
+_PLACEHOLDER_SPLIT = re.compile(f"({OPEN}\\d+[{FILL}\\s]*{CLOSE})")
+
+
+class HugoMarkdown(MarkdownIt):
+    """markdown-it whose link destinations keep the earlier stages' placeholders intact: a
+    formula in a URL (`[a](https://e.example/$x$)`) is filled in after the sanitiser has
+    checked the URL, as before; percent-encoding would have destroyed it."""
+
+    def normalizeLink(self, url: str) -> str:  # noqa: N802 - markdown-it's API
+        normalise = super().normalizeLink
+        if OPEN not in url:
+            return normalise(url)
+        return "".join(
+            piece if index % 2 else (normalise(piece) if piece else "")
+            for index, piece in enumerate(_PLACEHOLDER_SPLIT.split(url))
         )
 
 
-class _CheckedExtractor(HTMLExtractor):
-    # html.parser calls these once per piece of text or tag: the budget is checked there.
-    def handle_data(self, data):
-        limits.check()
-        super().handle_data(data)
+def new_parser(*, fast_paths: bool = True) -> MarkdownIt:
+    """markdown-it configured as Hugo's Goldmark with the example site's [markup]. Without
+    `fast_paths`, the library's own paragraph, setext-heading, table and line-break rules
+    (tests/markup/test_fast_paths.py renders with both)."""
+    md = HugoMarkdown(
+        "commonmark",
+        {
+            "maxNesting": MAX_TOKEN_NESTING,
+            "xhtmlOut": False,
+            "tasklists": True,
+            "strikethrough_single_tilde": True,  # goldmark accepts ~one~ and ~~two~~
+        },
+    )
+    md.enable(["table", "strikethrough"])
+    footnote_plugin(md, inline=False)  # Goldmark has no ^[inline] footnotes
+    deflist_plugin(md)
 
-    def handle_starttag(self, tag, attrs):
-        limits.check()
-        super().handle_starttag(tag, attrs)
+    md.block.ruler.before("table", "budget", _budget)
+    md.block.ruler.before(
+        "code",
+        "placeholder_block",
+        _placeholder_block,
+        {"alt": ["paragraph", "reference", "blockquote", "list"]},
+    )
+    md.block.ruler.before(
+        "paragraph",
+        "attributes_block",
+        _attributes_block,
+        {"alt": ["paragraph", "reference", "blockquote"]},
+    )
 
+    for char in "'\".":
+        md.inline.add_terminator_char(char)
+    md.inline.ruler.after("text", "typographer", goldmark.typographer)
+    md.inline.ruler.after("typographer", "goldmark_linkify", goldmark.linkify)
+    md.inline.ruler.push("angle_quotes", goldmark.angle_quotes)
+    if fast_paths:
+        fast_rules.install(md)
+    # First of all at every special character, the ones the typographer and linkify take too:
+    # 2 MB of `www.a.org ` is links all the way.
+    md.inline.ruler.after("text", "budget", _inline_budget)
 
-class CheckedHtmlBlockPreprocessor(HtmlBlockPreprocessor):
-    """Python-Markdown's raw-HTML pass, which runs html.parser over the whole body (minutes on
-    a body of `<` characters), interruptible by the render's budget."""
+    md.core.ruler.at("inline", _inline)
+    md.core.ruler.before("inline", "heading_attributes", _heading_attributes)
+    md.core.ruler.push("hugo_blocks", _hugo_blocks)
+    md.core.ruler.push("source_lines", _source_lines)
 
-    def run(self, lines: list[str]) -> list[str]:
-        parser = _CheckedExtractor(self.md)
-        parser.feed("\n".join(lines))
-        parser.close()
-        return "".join(parser.cleandoc).split("\n")
+    for name, rule in {
+        "placeholder_block": _render_placeholder,
+        "fence": _render_fence,
+        "code_block": _render_code_block,
+        "code_inline": _render_code_inline,
+        "s_open": _render_del_open,
+        "s_close": _render_del_close,
+        "footnote_ref": _render_footnote_ref,
+        "footnote_block_open": _render_footnote_block_open,
+        "footnote_block_close": _render_footnote_block_close,
+        "footnote_open": _render_footnote_open,
+        "footnote_close": _render_footnote_close,
+        "footnote_anchor": _render_footnote_anchor,
+    }.items():
+        md.add_render_rule(name, rule)
+    return md
 
 
 _local = threading.local()
 
 
-def _slugify(value: str, separator: str) -> str:
-    # Headings may hold placeholders (math, code): ids are made from their plain text.
-    stash: Stash | None = getattr(_local, "stash", None)
-    if stash is not None:
-        value = stash.plain(value)
-    return slugify_unicode(value, separator) or "section"
-
-
-def _checked(function):
-    """`function` that first checks the render's time budget: Python-Markdown calls every block
-    processor's test and every inline pattern's regex getter and match handler in its loops,
-    so a hostile body stops there instead of running for minutes."""
-
-    @functools.wraps(function)
-    def wrapper(*args, **kwargs):
-        limits.check()
-        return function(*args, **kwargs)
-
-    return wrapper
-
-
-# Python-Markdown runs every inline pattern's regex over every piece of text, and many of those
-# regexes start with a lookbehind or an alternation, which the regex engine tries at every
-# position: over a third of the Markdown stage on the longest example note. Every match of
-# each pattern below contains one of its substrings, so where none occurs the regex cannot
-# match and str.find answers instead. The substrings were read off each regex by hand: they
-# are keyed by a fingerprint of the regex (regex_fingerprint), so a library upgrade that
-# changes a regex loses the shortcut for that pattern and never its matches
-# (tests/markup/test_fast_paths.py says when that happens).
-# fingerprint: (substrings, whether to look for them in the lower-cased text)
-_NEEDLES: dict[str, tuple[tuple[str, ...], bool]] = {
-    "c3de0b91ec790f29": (("`",), False),  # backtick: (?<!\\)((?:\\{2})+)(?=`+)|(?<!\\)`
-    "3d7a232ca22058d3": (("\\",), False),  # escape: \\(.)
-    "ac7e6dde9eeeff10": (("[^",), False),  # footnote: \[\^([^\]]*)\]
-    "2398df75a1bd3dde": (("[",), False),  # reference, link, short_reference: (?<!\!)\[
-    "29ec216ff2ccb814": (("![",), False),  # image_link, image_reference, short_image_ref: \!\[
-    "593fa59dc27961ec": (("<",), False),  # autolink: (?i)<((?:ht|f)tps?://[^<>]*)>
-    "6e98577909e0813a": (("<",), False),  # automail: <([^<> !]+@[^@<> ]+)>
-    "797be2177d5f52f4": (("  \n",), False),  # linebreak: two spaces and a line break
-    "50cef294db8f214e": (("<",), False),  # html: (<(\/?+[a-zA-Z]…|!--…|[?]…|!\[CDATA\[…)>)
-    "d5b233049c352366": (("://", "www."), True),  # magic-link: (?:ht|f)tps?://|(?P<www>w{3}\.)
-    "d108651168adbc3a": (("@",), False),  # magic-mail: local part @ domain
-    "017bd5f13525a35d": (("&",), False),  # entity: (&(?:\#[0-9]+|\#x[0-9a-fA-F]+|…);)
-    "425bab1dbbd88be5": (("*", "_"), False),  # em_strong: \*|_
-    "4634828ab5773523": (("~",), False),  # pymdownx.tilde's delimiter: \~
-}
-
-
-def regex_fingerprint(regex: re.Pattern) -> str:
-    return hashlib.sha256(f"{regex.flags}\0{regex.pattern}".encode()).hexdigest()[:16]
-
-
-class PrefilteredRegex:
-    """An inline pattern's regex that finds nothing, without running, in text that holds none
-    of the substrings every one of its matches contains. Python-Markdown calls it once per
-    pattern and piece of text: it checks the render's budget there, as the getter did."""
-
-    def __init__(self, regex: re.Pattern, needles: tuple[str, ...], lower: bool):
-        self.regex, self.needles, self.lower = regex, needles, lower
-
-    def possible(self, data: str, pos: int = 0) -> bool:
-        if self.lower:
-            data, pos = data[pos:].lower(), 0
-        # A loop, not any(): a generator costs more than the search, ~4,000 times a render.
-        for needle in self.needles:  # noqa: SIM110
-            if data.find(needle, pos) != -1:
-                return True
-        return False
-
-    def finditer(self, data: str, pos: int = 0) -> Iterator[re.Match]:
-        # The only call Python-Markdown makes on an InlineProcessor's regex.
-        limits.check()
-        return self.regex.finditer(data, pos) if self.possible(data, pos) else iter(())
-
-    def compiled(self) -> PrefilteredRegex:
-        return self
-
-    def __getattr__(self, name):
-        return getattr(self.regex, name)
-
-
-def _prefiltered(pattern) -> PrefilteredRegex | None:
-    regex = pattern.getCompiledRegExp()
-    needles = _NEEDLES.get(regex_fingerprint(regex))
-    return PrefilteredRegex(regex, *needles) if needles else None
-
-
-class PrefilteredInlineProcessor(treeprocessors.InlineProcessor):
-    """Python-Markdown's inline stage, passing over a pattern whose regex cannot match the text
-    at hand instead of trying it: of the ~4,000 tries on a long note, nine in ten are hopeless,
-    and a try costs more in the library's Python than the test does.
-
-    This is the library's private loop (`__handleInline`, Markdown 3.11) with that test added.
-    A try that finds nothing leaves the text as it was and the loop goes on with the next
-    pattern from the start of the text, which is what passing over does. The library's loop is
-    pinned by tests/markup/test_fast_paths.py, so an upgrade that changes it is noticed."""
-
-    def run(self, tree, ancestors=None):
-        self.prefilters = [
-            regex if isinstance(regex, PrefilteredRegex) else None
-            for regex in (pattern.getCompiledRegExp() for pattern in self.inlinePatterns)
-        ]
-        return super().run(tree, ancestors)
-
-    def _InlineProcessor__handleInline(self, data: str, patternIndex: int = 0) -> str:  # noqa: N802
-        if isinstance(data, util.AtomicString):
-            return data
-        start = 0
-        count = len(self.inlinePatterns)
-        while patternIndex < count:
-            regex = self.prefilters[patternIndex]
-            if regex is not None and not regex.possible(data, start):
-                patternIndex, start = patternIndex + 1, 0
-                continue
-            data, matched, start = self._InlineProcessor__applyPattern(
-                self.inlinePatterns[patternIndex], data, patternIndex, start
-            )
-            if not matched:
-                patternIndex += 1
-        return data
-
-
-def _parse_blocks(parser, original):
-    """The parser's loop over the document's top-level blocks, setting each new top-level
-    element's source line when the render asks for lines (sourcelines.py).
-
-    The blocks are the text split at blank lines; block processors take from and put back at
-    the front only, so the blocks after the first one still in its original place are the
-    document's last ones, unchanged, and the lines left are counted without joining them."""
-
-    def parse_blocks(parent, blocks):
-        source_line: SourceLine | None = getattr(_local, "source_line", None)
-        if source_line is None or parent is not parser.root:
-            return original(parent, blocks)
-        given = list(blocks)
-        # newlines[i]: line breaks in "\n\n".join(given[i:]).
-        newlines = [0] * (len(given) + 1)
-        for index in range(len(given) - 1, -1, -1):
-            newlines[index] = given[index].count("\n") + (
-                newlines[index + 1] + 2 if index < len(given) - 1 else 0
-            )
-        total = newlines[0]
-        while blocks:
-            offset = len(given) - len(blocks)
-            changed = 0
-            while changed < len(blocks) and (
-                offset + changed < 0 or blocks[changed] is not given[offset + changed]
-            ):
-                changed += 1
-            left = sum(block.count("\n") + 2 for block in blocks[:changed])
-            left += newlines[offset + changed] if changed < len(blocks) else -2
-            line = total - left + 1
-            before = len(parent)
-            for processor in parser.blockprocessors:
-                if processor.test(parent, blocks[0]) and processor.run(parent, blocks) is not False:
-                    break
-            for element in parent[before:]:
-                element.set(ATTRIBUTE, str(source_line(line)))
-
-    return parse_blocks
-
-
-def _new_markdown() -> markdown.Markdown:
-    md = _markdown()
-    md.parser.parseBlocks = _parse_blocks(md.parser, md.parser.parseBlocks)
-    md.preprocessors.register(CheckedHtmlBlockPreprocessor(md), "html_block", 20)
-    for processor in md.parser.blockprocessors:
-        processor.test = _checked(processor.test)
-    for pattern in md.inlinePatterns:
-        regex = _prefiltered(pattern)
-        if regex is not None:
-            pattern.getCompiledRegExp = regex.compiled
-        else:
-            pattern.getCompiledRegExp = _checked(pattern.getCompiledRegExp)
-        pattern.handleMatch = _checked(pattern.handleMatch)
-    md.treeprocessors.register(PrefilteredInlineProcessor(md), "inline", 20)
+def _parser() -> MarkdownIt:
+    md = getattr(_local, "parser", None)
+    if md is None:
+        md = _local.parser = new_parser()
     return md
-
-
-def _markdown() -> markdown.Markdown:
-    return markdown.Markdown(
-        extensions=[
-            AttributedTableExtension(),
-            "footnotes",
-            "def_list",
-            "attr_list",
-            "sane_lists",
-            "toc",
-            "pymdownx.tilde",
-            "pymdownx.magiclink",
-        ],
-        extension_configs={
-            "toc": {"slugify": _slugify, "permalink": False, "toc_depth": "2-4"},
-            "footnotes": {"BACKLINK_TITLE": "Back to reference %d"},
-            "pymdownx.tilde": {"subscript": False},
-            "pymdownx.magiclink": {"hide_protocol": False},
-        },
-        output_format="html",
-    )
 
 
 class Converted(NamedTuple):
@@ -311,23 +555,20 @@ def to_html(
     source_line: SourceLine | None = None,
 ) -> Converted:
     """Markdown → HTML and the TOC HTML. A body Markdown cannot finish within the render's
-    budget (or that exhausts the stack) becomes escaped paragraphs and a warning.
+    budget, or nested past what it can parse, becomes escaped paragraphs and a warning.
 
     With `source_line` (a line of `text` → the author's line), every top-level block element
     carries `data-source-line` (sourcelines.py)."""
-    md = getattr(_local, "markdown", None)
-    if md is None:
-        md = _local.markdown = _new_markdown()
-    md.reset()
-    _local.stash = stash
-    _local.source_line = source_line
+    md = _parser()
+    env = {"stash": stash, "headings": [], "source_line": source_line}
     try:
         limits.check()
-        body = md.convert(text)
-        toc = md.toc if getattr(md, "toc_tokens", None) else ""
+        tokens = md.parse(text, env)
+        if env.get("too_deep"):
+            raise RecursionError
+        body = md.renderer.render(tokens, md.options, env)
+        toc = _toc(md, env["headings"], env)
     except (limits.BudgetExceeded, RecursionError) as error:
-        # The instance may hold half-built state: the next render starts a fresh one.
-        _local.markdown = None
         reason = (
             "is nested too deeply"
             if isinstance(error, RecursionError)
@@ -340,7 +581,4 @@ def to_html(
                 )
             )
         return Converted(limits.escaped_paragraphs(text), "", fallback=True)
-    finally:
-        _local.stash = None
-        _local.source_line = None
     return Converted(body, toc)

@@ -35,8 +35,8 @@ RENDER_SECONDS = 1.0
 # several hundred new formulas (the benchmark note's 300 take 0.25 s), and a formula seen
 # before costs nothing. V8's CPU time is the process's too: with RENDER_SECONDS, this bounds it.
 ENGINE_SECONDS = 1.5
-# Container levels (list items, block quotes) a line may sit in. Python-Markdown recurses per
-# level and slows down quadratically; authors' notes stay under ten.
+# Container levels (list items, block quotes) a line may sit in. The Markdown stage parses a
+# container's content inside it, a level of recursion each; authors' notes stay under ten.
 MAX_NESTING = 32
 # Lines in one pseudo-algorithm: pseudocode.js is superlinear, a real algorithm is a page.
 MAX_ALGORITHM_LINES = 2_000
@@ -122,10 +122,11 @@ def check() -> None:
 
 
 def _spent() -> bool:
-    """Python-Markdown's loops ask this thousands of times a render, and reading the thread's
-    CPU clock is a system call (~0.4 µs). The wall clock is read instead (vDSO, ~0.08 µs) and
-    the CPU clock only once CHECK_INTERVAL of it has passed since the last reading: a thread
-    cannot use more CPU time than passes on the wall clock, so no overrun is missed for longer.
+    """The Markdown stage asks this at every block and special character, thousands of times
+    a render, and reading the thread's CPU clock is a system call (~0.4 µs). The wall clock
+    is read instead (vDSO, ~0.08 µs) and the CPU clock only once CHECK_INTERVAL of it has
+    passed since the last reading: a thread cannot use more CPU time than passes on the wall
+    clock, so no overrun is missed for longer.
     A spent budget stays spent without another reading: the stages after it ask once per
     construct, and what they do then must stay cheap (see the module docstring).
     """
@@ -169,7 +170,8 @@ _DEEP_CANDIDATE = re.compile(rf"^[ \t>*+\-\d.)]{{{MAX_NESTING + 1},}}", re.M)
 
 def nesting(line: str) -> int:
     """How many container levels `line` opens or sits in: four columns of indentation count
-    as one level (Python-Markdown's list indent), each `>` or list marker as another."""
+    as one level (a list's usual indent; CommonMark nests from two columns, which
+    convert.MAX_TOKEN_NESTING allows for), each `>` or list marker as another."""
     prefix = _CONTAINER.match(line).group(0)
     markers = prefix.lstrip(" \t")
     indent = prefix[: len(prefix) - len(markers)]

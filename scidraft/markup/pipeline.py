@@ -19,8 +19,11 @@ from .protect import MathState, protect_math
 from .rendered import CitationList, Rendered, RenderWarning
 from .stash import TOKEN, Stash, strip_placeholder_characters
 
-# Bump when the output for the same source changes: stored renders are refreshed.
-ENGINE_VERSION = "4"
+# Bump when the output for the same source changes: stored renders are refreshed
+# (`manage.py rerender --check` lists what an upgrade changes). 5: the Markdown stage on
+# CommonMark as Hugo's Goldmark renders it (markdown-it-py), where 3 was Python-Markdown, and
+# reference lists through CSL (citation-js).
+ENGINE_VERSION = "5"
 
 _TAGS = re.compile(r"<[^>]+>")
 _BLOCK_TAGS = re.compile(

@@ -30,6 +30,7 @@ class Item:
     line: int
     resolve: Callable[[], str] | None = None
     data: dict | None = None
+    original: str = ""  # the source it replaced: code Markdown finds shows it as written
 
 
 _NOTHING = Item("", "", False, "forged", 0)
@@ -63,7 +64,7 @@ class Stash:
         """Store `html` and return its placeholder, spanning as many lines as `original`."""
         if len(self.items) >= limits.MAX_ITEMS:
             limits.exhaust()
-        self.items.append(Item(html, text, block, kind, line, data=data))
+        self.items.append(Item(html, text, block, kind, line, data=data, original=original))
         extra = original.count("\n")
         filler = "".join(f"\n{indent}{FILL}" for _ in range(extra))
         return f"{OPEN}{len(self.items) - 1}{filler}{CLOSE}"
@@ -79,6 +80,23 @@ class Stash:
     def plain(self, text: str) -> str:
         """`text` with each placeholder replaced by its plain-text stand-in."""
         return TOKEN.sub(lambda match: self.items[int(match.group(1))].text, text)
+
+    def restore(self, text: str) -> str:
+        """`text` with each placeholder replaced by the source it stands for: code that only
+        Markdown recognises (an indented block, a fence on a list item's first line) shows
+        the formulas and commands in it as the author wrote them."""
+        if OPEN not in text:
+            return text
+
+        def original(match: re.Match) -> str:
+            item = self.item(int(match.group(1)))
+            return item.original or item.text
+
+        for _ in range(8):  # a restored original may hold placeholders of its own
+            if OPEN not in text:
+                break
+            text = TOKEN.sub(original, text)
+        return text
 
 
 class LineIndex:

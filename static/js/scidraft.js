@@ -370,8 +370,15 @@
       if (card && !card.classList.contains("note-single")) {
         return;
       }
-      var container =
-        pre.parentNode && pre.parentNode.classList && pre.parentNode.classList.contains("highlight")
+      // Line numbers in a table (linenos=true): the numbers' column gets no button, the
+      // code's column puts its button on the whole block.
+      var cell = pre.closest("td.lntd");
+      if (cell && !cell.previousElementSibling) {
+        return;
+      }
+      var container = cell
+        ? pre.closest(".highlight")
+        : pre.parentNode && pre.parentNode.classList && pre.parentNode.classList.contains("highlight")
           ? pre.parentNode
           : pre;
       if (container.querySelector(":scope > .copy-code")) {

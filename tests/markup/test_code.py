@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scidraft.markup import render
+from scidraft.markup import code, render
 
 from .dom import normalise_space, parse, visible_text
 
@@ -198,3 +198,87 @@ def test_highlight_css_is_the_catppuccin_macchiato_palette():
     css = highlight_css()
     assert ".highlight .k " in css and ".highlight .s2 " in css
     assert "#cad3f5" in css  # Macchiato's text colour
+
+
+# --- Hugo's fence options and where fences stand (issue #17) ---------------------------------
+
+
+def test_linenos_true_is_chromas_line_number_table_with_marked_lines():
+    """```` ```go {linenos=true,hl_lines=[2]} ````: a table of numbers beside the code, the
+    second line marked in both columns, as Chroma writes it for Hugo."""
+    rendered = render("```go {linenos=true,hl_lines=[2]}\npackage main\nfunc main() {}\n```\n")
+    block = parse(rendered.html).select_one("div.highlight")
+    numbers, code = block.select("table.lntable td.lntd")
+    assert [span.text for span in numbers.select("span.lnt")] == ["1\n", "2\n"]
+    assert [span.text for span in numbers.select("span.hl span.lnt")] == ["2\n"]
+    lines = code.select("code.language-go > span.line")
+    assert [line.classes for line in lines] == [["line"], ["line", "hl"]]
+    assert [line.select_one("span.cl").text for line in lines] == [
+        "package main\n",
+        "func main() {}\n",
+    ]
+
+
+def test_linenos_inline_numbers_each_line_from_linenostart():
+    """`linenos=inline, linenostart=10`: a number in each line, counting from 10."""
+    rendered = render("```python {linenos=inline, linenostart=10}\nx = 1\ny = 2\n```\n")
+    doc = parse(rendered.html)
+    assert not doc.select("table")
+    assert [span.text for span in doc.select("span.line > span.ln")] == ["10", "11"]
+
+
+def test_hl_lines_as_a_string_of_ranges():
+    """`hl_lines="1 3-4"` marks lines 1, 3 and 4 (positions in the block, as Hugo counts)."""
+    source = '```python {hl_lines="1 3-4"}\na = 1\nb = 2\nc = 3\nd = 4\n```\n'
+    lines = parse(render(source).html).select("span.line")
+    assert ["hl" in line.classes for line in lines] == [True, False, True, True]
+
+
+def test_fence_info_reads_escapes_and_entities():
+    """CommonMark's info string: `foo\\+bar` names foo+bar, `f&ouml;` names fö."""
+    assert code.fence_info("foo\\+bar")[0] == "foo+bar"
+    assert code.fence_info("f&ouml;&ouml; {linenos=false}") == ("föö", {"linenos": False})
+    assert code.fence_info("{.python}")[0] == "python"
+
+
+def test_fence_in_a_quote_stays_in_the_quote():
+    """`> ```` … opens a fence inside the quote: highlighted there, with `$x$` in it literal."""
+    rendered = render("> Note:\n>\n> ```python\n> x = '$a$'\n> ```\n>\n> After.\n")
+    quote = parse(rendered.html).select_one("blockquote")
+    assert quote.select_one("div.highlight code.language-python").text == "x = '$a$'"
+    assert [p.text for p in quote.select("p")] == ["Note:", "After."]
+    assert "katex" not in rendered.html
+
+
+def test_fence_on_a_list_items_first_line():
+    """`- ```python` opens a fence as the item's first block; the next item follows."""
+    rendered = render("- ```python\n  x = 1\n  ```\n- next\n")
+    items = parse(rendered.html).select("ul > li")
+    assert items[0].select_one("code.language-python").text == "x = 1"
+    assert items[1].text == "next"
+
+
+def test_fence_indented_under_an_item_keeps_its_indentation():
+    """A fence indented two spaces under an item is in the item, without becoming an indented
+    code block (Python-Markdown needed four spaces; CommonMark takes the marker's width)."""
+    rendered = render("1. Install:\n\n   ```bash\n   pip install x\n   ```\n2. Run.\n")
+    doc = parse(rendered.html)
+    first = doc.select("ol > li")[0]
+    assert first.select_one("div.highlight code.language-bash").text == "pip install x"
+    assert not doc.select("pre > code > div") and len(doc.select("pre")) == 1
+
+
+def test_a_closing_fence_indented_four_more_columns_is_code():
+    """A closing fence may be indented at most three columns more than the opening one."""
+    rendered = render("```\naaa\n    ```\n")
+    assert parse(rendered.html).select_one("code").text == "aaa\n    ```"
+    assert [w.code for w in rendered.warnings] == ["code-unclosed"]
+
+
+def test_a_fence_right_after_a_paragraph_line_ends_the_paragraph():
+    """As CommonMark: `Run this:` then a fence on the next line is a paragraph, then code;
+    a fence after a quote's line is not in the quote."""
+    doc = parse(render("Run this:\n```sh\nmake\n```\n> quoted\n```text\nout\n```\n").html)
+    assert doc.select_one("p").text == "Run this:"
+    assert doc.select_one("blockquote").text.strip() == "quoted"
+    assert [c.text for c in doc.select("div.highlight code")] == ["make", "out"]

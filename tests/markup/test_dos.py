@@ -137,20 +137,35 @@ def test_star_runs_render_in_time(source):
     assert _codes(rendered) <= {"render-limit"}
 
 
-def test_nested_emphasis_that_exhausts_the_stack_falls_back_with_a_warning():
-    """Python-Markdown's inline recursion hitting the recursion limit is a warning and
-    escaped text, never a RecursionError (the limit is lowered so that 600 levels reach it)."""
-    source = "*a " * 600 + "b" + "*" * 600
-    assert render(source).html.startswith("<p><em>a <em>a ")  # fine at the usual limit
+def _with_little_stack(function):
+    """`function()` with the recursion limit 250 frames above the current depth."""
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(len(traceback.extract_stack()) + 250)
     try:
-        rendered = render(source)
+        return function()
     finally:
         sys.setrecursionlimit(limit)
+
+
+def test_nested_emphasis_renders_in_full_with_little_stack():
+    """600 levels of emphasis render in full even with 250 frames of stack left: CommonMark's
+    delimiter balancing is a loop (Python-Markdown recursed per level and ran out here)."""
+    source = "*a " * 600 + "b" + "*" * 600
+    rendered = _with_little_stack(lambda: render(source))
+    assert rendered.warnings == []
+    assert rendered.html.startswith("<p><em>a <em>a ") and rendered.html.count("<em>") == 600
+
+
+def test_nesting_that_exhausts_the_stack_falls_back_with_a_warning():
+    """Images nested in images' text are parsed one level inside the other: reaching the
+    recursion limit is a warning and escaped text, never a RecursionError (the limit is
+    lowered so that 100 levels reach it)."""
+    source = "![" * 100 + "x" + "](u)" * 100
+    assert render(source).html.startswith('<p><img src="u" alt="x">')  # fine at the usual limit
+    rendered = _with_little_stack(lambda: render(source))
     assert _codes(rendered) == {"render-limit"}
     assert "nested too deeply" in rendered.warnings[0].message
-    assert rendered.html.startswith("<p>*a *a ")
+    assert rendered.html.startswith("<p>![![")
 
 
 def test_nested_text_styles_stop_at_the_nesting_limit():
@@ -258,6 +273,14 @@ def test_pseudocode_within_the_line_limit_still_renders():
         pytest.param(":::lemma\n", id="environments"),
         pytest.param("\\textbf{", id="unclosed text styles"),
         pytest.param("| a | b |\n|---|---|\n", id="tables"),
+        # What the Goldmark-compatible stage added (issue #17): each linear, each bounded.
+        pytest.param("## a\n", id="headings with one id"),
+        pytest.param("a\n---\n", id="setext headings"),
+        pytest.param("a\n: b\n", id="definitions"),
+        pytest.param("- [ ] a\n", id="task items"),
+        pytest.param("a\n{.x}\n", id="attribute lines"),
+        pytest.param("\"a' ", id="quotes"),
+        pytest.param("www.a.org a@b.co ", id="bare links"),
     ],
 )
 def test_two_megabytes_of_one_construct_render_in_time(unit):

@@ -1,14 +1,14 @@
 """The renderer's fast paths find exactly what the plain forms they replace find.
 
-Each shortcut (inline patterns passed over where their regex cannot match, a table test that
-turns away blocks without a pipe, a regex reordered so the engine can search for its first
-character, whitespace collapsed by str.split, a budget check that reads the CPU clock less
-often) is checked against the straightforward form on random text and on every example note.
+Each shortcut (the Markdown stage's own paragraph, setext-heading, table and line-break rules
+in place of markdown-it's, its table-cell split and ASCII anchors, a regex reordered so the
+engine can search for its first character, whitespace collapsed by str.split, a budget check
+that reads the CPU clock less often) is checked against the straightforward form on random
+text and on every example note.
 """
 
 from __future__ import annotations
 
-import inspect
 import re
 import sys
 import time
@@ -16,154 +16,96 @@ import time
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from markdown import treeprocessors
-from markdown.extensions.tables import TableProcessor
 
 from hugo.reading import split_front_matter
-from scidraft.markup import convert, limits, pipeline, protect
+from scidraft.markup import convert, fast_rules, goldmark, limits, pipeline, protect
 from scidraft.markup.stash import Stash
-from tests.conftest import EXAMPLE_SITE
+from tests.conftest import EXAMPLE_SITE, ROOT
 
 NOTES = sorted((EXAMPLE_SITE / "content" / "notes").glob("*.md")) if EXAMPLE_SITE.is_dir() else []
-# What the patterns look for (and look behind), the characters that case-fold to them, and
-# filler: a short random string over these hits every branch of every regex.
-ALPHABET = "`\\[]^!()<>@&#;*_~:/.-+| \n\twWhHtTfFpPsSxa1é\u0130\u212a\ue000"
+DEMO_NOTES = sorted((ROOT / "demo" / "content").rglob("*.md"))
 RANDOM = settings(max_examples=400, derandomize=True, deadline=None)
 
 
-def _bodies() -> list[str]:
-    return [split_front_matter(path.read_text(encoding="utf-8")).body for path in NOTES]
-
-
-def _prefiltered() -> list[tuple[str, convert.PrefilteredRegex]]:
-    md = convert._new_markdown()
-    return [
-        (item.name, md.inlinePatterns[item.name].getCompiledRegExp())
-        for item in md.inlinePatterns._priority
-    ]
+def _bodies(paths) -> list[str]:
+    return [split_front_matter(path.read_text(encoding="utf-8")).body for path in paths]
 
 
 def _spans(matches) -> list:
     return [(match.span(), match.groups()) for match in matches]
 
 
-# --- Inline patterns -----------------------------------------------------------------------------
+# --- The Markdown stage's rules --------------------------------------------------------------
+
+FAST, PLAIN = convert.new_parser(), convert.new_parser(fast_paths=False)
 
 
-def test_every_inline_pattern_is_prefiltered():
-    """Every inline pattern's regex is one whose substrings were read off by hand. After a
-    Python-Markdown or pymdown-extensions upgrade that changes a regex, this fails: that
-    pattern then runs unfiltered (same output, slower) until its entry is worked out again."""
-    unfiltered = [
-        name for name, regex in _prefiltered() if not isinstance(regex, convert.PrefilteredRegex)
-    ]
-    assert unfiltered == []
+def _both(text: str) -> tuple[str, str]:
+    rendered = []
+    for md in (FAST, PLAIN):
+        env = {"stash": Stash(), "headings": []}
+        rendered.append(md.renderer.render(md.parse(text, env), md.options, env))
+    return rendered[0], rendered[1]
 
 
-@RANDOM
-@given(text=st.text(alphabet=ALPHABET, max_size=40), pos=st.integers(0, 8))
-def test_prefiltered_regexes_find_what_their_regexes_find(text, pos):
-    """From any start position, a prefiltered regex yields the same matches as its regex."""
-    for name, regex in _prefiltered():
-        assert _spans(regex.finditer(text, pos)) == _spans(regex.regex.finditer(text, pos)), name
-
-
-@pytest.mark.skipif(not NOTES, reason="../shared/reference/scidraft-exampleSite is not beside")
-def test_prefiltered_regexes_find_what_their_regexes_find_in_the_example_notes():
-    """Every example note, line by line: the same matches, filtered or not."""
-    patterns = _prefiltered()
-    for body in _bodies():
-        for line in body.split("\n"):
-            for name, regex in patterns:
-                assert _spans(regex.finditer(line)) == _spans(regex.regex.finditer(line)), name
-
-
-def test_a_prefiltered_regex_skips_text_without_its_substrings():
-    """No substring, no scan: the regex itself is not run (an empty iterator comes back)."""
-    regex = convert.PrefilteredRegex(re.compile(r"(?<!\\)`"), ("`",), False)
-    assert regex.possible("a `b`") and not regex.possible("plain prose")
-    assert not regex.possible("`code` then prose", 6)
-    lowered = convert.PrefilteredRegex(re.compile(r"(?i)www\."), ("www.",), True)
-    assert lowered.possible("see WWW.example.org") and not lowered.possible("see example.org")
-
-
-# The library's inline loop that PrefilteredInlineProcessor repeats (Markdown 3.11), docstring
-# left out.
-LIBRARY_INLINE_LOOP = """\
-        if not isinstance(data, util.AtomicString):
-            startIndex = 0
-            count = len(self.inlinePatterns)
-            while patternIndex < count:
-                data, matched, startIndex = self.__applyPattern(
-                    self.inlinePatterns[patternIndex], data, patternIndex, startIndex
-                )
-                if not matched:
-                    patternIndex += 1
-        return data
-"""
-
-
-def test_the_library_inline_loop_is_the_one_repeated():
-    """PrefilteredInlineProcessor overrides this private loop: after an upgrade that changes
-    it, this fails and the override must be brought in line (or dropped)."""
-    source = inspect.getsource(treeprocessors.InlineProcessor._InlineProcessor__handleInline)
-    assert source.endswith(LIBRARY_INLINE_LOOP)
-
-
-@RANDOM
-@given(text=st.text(alphabet=ALPHABET, max_size=40))
-def test_a_try_that_finds_nothing_changes_nothing(text):
-    """What passing over a pattern assumes of the library: trying a pattern whose substrings
-    are absent returns the text as it was, unmatched, with the next search from 0."""
-    md = convert._new_markdown()
-    processor = md.treeprocessors["inline"]
-    processor.ancestors = []
-    for index, pattern in enumerate(md.inlinePatterns):
-        if not pattern.getCompiledRegExp().possible(text):
-            tried = processor._InlineProcessor__applyPattern(pattern, text, index, 0)
-            assert tried == (text, False, 0)
-
-
+# Block starts and inline constructs, the characters the fast rules look at first, and prose.
 MARKDOWN = st.lists(
     st.sampled_from(
-        ["*a*", "**b**", "_c_", "`d`", "[e](http://x.org)", "![f](g.png)", "[h][1]", "[^2]",
-         "<b>i</b>", "<http://j.org>", "<k@l.org>", "m@n.org", "www.o.org", "https://p.org",
-         "&amp;", "&#35;", "~~q~~", "\\*", "  \n", "\n\n", "\n- ", "\n# ", "| r |", " ",
-         "s", "WWW.T.ORG", "\n\n[1]: http://u.org", "\n\n[^2]: v"]
+        ["word", "Line", " ", "  ", "\n", "\n\n", "\n    ", "\n  ", "- ", "* ", "1. ", "> ",
+         "# ", "## ", "===", "---", "***", "___", "|", " | ", "|---|", "|:-:|", "\\|", "```",
+         "~~~", ": ", "~ ", "[^1]", "[^1]: ", "[a]: /u", "[a]", "{.x}", "{#i}", "<div>", "<b>",
+         "`c`", "*e*", "_e_", "**s**", "~~d~~", "\\", "  \n", "'", '"', "--", "...", "www.a.org",
+         "http://a.org", "a@b.org", "\t", "\ue0000\ue001"]
     ),
-    max_size=25,
+    max_size=30,
 ).map("".join)  # fmt: skip
 
 
 @RANDOM
 @given(text=MARKDOWN)
-def test_markdown_output_is_the_libraries(text):
-    """Markdown built from every inline construct converts to the same HTML with the
-    renderer's instance (prefilters, budget checks) and the library's plain one."""
-    ours, library = convert._new_markdown(), convert._markdown()
-    assert ours.convert(text) == library.convert(text)
+def test_fast_rules_render_what_the_librarys_rules_render(text):
+    """Markdown built from every block start and inline construct renders to the same HTML
+    with the stage's rules and with markdown-it's own."""
+    fast, plain = _both(text)
+    assert fast == plain
 
 
 @pytest.mark.skipif(not NOTES, reason="../shared/reference/scidraft-exampleSite is not beside")
-def test_markdown_output_is_the_libraries_on_the_example_notes():
-    ours, library = convert._new_markdown(), convert._markdown()
-    for body in _bodies():
-        ours.reset(), library.reset()
-        assert ours.convert(body) == library.convert(body)
+def test_fast_rules_render_what_the_librarys_rules_render_on_the_example_notes():
+    for body in _bodies(NOTES):
+        fast, plain = _both(body)
+        assert fast == plain
 
 
-# --- Tables --------------------------------------------------------------------------------------
+def test_fast_rules_render_what_the_librarys_rules_render_on_the_demo_notes():
+    assert DEMO_NOTES
+    for body in _bodies(DEMO_NOTES):
+        fast, plain = _both(body)
+        assert fast == plain
 
 
 @RANDOM
-@given(block=st.text(alphabet="|-: a`\\\n{}.", max_size=30))
-def test_table_test_agrees_with_the_library(block):
-    """The pipe check in front of the table test turns away only blocks the library's test
-    turns away too."""
-    md = convert._markdown()
-    ours = md.parser.blockprocessors["table"]
-    library = TableProcessor(md.parser, {"use_align_attribute": False})
-    assert ours.test(None, block) == library.test(None, ours._strip_attributes(block)[0])
+@given(row=st.text(alphabet="|\\ab` ", max_size=30))
+def test_table_cells_split_as_the_library_splits(row):
+    """The regex split of a table row gives markdown-it's escapedSplit cells."""
+    assert fast_rules._table_cells(row) == fast_rules.LIBRARY_TABLE_CELLS(row)
+
+
+def _anchor_by_loop(text: str) -> str:
+    out = []
+    for char in text.strip():
+        if char in " -":
+            out.append("-")
+        elif char == "_" or char.isalpha() or char.isdecimal():
+            out.append(char.lower()[0])
+    return "".join(out)
+
+
+@RANDOM
+@given(text=st.text(alphabet=st.characters(max_codepoint=127), max_size=30))
+def test_ascii_anchors_are_the_loops(text):
+    """Hugo's anchor of an ASCII heading, by regex, is the character-by-character one."""
+    assert goldmark.anchor_name(text) == _anchor_by_loop(text)
 
 
 # --- Code scans ----------------------------------------------------------------------------------
@@ -201,7 +143,7 @@ def test_mask_code_blanks_code_keeping_length_and_lines(text):
 
 @pytest.mark.skipif(not NOTES, reason="../shared/reference/scidraft-exampleSite is not beside")
 def test_mask_code_of_the_example_notes():
-    for body in _bodies():
+    for body in _bodies(NOTES):
         assert protect.mask_code(body) == _plain_mask_code(body)
 
 
@@ -314,17 +256,18 @@ def test_inline_code_loop_finds_what_the_substitution_found(text):
     stash = Stash()
     looped = code.protect_code(text, stash, [], {})
     assert TOKEN.sub(lambda match: stash.items[int(match.group(1))].text, looped) == (
-        protect._INLINE_CODE.sub(lambda match: _inline_text(match), text)
+        protect._INLINE_CODE.sub(lambda match: _inline_text(text, match), text)
     )
 
 
-def _inline_text(match: re.Match) -> str:
+def _inline_text(text: str, match: re.Match) -> str:
     content = match.group(2)
-    if "\n\n" in content:
+    if "\n\n" in content or not protect.plain_code_span(text, match):
         return match.group(0)
+    content = content.replace("\n", " ")
     if content.startswith(" ") and content.endswith(" ") and content.strip():
         content = content[1:-1]
-    return content.replace("\n", " ")
+    return content
 
 
 # --- Budget checks -------------------------------------------------------------------------------

@@ -198,6 +198,16 @@ BODY_PAYLOADS = [
     ("md-attr-list-style", 'Para\n{: style="background:url(javascript:alert(1))" }'),
 ]
 
+# Goldmark's attribute syntax (issue #17), which Hugo applies to the block before it and to
+# headings: its values pass through the allowlist like any other attribute.
+ATTRIBUTE_PAYLOADS = [
+    ("block-attr-onclick", 'Para\n{onclick="alert(1)" .x}'),
+    ("block-attr-style", 'Para\n{style="background:url(javascript:alert(1))"}'),
+    ("block-attr-href", '> quote\n{href="javascript:alert(1)" src="javascript:alert(1)"}'),
+    ("heading-attr-handler", '## Title {#t onmouseover="alert(1)"}'),
+    ("table-attr-handler", '| a |\n|---|\n| b |\n{.table-academic onclick="alert(1)"}'),
+]
+
 CONTEXTS = {
     "body": lambda p: p,
     "preview": lambda p: f"Intro.\n\n{{{{< preview >}}}}\n{p}\n{{{{< /preview >}}}}\n\nAfter.",
@@ -210,7 +220,9 @@ CONTEXTS = {
 
 @pytest.mark.parametrize("context_name", list(CONTEXTS))
 @pytest.mark.parametrize(
-    "payload", [p for _, p in BODY_PAYLOADS], ids=[i for i, _ in BODY_PAYLOADS]
+    "payload",
+    [p for _, p in BODY_PAYLOADS + ATTRIBUTE_PAYLOADS],
+    ids=[i for i, _ in BODY_PAYLOADS + ATTRIBUTE_PAYLOADS],
 )
 def test_body_payload_is_neutralised(context_name, payload):
     """An author's HTML/Markdown payload renders without anything that runs, in every context."""
@@ -559,8 +571,15 @@ BLANK_TARGET_CASES = [
 ]
 
 
+# Python-Markdown's attribute list on a link (engine 3): CommonMark and Goldmark have no such
+# syntax, so the braces stay text and the relative link opens in the same tab.
+_NO_TAB_ANY_MORE = {"md-attr-list"}
+
+
 @pytest.mark.parametrize(
-    "source", [s for _, s in BLANK_TARGET_CASES], ids=[i for i, _ in BLANK_TARGET_CASES]
+    "source",
+    [s for i, s in BLANK_TARGET_CASES if i not in _NO_TAB_ANY_MORE],
+    ids=[i for i, _ in BLANK_TARGET_CASES if i not in _NO_TAB_ANY_MORE],
 )
 def test_blank_target_links_carry_noopener(source):
     """Every link with target="_blank" has rel containing noopener (and never opener)."""
@@ -571,6 +590,14 @@ def test_blank_target_links_carry_noopener(source):
     for attrs in blank:
         rel = (attrs.get("rel") or "").lower().split()
         assert "noopener" in rel and "opener" not in rel, rendered.html
+
+
+def test_an_attribute_list_after_a_link_is_text():
+    """`[x](/y/){: target=_blank }` is a link and text: no attribute reaches the link."""
+    rendered = render("[x](/notes/y/){: target=_blank }")
+    (attrs,) = _links(rendered.html)
+    assert attrs == {"href": "/notes/y/"}
+    assert "{: target=_blank }" in rendered.html
 
 
 def test_external_link_opens_in_new_tab_without_opener():

@@ -1,21 +1,49 @@
+import itertools
+
 from django.core.management.base import BaseCommand
 
 from notes.models import Note, Page
 from notes.rendering import RENDERED_FIELDS, context_for, render_page, source_hash
 from notes.services import note_render_store
-from scidraft.markup import ENGINE_VERSION
+from scidraft.markup import ENGINE_VERSION, render
+
+# Characters of each side shown where a changed page first differs.
+EXCERPT = 70
+
+
+def first_difference(old: str, new: str) -> str:
+    """Where two renders part: the stored and the new HTML around their first difference."""
+    index = next(
+        (i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b),
+        min(len(old), len(new)),
+    )
+    start = max(0, index - 20)
+
+    def excerpt(text: str) -> str:
+        return repr(text[start : start + EXCERPT])
+
+    return f"at character {index}: {excerpt(old)} → {excerpt(new)}"
 
 
 class Command(BaseCommand):
     help = (
         "Render stored notes and pages again. Without --all, only rows whose stored render is "
-        "stale (another engine version, changed kinds or style); run after upgrading SciDraft."
+        "stale (another engine version, changed kinds or style); run after upgrading SciDraft. "
+        "With --check, write nothing and list the rows whose HTML the render would change."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("--all", action="store_true", help="Render every row.")
+        parser.add_argument(
+            "--check",
+            action="store_true",
+            help="Write nothing: report which notes' and pages' HTML would change.",
+        )
 
     def handle(self, *args, **options):
+        if options["check"]:
+            self.check(force=options["all"])
+            return
         force = options["all"]
         notes = pages = 0
         for note in Note.objects.iterator(chunk_size=200):
@@ -30,3 +58,46 @@ class Command(BaseCommand):
                 page.save(update_fields=RENDERED_FIELDS)
                 pages += 1
         self.stdout.write(f"{notes} notes and {pages} pages rendered (engine {ENGINE_VERSION}).")
+
+    def check(self, *, force: bool) -> None:
+        """Render what `rerender` would render, compare with the stored HTML, save nothing:
+        a site owner sees what an engine upgrade changes (content written for the old engine
+        that the new one reads differently) before running it."""
+        checked = changed = 0
+        page_context = context_for(None)
+        notes = Note.objects.order_by("slug").iterator(chunk_size=200)
+        pages = Page.objects.order_by("slug").iterator(chunk_size=200)
+        rows = itertools.chain(
+            (("note", note, context_for(note)) for note in notes),
+            (("page", page, page_context) for page in pages),
+        )
+        for kind, row, context in rows:
+            stale = row.render_version != ENGINE_VERSION or row.source_hash != source_hash(
+                row.body, context
+            )
+            if not (force or stale):
+                continue
+            checked += 1
+            rendered = render(row.body, context)
+            parts = [
+                (name, stored, new)
+                for name, stored, new in (
+                    ("html", row.rendered_html, rendered.html),
+                    ("card", row.rendered_card_html, rendered.card_html),
+                    ("toc", row.rendered_toc, rendered.toc),
+                )
+                if stored != new
+            ]
+            if not parts:
+                continue
+            changed += 1
+            names = ", ".join(name for name, _, _ in parts)
+            version = row.render_version or "none"
+            self.stdout.write(
+                f"{kind} {row.slug}: {names} would change (engine {version} → {ENGINE_VERSION}), "
+                f"{first_difference(parts[0][1], parts[0][2])}"
+            )
+        self.stdout.write(
+            f"{changed} of {checked} rows checked would change (engine {ENGINE_VERSION}); "
+            "nothing was written."
+        )
