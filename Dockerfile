@@ -27,7 +27,7 @@ COPY accounts accounts
 COPY ops ops
 COPY editor editor
 COPY images images
-COPY hugo hugo
+COPY hugosite hugosite
 COPY templates templates
 COPY static static
 COPY demo demo

@@ -56,7 +56,7 @@ migrate: venv
 	DEBUG=$${DEBUG:-1} $(PY) manage.py migrate --noinput
 
 # Safe on every start (make run): the demo loads into an empty site, and later runs write only
-# rows the demo wrote and nobody changed since (hugo/seeding.py). Never add --force here.
+# rows the demo wrote and nobody changed since (hugosite/seeding.py). Never add --force here.
 demo: venv
 	DEBUG=$${DEBUG:-1} $(PY) manage.py seed_demo
 

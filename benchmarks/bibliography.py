@@ -378,7 +378,7 @@ def longest_citing_note() -> tuple[str, str] | None:
     notes = EXAMPLE / "content" / "notes"
     if not notes.is_dir():
         return None
-    from hugo.reading import split_front_matter
+    from hugosite.reading import split_front_matter
 
     best = max(notes.glob("*.md"), key=lambda path: path.read_text().count("\\cite{"))
     return best.name, split_front_matter(best.read_text(encoding="utf-8")).body

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from hugo.reading import split_front_matter  # noqa: E402
+from hugosite.reading import split_front_matter  # noqa: E402
 from scidraft.markup import (  # noqa: E402
     RenderContext,
     code,

@@ -99,7 +99,7 @@ def bench_bib() -> str:
 
 def typical_note() -> tuple[str, str]:
     """The demo note of median length: (name, body without front matter)."""
-    from hugo.reading import split_front_matter
+    from hugosite.reading import split_front_matter
 
     paths = sorted(DEMO_NOTES.glob("*.md"), key=lambda path: path.stat().st_size)
     path = paths[len(paths) // 2]

@@ -98,7 +98,7 @@ INSTALLED_APPS = [
     "notes",
     "bibliography",
     "editor",
-    "hugo",
+    "hugosite",
 ]
 
 MIDDLEWARE = [

@@ -18,5 +18,5 @@ urlpatterns = [
     path("help/syntax/", cached_page(syntax_guide), name="syntax_guide"),
     path("media/", include("images.urls")),  # before notes.urls' catch-all file route
     path("", include("notes.urls")),
-    path("", include("hugo.urls")),  # imported static/ files at their old paths: last
+    path("", include("hugosite.urls")),  # imported static/ files at their old paths: last
 ]

@@ -9,7 +9,7 @@
 - publishing: publish (or submit for review, or schedule) and unpublish;
 - review: an Editor's approval or sending back, an author's withdrawal.
 
-Importing a Hugo site is hugo.loading's. Views, commands and the admin call these; none of
+Importing a Hugo site is hugosite.loading's. Views, commands and the admin call these; none of
 them writes a Note on its own.
 """
 

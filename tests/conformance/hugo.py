@@ -23,7 +23,7 @@ from pathlib import Path
 
 import tomli_w
 
-from notes import hugo_io
+from hugosite import exporting
 from scidraft.markup import commands, environments, protect, sanitise, shortcodes
 
 from ..markup.dom import Element, parse
@@ -31,7 +31,7 @@ from ..markup.dom import Element, parse
 # The example site's [markup] (theme-spec §2), which `export_hugo` writes for the same reason:
 # Hugo does not merge [markup] from a theme, so every site using the theme carries it.
 # test_hugo_markdown.py checks that the example site still says this.
-MARKUP = hugo_io._HUGO_MARKUP
+MARKUP = exporting.HUGO_MARKUP
 
 CONFIG = (
     'baseURL = "https://example.org/"\n'

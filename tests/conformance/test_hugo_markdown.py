@@ -15,7 +15,7 @@ import re
 
 import pytest
 
-from hugo.reading import split_front_matter
+from hugosite.reading import split_front_matter
 from scidraft.markup import RenderContext, render
 from tests.conftest import EXAMPLE_SITE, ROOT
 

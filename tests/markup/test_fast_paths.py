@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hugo.reading import split_front_matter
+from hugosite.reading import split_front_matter
 from scidraft.markup import convert, fast_rules, goldmark, limits, pipeline, protect
 from scidraft.markup.stash import Stash
 from tests.conftest import EXAMPLE_SITE, ROOT

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hugo.reading import split_front_matter
+from hugosite.reading import split_front_matter
 from scidraft.markup import RenderContext, Rendered, jsengine, render
 
 from .dom import parse

@@ -11,8 +11,8 @@ from django.conf import settings as django_settings
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from hugo import loading
-from hugo.reading import NoteSource
+from hugosite import loading
+from hugosite.reading import NoteSource
 from notes import services
 from notes.models import Note, NoteRevision
 

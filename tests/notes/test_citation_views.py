@@ -82,8 +82,8 @@ def test_uploading_a_missing_file_re_renders_the_notes_that_name_it(db):
     """A note citing a file that does not exist yet shows the problem; once the file is
     imported the note is re-rendered on the same write path, and the problem is gone."""
     from bibliography.services import bibfile_import
-    from hugo.loading import note_import
-    from hugo.reading import NoteSource
+    from hugosite.loading import note_import
+    from hugosite.reading import NoteSource
 
     note, _ = note_import(
         source=NoteSource(

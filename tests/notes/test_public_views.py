@@ -13,8 +13,8 @@ from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
 
-from hugo.loading import note_import, page_import
-from hugo.reading import NoteSource, PageSource
+from hugosite.loading import note_import, page_import
+from hugosite.reading import NoteSource, PageSource
 from notes.models import Author, Note, NoteAuthor, Page, Status, Tag
 from notes.rendering import RENDERED_FIELDS
 from scidraft.site.models import MenuItem, SiteSettings

@@ -6,8 +6,8 @@ import datetime as dt
 
 import pytest
 
-from hugo.loading import note_import, page_import
-from hugo.reading import NoteSource, PageSource
+from hugosite.loading import note_import, page_import
+from hugosite.reading import NoteSource, PageSource
 from notes.models import Author, Note, NoteRevision, Page, Status, Tag
 from notes.services import author_for_identity, tag_get_or_create
 

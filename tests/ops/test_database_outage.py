@@ -19,8 +19,8 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from hugo import loading
-from hugo.reading import NoteSource
+from hugosite import loading
+from hugosite.reading import NoteSource
 from notes import services
 from notes.models import Note, NoteRevision
 from ops.outages import DatabaseOutageMiddleware

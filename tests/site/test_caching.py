@@ -12,8 +12,8 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from bibliography.services import bibfile_import
-from hugo.loading import note_import
-from hugo.reading import NoteSource
+from hugosite.loading import note_import
+from hugosite.reading import NoteSource
 from notes.models import Author, Environment, Note, Page, Status, Tag
 from scidraft.markup import ENGINE_VERSION, jsengine
 from scidraft.site.models import ContentGeneration, EntrySet, MenuItem, SiteSettings

@@ -20,7 +20,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from bibliography.models import BibEntry, BibFile
-from hugo.importing import import_site
+from hugosite.importing import import_site
 from notes.entry_index import render_entry_index
 from notes.models import Author, DataFile, HugoAsset, Note, NoteCitation, Page, Tag
 from scidraft.site.models import EntrySet, MenuItem, SiteSettings

@@ -2,7 +2,7 @@
 
 Model-free, like scidraft.markup: it turns files into plain data with SciDraft's field names
 (theme-spec §1) and reports what it cannot read, file by file, without stopping. The services
-(hugo.loading.hugo_site_load) write that data to the database; `seed_demo` and `import_hugo`
+(hugosite.loading.hugo_site_load) write that data to the database; `seed_demo` and `import_hugo`
 both go through here.
 """
 

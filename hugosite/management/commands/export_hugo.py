@@ -2,7 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from hugo.exporting import export_site
+from hugosite.exporting import export_site
 
 
 class Command(BaseCommand):

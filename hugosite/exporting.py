@@ -1,7 +1,7 @@
 """Write the site out as a Hugo site (`export_hugo`): hugo.toml (written with tomli_w),
 content/notes/<slug>.md with TOML front matter in the theme's key names, standalone pages,
 assets/<bib name>, data files and images at their original paths. Importing the export into
-an empty database gives the same rows and the same rendered HTML (tests/hugo/test_importing.py).
+an empty database gives the same rows and the same rendered HTML (tests/hugosite/test_importing.py).
 """
 
 from __future__ import annotations
@@ -154,7 +154,7 @@ def _document(matter: dict[str, Any], body: str) -> str:
 
 
 # Needed by Hugo itself for the theme (math delimiters, search output); not SciDraft data.
-_HUGO_MARKUP = {
+HUGO_MARKUP = {
     "goldmark": {
         "extensions": {
             "passthrough": {
@@ -173,7 +173,7 @@ _HUGO_MARKUP = {
 
 
 def site_config(site: SiteSettings) -> dict[str, Any]:
-    """hugo.toml as a mapping; hugo.reading.site_config_from_mapping reads it back."""
+    """hugo.toml as a mapping; hugosite.reading.site_config_from_mapping reads it back."""
     config: dict[str, Any] = {"title": site.title, "theme": "SciDraft"}
     if site.base_url:
         config["baseURL"] = site.base_url
@@ -181,7 +181,7 @@ def site_config(site: SiteSettings) -> dict[str, Any]:
     if site.copyright:
         config["copyright"] = site.copyright
     config["outputs"] = {"home": ["HTML", "RSS", "JSON"]}
-    config["markup"] = _HUGO_MARKUP
+    config["markup"] = HUGO_MARKUP
     config["taxonomies"] = {"tag": "tags"}
     config["pagination"] = {"pagerSize": site.pager_size}
     if site.rss_limit:

@@ -16,12 +16,12 @@ from django.core.management import call_command
 
 from bibliography.models import BibFile
 from bibliography.services import bibfile_replace
-from hugo.reading import read_site
+from hugosite.reading import read_site
 from notes.models import Note, NoteRevision, Page
 from notes.services import note_save
 from scidraft.site.models import EntrySet, MenuItem, SiteSettings
 from tests.conftest import ROOT
-from tests.hugo.test_seed_demo import snapshot
+from tests.hugosite.test_seed_demo import snapshot
 
 pytestmark = pytest.mark.django_db
 
@@ -188,7 +188,7 @@ def test_a_new_demo_updates_only_the_rows_nobody_changed(tmp_path, editor_user):
     assert "note alpha: kept (changed since the demo loaded it); would be updated: body" in output
     assert "note beta: kept (deleted since the demo loaded it); would be created" in output
     assert "wiki" not in output  # not the demo's business
-    from hugo.models import DemoRow  # (issue 16, item 13 added it)
+    from hugosite.models import DemoRow  # (issue 16, item 13 added it)
 
     assert not DemoRow.objects.filter(kind="menus", key="old").exists()
     # And the run after that changes nothing at all.

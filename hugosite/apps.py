@@ -2,5 +2,5 @@ from django.apps import AppConfig
 
 
 class HugoConfig(AppConfig):
-    name = "hugo"
+    name = "hugosite"
     verbose_name = "Hugo sites"

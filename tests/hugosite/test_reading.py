@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from hugo.reading import (
+from hugosite.reading import (
     FrontMatterError,
     parse_date,
     read_site,

@@ -1,4 +1,4 @@
-"""What seed_demo wrote (hugo.seeding): one row per settings, menu item, entry set,
+"""What seed_demo wrote (hugosite.seeding): one row per settings, menu item, entry set,
 bibliography file, note and page it loaded, with a digest of that row's state just after."""
 
 from django.db import models

@@ -1,12 +1,12 @@
 """Import a Hugo site that uses the SciDraft theme (`import_hugo`), without loss.
 
-hugo.reading reads the files (model-free) and hugo.loading writes config, bibliographies,
+hugosite.reading reads the files (model-free) and hugosite.loading writes config, bibliographies,
 notes and pages; this module adds what only a whole site on disk has: data files
 (`data/*.yaml`, for promotion-visual) and images (`static/**` and page-bundle resources),
 which land in MEDIA_ROOT/hugo/ and are recorded as HugoAsset rows, idempotent by content hash.
 
 Images keep their URLs. Note bodies are stored exactly as written, so `![x](/img/x.png)`
-still says `/img/x.png`; hugo.views.hugo_static serves any path recorded as an imported
+still says `/img/x.png`; hugosite.views.hugo_static serves any path recorded as an imported
 `static/` file at that original URL (the HugoAsset table is the list of what may be served).
 Bundle resources are served from MEDIA_URL (`/media/hugo/bundles/<bundle>/<file>`);
 promotion-visual rows name them by file name, and the renderer's data lookup
@@ -180,7 +180,7 @@ def hugo_site_import(
     policy: LoadPolicy | None = None,
 ) -> LoadReport:
     """Data files and images first (notes render promotion-visual from them), then the
-    config, bibliographies, notes and pages, as `policy` allows (hugo.loading.LoadPolicy:
+    config, bibliographies, notes and pages, as `policy` allows (hugosite.loading.LoadPolicy:
     the site's own settings, menus and entry sets are kept unless replaced). Call inside a
     transaction."""
     root = Path(root)

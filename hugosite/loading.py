@@ -1,10 +1,10 @@
-"""Load a Hugo site read by hugo.reading into the database: its config, bibliographies,
+"""Load a Hugo site read by hugosite.reading into the database: its config, bibliographies,
 notes and standalone pages, idempotently (a second load changes nothing).
 
 Notes import in one batch (NoteImportBatch): what importing them one by one would ask the
 database for note by note is read up front, and revisions and citation rows are written in
 bulk. The rows written are those of importing the notes one at a time
-(tests/hugo/test_loading.py).
+(tests/hugosite/test_loading.py).
 """
 
 from __future__ import annotations
@@ -360,7 +360,7 @@ class NoteImportBatch:
     bibliographies and last revision numbers are read in a few queries; tags, authors and
     bibliography files are looked up once per import. Revisions and citation rows are
     written in bulk by `flush()`; nothing reads them while notes import. The rows written are
-    the ones importing the notes one by one writes (tests/hugo/test_loading.py).
+    the ones importing the notes one by one writes (tests/hugosite/test_loading.py).
 
     Call inside a transaction, and `flush()` before it ends.
     """

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from hugo.reading import MenuEntry, SiteConfig
+from hugosite.reading import MenuEntry, SiteConfig
 from notes.models import Note, Page
 from scidraft.site.models import EntrySet, MenuItem, SiteSettings
 
@@ -200,7 +200,7 @@ def test_dry_run_lists_every_change_per_kind_and_changes_nothing(tmp_path):
 
 def test_site_configure_keeps_a_configured_part_unless_the_policy_replaces_it():
     """The service itself: the default policy keeps what the site has; replace= replaces."""
-    from hugo.loading import LoadPolicy, site_configure
+    from hugosite.loading import LoadPolicy, site_configure
 
     site_configure(config=SiteConfig(settings={"title": "One"}, menus=[MenuEntry("a", "A")]))
     config = SiteConfig(settings={"title": "Two"}, menus=[MenuEntry("b", "B")])

@@ -3,8 +3,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from hugo.importing import KINDS, import_site
-from hugo.loading import CONFIG_PARTS, LoadPolicy
+from hugosite.importing import KINDS, import_site
+from hugosite.loading import CONFIG_PARTS, LoadPolicy
 
 
 class Command(BaseCommand):

@@ -3,8 +3,8 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from hugo.reading import read_site
-from hugo.seeding import demo_load
+from hugosite.reading import read_site
+from hugosite.seeding import demo_load
 
 
 class Command(BaseCommand):

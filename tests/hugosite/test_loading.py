@@ -10,9 +10,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from hugo import loading
-from hugo.loading import LoadReport, hugo_site_load
-from hugo.reading import HugoSite, NoteSource, read_site
+from hugosite import loading
+from hugosite.loading import LoadReport, hugo_site_load
+from hugosite.reading import HugoSite, NoteSource, read_site
 from notes.models import Note, NoteCitation, NoteRevision, Tag
 from notes.services import note_metadata, note_render_store
 
