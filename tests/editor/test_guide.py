@@ -24,7 +24,7 @@ def test_the_guide_is_public_and_shows_every_section_rendered(client):
         'class="katex"', 'class="katex-display"', 'class="env env-theorem', "eq-anchor",
         'class="ref"', 'class="ref ref-external"', 'class="references"', 'pre class="mermaid"',
         'class="pseudo-algorithm"', 'class="highlight"', 'class="table-academic"',
-        'class="table-striped"', 'class="footnote"', "textual-promotion", "image-gallery",
+        'class="table-striped"', 'class="footnotes"', "textual-promotion", "image-gallery",
         "glossary-term", "<dl>", "<del>",
     ):  # fmt: skip
         assert needle in html, needle
