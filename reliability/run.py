@@ -133,6 +133,9 @@ class Site:
             database, self.redis.url, ROOT / "staticfiles", "reliability",
             DATABASE_CONNECT_TIMEOUT="2", MEDIA_ROOT=str(self.work / "media"),
             PYTHONUNBUFFERED="1",
+            # Every acknowledged autosave is checked under its own revision number: none are
+            # coalesced into their run's revision here.
+            NOTE_AUTOSAVE_COALESCE_SECONDS="0",
         )  # fmt: skip
         self.manage("migrate", "--noinput")
         self.manage("seed_demo")

@@ -303,6 +303,9 @@ SCIDRAFT_BIB_MAX_BYTES = env_int("SCIDRAFT_BIB_MAX_BYTES", 10 * 1024 * 1024)
 # Largest note body accepted by the write paths and rendered, in UTF-8 bytes (issue #10): a
 # larger one is refused with a clear message; the renderer shows an error instead of working.
 NOTE_BODY_MAX_BYTES = env_int("NOTE_BODY_MAX_BYTES", 2 * 1024 * 1024)
+# Autosaves by one person within this many seconds of the first of a run are one revision
+# (explicit saves, publishes and restores always make their own).
+NOTE_AUTOSAVE_COALESCE_SECONDS = env_int("NOTE_AUTOSAVE_COALESCE_SECONDS", 5 * 60)
 # Page cache (scidraft.site.caching): how long readers' browsers and shared caches may keep a
 # page, how long stale copies may be served while revalidating, and how long the server keeps
 # a rendered page (it is keyed by the content generation, so this only bounds memory).

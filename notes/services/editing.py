@@ -3,11 +3,14 @@ changes, restore a revision, and choose a note's default bibliographies."""
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Q
+from django.utils import timezone
 from django.utils.text import slugify
 
 from bibliography.models import BibFile
@@ -141,10 +144,36 @@ def note_save(
         version_bump(note)
     else:
         fields_apply(note, fields)
-    revision = revision_record(
-        note=note, kind=kind, user=user, base_version=base_version, state=working_state(note)
-    )
+    state = working_state(note)
+    revision = None
+    if kind == NoteRevision.Kind.AUTOSAVE:
+        revision = _autosave_coalesced(note, user, base_version, state)
+    if revision is None:
+        revision = revision_record(
+            note=note, kind=kind, user=user, base_version=base_version, state=state
+        )
     return SaveResult(note=note, conflict=False, revision=revision)
+
+
+def _autosave_coalesced(note: Note, user, base_version: int, state: dict) -> NoteRevision | None:
+    """Autosaves every few seconds would bury the history: an autosave by the same person
+    within NOTE_AUTOSAVE_COALESCE_SECONDS of the autosave that started the run, with nothing
+    else saved between, updates that revision instead of adding one. Explicit saves, publishes
+    and restores always add their own. None when a new revision is due."""
+    latest = note.revisions.order_by("-number").first()
+    window = dt.timedelta(seconds=settings.NOTE_AUTOSAVE_COALESCE_SECONDS)
+    if (
+        latest is None
+        or latest.kind != NoteRevision.Kind.AUTOSAVE
+        or latest.created_by_id != getattr(user, "pk", None)
+        or latest.created_at < timezone.now() - window
+    ):
+        return None
+    latest.title, latest.body = state["title"], state["body"]
+    latest.metadata = {k: v for k, v in state.items() if k not in {"title", "body"}}
+    latest.base_version = base_version
+    latest.save(update_fields=["title", "body", "metadata", "base_version"])
+    return latest
 
 
 def stale_result(note: Note, base_version: int) -> SaveResult | None:

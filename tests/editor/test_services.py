@@ -171,3 +171,49 @@ def test_unknown_fields_are_rejected(author, note):
         services.note_save(
             note_id=note.pk, user=author, base_version=note.version, fields={"status": "published"}
         )
+
+
+def test_autosaves_in_a_run_are_one_revision(author, note, settings):
+    """Autosaves by one person within the window update the run's revision (12 autosaves in
+    3 minutes were 12 revisions); an explicit save adds its own, and a later autosave starts
+    a new run."""
+    settings.NOTE_AUTOSAVE_COALESCE_SECONDS = 300
+    before = note.revisions.count()
+    version = note.version
+    numbers = set()
+    for text in ("a", "ab", "abc"):
+        result = services.note_save(
+            note_id=note.pk, user=author, base_version=version, fields={"body": text},
+            kind="autosave",
+        )  # fmt: skip
+        version = result.note.version
+        numbers.add(result.revision.number)
+    assert len(numbers) == 1 and note.revisions.count() == before + 1
+    assert note.revisions.get(number=numbers.pop()).body == "abc"
+    saved = services.note_save(
+        note_id=note.pk, user=author, base_version=version, fields={"body": "abcd"}
+    )
+    again = services.note_save(
+        note_id=note.pk, user=author, base_version=saved.note.version, fields={"body": "e"},
+        kind="autosave",
+    )  # fmt: skip
+    assert again.revision.number == saved.revision.number + 1
+    assert note.revisions.count() == before + 3
+
+
+def test_an_autosave_after_the_window_starts_a_new_revision(author, note, settings):
+    """The window runs from the run's first autosave: a long session keeps a revision every
+    few minutes."""
+    settings.NOTE_AUTOSAVE_COALESCE_SECONDS = 300
+    first = services.note_save(
+        note_id=note.pk, user=author, base_version=note.version, fields={"body": "a"},
+        kind="autosave",
+    )  # fmt: skip
+    NoteRevision.objects.filter(pk=first.revision.pk).update(
+        created_at=timezone.now() - dt.timedelta(minutes=6)
+    )
+    second = services.note_save(
+        note_id=note.pk, user=author, base_version=first.note.version, fields={"body": "b"},
+        kind="autosave",
+    )  # fmt: skip
+    assert second.revision.number == first.revision.number + 1
