@@ -39,6 +39,10 @@ urlpatterns = [
         name="author_page",
     ),
     # Standalone pages live at the root (about, A–Z pages): matched last.
-    re_path(r"^(?P<slug>[-\w]+)/$", cached_page(views.page_detail), name="page_detail"),
+    re_path(
+        r"^(?P<slug>[-\w]+)/$",
+        cached_page(views.page_detail, query=views.page_query),
+        name="page_detail",
+    ),
     re_path(r"^(?P<path>.+\.\w+)$", hugo_static, name="hugo_static"),  # imported static/ files
 ]

@@ -2,8 +2,9 @@
 
 Readers are threads, each with its own connection (http.client) asking for its next page as
 soon as the last one answered: cached pages and, now and then, a page the cache cannot hold (a
-new query string: a full render). They run in processes of their own (about 50 threads each),
-so that neither they nor the authors are held back by the generator's interpreter lock. Every
+new search: a full render; a new query string on another page is that page from the cache).
+They run in processes of their own (about 50 threads each), so that neither they nor the
+authors are held back by the generator's interpreter lock. Every
 answer is recorded with its time, status and X-Cache header, so a scenario can count what
 happened in each phase (before, during and after an outage).
 
@@ -106,8 +107,8 @@ class Recorder:
 
 @dataclass(frozen=True)
 class ReadPlan:
-    """What the readers ask for: the cacheable pages, and the pages that one request in
-    `uncached_every` asks for with a new query string (a render)."""
+    """What the readers ask for: the cacheable pages, and the searches that one request in
+    `uncached_every` asks for, each made new by a unique `or` term (a render)."""
 
     port: int
     cached: list[str]
@@ -125,7 +126,7 @@ class _ReaderThreads:
         self.stopping = threading.Event()
         self.threads: list[threading.Thread] = []
         self._serial = itertools.count()
-        self._label = label  # makes the uncached query strings unique across processes and runs
+        self._label = label  # makes the uncached searches unique across processes and runs
 
     def _read(self, seed: int) -> None:
         plan = self.plan
@@ -135,7 +136,7 @@ class _ReaderThreads:
             while not self.stopping.is_set():
                 number = next(self._serial)
                 if plan.uncached and number % plan.uncached_every == 0:
-                    path = f"{chooser.choice(plan.uncached)}?r={self._label}-{number}"
+                    path = f"{chooser.choice(plan.uncached)}+or+x{self._label}x{number}"
                     kind = "uncached"
                 else:
                     path, kind = chooser.choice(plan.cached), "cached"

@@ -306,6 +306,9 @@ SCIDRAFT_PAGE_STALE_WHILE_REVALIDATE = env_int("SCIDRAFT_PAGE_STALE_WHILE_REVALI
 SCIDRAFT_PAGE_CACHE_TTL = env_int("SCIDRAFT_PAGE_CACHE_TTL", 60 * 60 * 24)
 # Bytes of recently served pages each process keeps in memory (keys never change content).
 SCIDRAFT_PAGE_LOCAL_BYTES = env_int("SCIDRAFT_PAGE_LOCAL_BYTES", 64 * 1024 * 1024)
+# Bytes of pages keyed by query parameters (search results) each process keeps, apart from the
+# others; they never go to the shared cache, so random searches cannot fill Redis.
+SCIDRAFT_PAGE_QUERY_LOCAL_BYTES = env_int("SCIDRAFT_PAGE_QUERY_LOCAL_BYTES", 8 * 1024 * 1024)
 # Milliseconds a reader who misses the cache waits for another thread or process that is already
 # rendering the same page, before rendering it too (after a write every hot page misses at once).
 SCIDRAFT_PAGE_RENDER_WAIT_MS = env_int("SCIDRAFT_PAGE_RENDER_WAIT_MS", 5000)

@@ -1,6 +1,7 @@
 """Whole-response caching of public pages, keyed by the site's content generation.
 
-A page is cached under (host, path, query, generation). Every write a reader could see bumps
+A page is cached under (host, path, the query parameters it uses, generation). Every write a
+reader could see bumps
 the generation in its transaction (scidraft.site.receivers), so a new key is used from the
 moment the write commits; nothing is purged. A scheduled note going live needs no write: the
 generation read here knows the next due time and bumps once it has passed.
@@ -11,6 +12,16 @@ Cache errors (Redis down) degrade to rendering the page, logged; they never rais
 miss the same key at the same moment (every hot page, right after a write) wait for one render
 instead of each rendering it: within a process on an event, across processes on a claim in the
 shared cache.
+
+Only the query parameters a page declares (`cached_page(view, query=...)`: a search's `q` and
+`page`) are part of its key. The others (utm_*, fbclid, a cache-buster, a flood of random ones)
+are removed from the request before the view sees it, and the request is answered with the
+canonical page: it costs neither a render nor an entry, keeps the canonical page's ETag and
+304s, and no redirect round trip (which would also defeat a cache-busting `?v=`: the browser
+could hold the canonical URL stale for max-age). Pages keyed by query parameters (search
+results: any text, one entry per distinct search) are kept only in each process's memory,
+within SCIDRAFT_PAGE_QUERY_LOCAL_BYTES, never in the shared cache: a flood of random searches
+costs renders, not Redis memory.
 """
 
 from __future__ import annotations
@@ -21,14 +32,16 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from functools import wraps
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.core.cache import cache
 from django.db import DatabaseError, transaction
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict
+from django.urls import Resolver404, get_resolver
 from django.utils import timezone
 from django.utils.cache import get_conditional_response, patch_cache_control
 from django.utils.http import http_date, quote_etag
@@ -202,10 +215,44 @@ def _personal(request: HttpRequest) -> bool:
     return bool(user is not None and user.is_authenticated)
 
 
-def page_key(request: HttpRequest, generation: int) -> str:
-    query = "&".join(sorted(request.GET.urlencode().split("&"))) if request.GET else ""
+def page_key(request: HttpRequest, generation: int, query: str = "") -> str:
+    """`query`: the canonical query string of the parameters the page uses (canonical_query)."""
     raw = f"{request.get_host()}|{request.path}|{query}|{generation}"
     return "page:" + hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+# What cached_page is told a page reads from its query string: names, or a callable given the
+# request and the view's arguments (a standalone page reads `q` only if it is the search page).
+QueryParameters = Iterable[str] | Callable[..., Iterable[str]]
+
+
+def page_query_parameters(request: HttpRequest) -> frozenset[str] | None:
+    """The query parameters the page at this path uses; None if it is not a cached page (then
+    nothing under its URL is ever stored, whatever the query)."""
+    try:
+        match = get_resolver(getattr(request, "urlconf", None)).resolve(request.path_info)
+    except Resolver404:
+        return None
+    declared = getattr(match.func, "page_query", None)
+    if declared is None:
+        return None
+    if callable(declared):
+        declared = declared(request, *match.args, **match.kwargs)
+    return frozenset(declared)
+
+
+def canonical_query(request: HttpRequest, names: frozenset[str]) -> str:
+    """Keep only the parameters in `names`, in the request itself too (so the view renders
+    exactly what the key says), and return them as the key's query string: sorted by name,
+    each name's values in the order sent. `?q=a&q=b` and `?q=b&q=a` are different searches
+    (a view reads the last value), so they never share a key."""
+    query = request.GET
+    kept = [(name, value) for name in sorted(names & query.keys()) for value in query.getlist(name)]
+    canonical = urlencode(kept)
+    if canonical != request.META.get("QUERY_STRING", ""):
+        request.META["QUERY_STRING"] = canonical
+        request.GET = QueryDict(canonical, encoding=request.encoding)
+    return canonical
 
 
 # Headers stored with a page. A hit is answered before the inner middleware runs, so the
@@ -273,9 +320,14 @@ class _LocalPages:
 
 
 local_pages = _LocalPages(max_bytes=settings.SCIDRAFT_PAGE_LOCAL_BYTES)
+# Pages keyed by query parameters (search results), apart: a flood of distinct searches pushes
+# out only other searches, never the site's pages, and never reaches the shared cache.
+local_queries = _LocalPages(max_bytes=settings.SCIDRAFT_PAGE_QUERY_LOCAL_BYTES)
 
 
-def _lookup(key: str) -> dict | None:
+def _lookup(key: str, shared: bool = True) -> dict | None:
+    if not shared:
+        return local_queries.get(key)
     entry = local_pages.get(key)
     if entry is None:
         entry = _safe(cache.get, key)
@@ -394,19 +446,28 @@ class PageCacheMiddleware:
             settings.SESSION_COOKIE_NAME in request.COOKIES
         ):
             return self.get_response(request)
-        key = page_key(request, request_generation(request))
-        entry = _lookup(key)
+        query = ""
+        if request.META.get("QUERY_STRING"):
+            names = page_query_parameters(request)
+            if names is None:  # not a cached page: nothing under this URL is ever stored
+                return self.get_response(request)
+            query = canonical_query(request, names)
+        shared = not query  # see the module's docstring
+        key = page_key(request, request_generation(request), query)
+        entry = _lookup(key, shared)
         if entry is not None:
             return _hit(request, entry)
         event, first = renders.claim(key)
         if not first:
             event.wait(settings.SCIDRAFT_PAGE_RENDER_WAIT_MS / 1000)
-            entry = _lookup(key)
+            entry = _lookup(key, shared)
             if entry is not None:
                 return _hit(request, entry)
             # Not stored (an error, a page that is not cached) or too slow: render it here.
-            return self._render(request, key)
+            return self._render(request, key, shared)
         try:
+            if not shared:  # another process never stores it where this one could find it
+                return self._render(request, key, shared)
             return self._render_once(request, key)
         finally:
             renders.release(key, event)
@@ -425,7 +486,7 @@ class PageCacheMiddleware:
         finally:
             shared_renders.release(key)
 
-    def _render(self, request: HttpRequest, key: str) -> HttpResponse:
+    def _render(self, request: HttpRequest, key: str, shared: bool = True) -> HttpResponse:
         response = self.get_response(request)
         if (
             getattr(request, "_page_cacheable", False)
@@ -434,14 +495,20 @@ class PageCacheMiddleware:
             and not _personal(request)
         ):
             entry = _store(response)
-            _safe(cache.set, key, entry, settings.SCIDRAFT_PAGE_CACHE_TTL)
-            local_pages.put(key, entry)
+            if shared:
+                _safe(cache.set, key, entry, settings.SCIDRAFT_PAGE_CACHE_TTL)
+                local_pages.put(key, entry)
+            else:
+                local_queries.put(key, entry)
         return response
 
 
-def cached_page(view):
+def cached_page(view, *, query: QueryParameters = ()):
     """Mark a public view cacheable: readers get ETag, 304s and public Cache-Control, and
-    PageCacheMiddleware stores the response; anyone logged in gets private, no-store."""
+    PageCacheMiddleware stores the response; anyone logged in gets private, no-store.
+
+    `query` names the query parameters the view reads (or is a callable given the request and
+    the view's arguments that returns them): only those reach the view and the page's key."""
 
     @wraps(view)
     def wrapper(request: HttpRequest, *args, **kwargs):
@@ -458,4 +525,5 @@ def cached_page(view):
         _public(response)
         return _revalidated(request, response)
 
+    wrapper.page_query = query if callable(query) else tuple(query)
     return wrapper
