@@ -336,9 +336,12 @@ EMAIL_PORT = env_int("EMAIL_PORT", 25)
 EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
 EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
-# Failed logins per account and per client address within the window (seconds).
-ACCOUNTS_LOGIN_ACCOUNT_LIMIT = env_int("ACCOUNTS_LOGIN_ACCOUNT_LIMIT", 5)
+# Failed logins within the window (seconds), counted in the database (accounts.services): per
+# account from one client (its known browser, else its address), per address over all
+# accounts, and per account from all browsers new to it.
+ACCOUNTS_LOGIN_CLIENT_LIMIT = env_int("ACCOUNTS_LOGIN_CLIENT_LIMIT", 5)
 ACCOUNTS_LOGIN_ADDRESS_LIMIT = env_int("ACCOUNTS_LOGIN_ADDRESS_LIMIT", 20)
+ACCOUNTS_LOGIN_ACCOUNT_LIMIT = env_int("ACCOUNTS_LOGIN_ACCOUNT_LIMIT", 50)
 ACCOUNTS_LOGIN_WINDOW = env_int("ACCOUNTS_LOGIN_WINDOW", 15 * 60)
 # Password reset requests per client address and per email address within the window.
 ACCOUNTS_RESET_LIMIT = env_int("ACCOUNTS_RESET_LIMIT", 5)
