@@ -312,8 +312,10 @@ SCIDRAFT_PAGE_QUERY_LOCAL_BYTES = env_int("SCIDRAFT_PAGE_QUERY_LOCAL_BYTES", 8 *
 # Milliseconds a reader who misses the cache waits for another thread or process that is already
 # rendering the same page, before rendering it too (after a write every hot page misses at once).
 SCIDRAFT_PAGE_RENDER_WAIT_MS = env_int("SCIDRAFT_PAGE_RENDER_WAIT_MS", 5000)
-# How long the generation number may be read from the cache before the database is asked again.
-SCIDRAFT_GENERATION_TTL = env_int("SCIDRAFT_GENERATION_TTL", 300)
+# How long the generation number may be read from the cache before the database is asked again;
+# 0 (the default without Redis) keeps it out of the cache: a local-memory cache is not shared by
+# processes, so a write from another one (manage.py, another worker) would not be seen.
+SCIDRAFT_GENERATION_TTL = env_int("SCIDRAFT_GENERATION_TTL", 300 if REDIS_URL else 0)
 # Milliseconds a process may reuse the generation it read, instead of asking the shared cache on
 # every page hit. Every write then waits this long after publishing the new generation, before
 # it answers, so no page is stale once the write's response is out (scidraft.site.caching).

@@ -51,9 +51,11 @@ from .models import ContentGeneration
 logger = logging.getLogger(__name__)
 
 GENERATION_KEY = "site:generation"
-# Callables returning the next moment content becomes visible without a write (a scheduled
-# note's date); registered by the apps that have such content (notes).
-due_sources: list[Callable[[], dt.datetime | None]] = []
+# Callables returning the first moment after `since` (when the generation last changed) at
+# which content becomes visible without a write (a scheduled note's date), or None; registered
+# by the apps that have such content (notes). Counted from the last change, not from now, so
+# that a process reading the generation after that moment has passed still sees it is due.
+due_sources: list[Callable[[dt.datetime | None], dt.datetime | None]] = []
 
 
 def _safe(operation, *args, default=None):
@@ -64,15 +66,31 @@ def _safe(operation, *args, default=None):
         return default
 
 
-def _next_due() -> dt.datetime | None:
-    moments = [moment for source in due_sources if (moment := source()) is not None]
+def _next_due(since: dt.datetime | None) -> dt.datetime | None:
+    moments = [moment for source in due_sources if (moment := source(since)) is not None]
     return min(moments) if moments else None
 
 
 def _load_generation() -> tuple[int, float | None]:
-    row = ContentGeneration.objects.filter(pk=1).values_list("value", flat=True).first()
-    due = _next_due()
-    return (row or 0, due.timestamp() if due else None)
+    row = ContentGeneration.objects.filter(pk=1).values_list("value", "changed_at").first()
+    value, changed_at = row or (0, None)
+    known = lease.due
+    if known is not None and known[0] == value:
+        return known
+    due = _next_due(changed_at)
+    state = (value, due.timestamp() if due else None)
+    # Not kept from inside a transaction: it may roll back and its number go to another write.
+    if not transaction.get_connection().in_atomic_block:
+        lease.due = state
+    return state
+
+
+def _shared_generation() -> bool:
+    """Whether the generation is kept in the cache. Only a cache every process shares can hold
+    it: a local-memory cache (no REDIS_URL) would keep a number that another process's write
+    (manage.py, another worker) has replaced, for SCIDRAFT_GENERATION_TTL seconds (issue 16,
+    item 15). Without one it is read from the database, leased as with one."""
+    return settings.SCIDRAFT_GENERATION_TTL > 0
 
 
 class _Lease:
@@ -90,6 +108,10 @@ class _Lease:
         # The last generation read, lease or not: what pages are keyed by while neither the
         # shared cache nor the database can say (no write commits while the database is down).
         self.last: tuple[int, float | None] | None = None
+        # The generation last read from the database, with its next due time: that can change
+        # only with a write, and every write gives a new number, so a read of the database
+        # costs one query (the number), not two.
+        self.due: tuple[int, float | None] | None = None
 
     def held(self) -> tuple[int, float | None] | None:
         current = self.current
@@ -103,6 +125,7 @@ class _Lease:
 
     def drop(self) -> None:
         self.current = None
+        self.due = None
 
 
 lease = _Lease()
@@ -113,7 +136,8 @@ def _read_generation() -> tuple[int, float | None]:
     if state is not None:
         return state
     since = time.monotonic()
-    state = _safe(cache.get, GENERATION_KEY)
+    shared = _shared_generation()
+    state = _safe(cache.get, GENERATION_KEY) if shared else None
     if state is None:
         try:
             state = _load_generation()
@@ -126,7 +150,8 @@ def _read_generation() -> tuple[int, float | None]:
             return lease.last
         # add, not set: a value read before a concurrent write committed must not replace the
         # writer's (writers set; see publish_generation).
-        _safe(cache.add, GENERATION_KEY, state, settings.SCIDRAFT_GENERATION_TTL)
+        if shared:
+            _safe(cache.add, GENERATION_KEY, state, settings.SCIDRAFT_GENERATION_TTL)
     lease.hold(state, since)
     return state
 
@@ -138,7 +163,8 @@ def current_generation() -> int:
         with transaction.atomic():
             bump_generation()
         state = _load_generation()
-        _safe(cache.set, GENERATION_KEY, state, settings.SCIDRAFT_GENERATION_TTL)
+        if _shared_generation():
+            _safe(cache.set, GENERATION_KEY, state, settings.SCIDRAFT_GENERATION_TTL)
         lease.drop()
         value = state[0]
     return value
@@ -181,7 +207,8 @@ def bump_generation() -> None:
         _deferral.pending = True
         return
 
-    if not ContentGeneration.objects.filter(pk=1).update(value=F("value") + 1):
+    changed = ContentGeneration.objects.filter(pk=1)
+    if not changed.update(value=F("value") + 1, changed_at=timezone.now()):
         ContentGeneration.objects.get_or_create(pk=1, defaults={"value": 1})
     # Forget the cached number now (this transaction reads its own write) and publish the new
     # one once committed: that replaces any old value a concurrent reader added meanwhile.
@@ -203,7 +230,8 @@ def _publication_pending() -> bool:
 def publish_generation() -> None:
     """After the write commits: the new generation goes to the shared cache, then the writer
     waits out one lease, so that no process still holds an older one when it answers."""
-    _safe(cache.set, GENERATION_KEY, _load_generation(), settings.SCIDRAFT_GENERATION_TTL)
+    if _shared_generation():
+        _safe(cache.set, GENERATION_KEY, _load_generation(), settings.SCIDRAFT_GENERATION_TTL)
     lease.drop()
     seconds = settings.SCIDRAFT_GENERATION_LEASE_MS / 1000
     if seconds > 0:
