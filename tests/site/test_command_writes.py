@@ -13,15 +13,13 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
-import subprocess
-import sys
-import urllib.parse
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 
-from .test_two_processes import ROOT, _admin, _cached, _database_url, _get, _start, _stop, _wait
+from .test_two_processes import _cached, _get, _start, _stop, _wait, own_site
+from .test_two_processes import _manage as manage
 
 NOTE = "method-citations-reference-heading"
 TITLE = 'title = "Why Two Machines Disagree in the Last Digit"'
@@ -36,15 +34,7 @@ Note.objects.filter(slug={NOTE!r}).update(body=Note.objects.get(slug={NOTE!r}).b
 
 
 def _manage(env: dict, *args: str) -> None:
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "manage.py"), *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, (args, done.stdout[-2000:], done.stderr[-3000:])
+    manage(env, *args, timeout=120)
 
 
 def _site_with_title(tmp_path: Path, name: str, title: str) -> Path:
@@ -123,28 +113,6 @@ def test_command_writes_are_served_at_once_with_postgresql_and_redis(tmp_path):
     database = settings.DATABASES["default"]
     if database["ENGINE"] != "django.db.backends.postgresql" or not os.environ.get("REDIS_URL"):
         pytest.skip("needs the test database on PostgreSQL and REDIS_URL")
-    name = f"scidraft_commands_{os.getpid()}_{secrets.token_hex(3)}"
-    prefix = f"commands-{secrets.token_hex(4)}"
-    parts = urllib.parse.urlsplit(os.environ["REDIS_URL"])
-    redis_url = urllib.parse.urlunsplit(parts._replace(path=f"/{REDIS_DB}"))
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "scidraft.settings",
-        "DEBUG": "1",
-        "DATABASE_URL": _database_url(database, name),
-        "REDIS_URL": redis_url,
-        "CACHE_KEY_PREFIX": prefix,
-        "MEDIA_ROOT": str(tmp_path / "media"),
-        "LOG_LEVEL": "WARNING",
-    }
-    _admin(database, f'CREATE DATABASE "{name}"')
-    try:
+    media = str(tmp_path / "media")
+    with own_site(database, os.environ["REDIS_URL"], "commands", REDIS_DB, MEDIA_ROOT=media) as env:
         _writes_are_served_at_once(env, tmp_path)
-    finally:
-        _admin(database, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        import redis
-
-        client = redis.Redis.from_url(redis_url, socket_timeout=5)
-        keys = list(client.scan_iter(f"{prefix}:*"))
-        if keys:
-            client.delete(*keys)
