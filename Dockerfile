@@ -1,10 +1,12 @@
 # syntax=docker/dockerfile:1
-# Stage 1: the locked npm packages, reduced to the files SciDraft serves (static/vendor/).
+# Stage 1: the locked npm packages, reduced to the files SciDraft serves (static/vendor/), and
+# the note editor bundled from editor/codemirror/ (esbuild, a locked dev dependency).
 FROM node:20-bookworm-slim AS assets
 WORKDIR /build
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund --loglevel=error
-COPY scripts/vendor-assets.sh scripts/
+COPY scripts/vendor-assets.sh scripts/build-editor.mjs scripts/
+COPY editor/codemirror editor/codemirror
 RUN sh scripts/vendor-assets.sh
 
 # Stage 2: the application, its locked Python dependencies and the collected static files.
@@ -23,6 +25,9 @@ COPY notes notes
 COPY bibliography bibliography
 COPY accounts accounts
 COPY ops ops
+COPY editor editor
+COPY images images
+COPY hugo hugo
 COPY templates templates
 COPY static static
 COPY demo demo

@@ -46,13 +46,17 @@ node_modules/.package-lock.json: package.json package-lock.json
 # Files the site serves and the server-side renderer loads, copied from the locked npm
 # packages: nothing is fetched from a CDN at run time.
 vendor: $(VENDOR)/.copied
-$(VENDOR)/.copied: node_modules/.package-lock.json scripts/vendor-assets.sh $(VENV)/.installed
+# The editor's bundle is rebuilt when its sources change (editor/codemirror/).
+$(VENDOR)/.copied: node_modules/.package-lock.json scripts/vendor-assets.sh scripts/build-editor.mjs \
+		$(wildcard editor/codemirror/*.js) $(VENV)/.installed
 	sh scripts/vendor-assets.sh
 	$(PY) -c "from scidraft.markup.code import highlight_css; print(highlight_css())" > $(VENDOR)/pygments.css
 
 migrate: venv
 	DEBUG=$${DEBUG:-1} $(PY) manage.py migrate --noinput
 
+# Safe on every start (make run): the demo loads into an empty site, and later runs write only
+# rows the demo wrote and nobody changed since (hugo/seeding.py). Never add --force here.
 demo: venv
 	DEBUG=$${DEBUG:-1} $(PY) manage.py seed_demo
 

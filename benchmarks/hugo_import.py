@@ -91,7 +91,7 @@ def _run(directory: str) -> list[list[str]]:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    from notes.hugo_io import import_site
+    from hugo.importing import import_site
     from notes.models import Note
 
     rows = []

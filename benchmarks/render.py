@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from scidraft.hugo import split_front_matter  # noqa: E402
+from hugo.reading import split_front_matter  # noqa: E402
 from scidraft.markup import RenderContext, jsengine, render  # noqa: E402
 
 NOTES = ROOT.parent / "shared" / "reference" / "scidraft-exampleSite" / "content" / "notes"

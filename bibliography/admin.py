@@ -4,10 +4,14 @@ from django.core.exceptions import ValidationError
 from django.http import HttpResponseRedirect
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
+
+from scidraft.markup.sanitise import clean_fragment
 
 from .display import latex_to_text
+from .formatting import entry_data, format_references, with_math_source
 from .models import BibEntry, BibFile
-from .services import bib_text_check, bibfile_import
+from .services import bib_text_check, bibfile_import, bibfile_set_public, may_set_public
 
 
 class BibFileForm(forms.ModelForm):
@@ -19,7 +23,7 @@ class BibFileForm(forms.ModelForm):
 
     class Meta:
         model = BibFile
-        fields = ["name", "description", "owner", "raw"]
+        fields = ["name", "description", "owner", "is_public", "raw"]
         widgets = {"raw": forms.Textarea(attrs={"rows": 20, "spellcheck": "false"})}
         labels = {"raw": "BibTeX (paste)"}
 
@@ -39,14 +43,22 @@ class BibFileForm(forms.ModelForm):
 @admin.register(BibFile)
 class BibFileAdmin(admin.ModelAdmin):
     form = BibFileForm
-    list_display = ["name", "entry_count", "problem_count", "owner", "updated_at", "download"]
+    list_display = [
+        "name", "entry_count", "problem_count", "owner", "is_public", "updated_at", "download",
+    ]  # fmt: skip
+    list_filter = ["is_public"]
     search_fields = ["name", "description"]
     autocomplete_fields = ["owner"]
     readonly_fields = ["entry_count", "sha256", "report", "created_at", "updated_at"]
     fields = [
-        "name", "description", "owner", "upload", "raw", "report", "entry_count", "sha256",
-        "created_at", "updated_at",
+        "name", "description", "owner", "is_public", "upload", "raw", "report", "entry_count",
+        "sha256", "created_at", "updated_at",
     ]  # fmt: skip
+
+    def get_readonly_fields(self, request, obj=None):
+        # Whether a file is public is the Editors' decision (bibfile_set_public checks it too).
+        fields = list(super().get_readonly_fields(request, obj))
+        return fields if may_set_public(request.user) else [*fields, "is_public"]
 
     @admin.display(description="problems")
     def problem_count(self, obj: BibFile) -> int:
@@ -84,6 +96,9 @@ class BibFileAdmin(admin.ModelAdmin):
         if form.cleaned_data.get("description") != bibfile.description:
             bibfile.description = form.cleaned_data.get("description", "")
             bibfile.save(update_fields=["description"])
+        public = form.cleaned_data.get("is_public")
+        if "is_public" in form.cleaned_data and public != bibfile.is_public:
+            bibfile_set_public(user=request.user, bibfile_id=bibfile.pk, public=bool(public))
         obj.pk = bibfile.pk
         obj.refresh_from_db()
         level = messages.WARNING if result.problems else messages.SUCCESS
@@ -114,7 +129,8 @@ class BibEntryAdmin(admin.ModelAdmin):
     search_fields = ["key", "fields__title", "persons__author"]
     list_select_related = ["bibfile"]
     readonly_fields = [
-        "bibfile", "key", "entry_type", "fields", "persons", "source", "position", "cited_by",
+        "bibfile", "key", "formatted", "entry_type", "fields", "persons", "source", "position",
+        "cited_by",
     ]  # fmt: skip
 
     def has_add_permission(self, request):
@@ -129,6 +145,21 @@ class BibEntryAdmin(admin.ModelAdmin):
     def first_author(self, obj: BibEntry) -> str:
         authors = obj.persons.get("author") or obj.persons.get("editor") or []
         return latex_to_text(authors[0]) if authors else ""
+
+    @admin.display(description="as cited")
+    def formatted(self, obj: BibEntry):
+        """The entry in the site's citation style, as a reference list prints it, or why
+        citation-js could not format it."""
+        from scidraft.site.models import SiteSettings  # site settings build on bibliography
+
+        site = SiteSettings.objects.current()
+        result = format_references([entry_data(obj)], site.citation_style, site.language_code)
+        if obj.key in result.problems:
+            return f"{result.problems[obj.key]} ({site.citation_style})"
+        markup = with_math_source(result.entries.get(obj.key, ""), result.math.get(obj.key, ()))
+        # Trusted: citation-js's output, through the engine's allowlist.
+        safe = mark_safe(clean_fragment(markup))  # noqa: S308
+        return format_html("{} <em>({})</em>", safe, site.citation_style)
 
     @admin.display(description="cited by")
     def cited_by(self, obj: BibEntry):

@@ -1,4 +1,5 @@
-"""Describe a note as a citable work: BibTeX, RIS and CSL-JSON ("cite this note").
+"""Describe a note as a citable work: BibTeX and RIS ("cite this note"; its CSL-JSON and its
+formatted reference go through citation-js, notes.citing).
 
 Pure functions over a `CitableWork`, so the formats are tested without a database.
 """
@@ -6,11 +7,9 @@ Pure functions over a `CitableWork`, so the formats are tested without a databas
 from __future__ import annotations
 
 import datetime as dt
-import json
+import functools
 import re
 from dataclasses import dataclass
-
-from .styles.memo import remembered
 
 # Characters BibTeX gives a meaning to; escaped so titles and names survive as written.
 _BIBTEX_SPECIAL = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "%": r"\%", "&": r"\&",
@@ -60,7 +59,9 @@ def bibtex_key(work: CitableWork) -> str:
     return f"{stem}{work.date.year}-{re.sub(r'[^a-z0-9-]', '', work.key.lower())[:40]}"
 
 
-def to_bibtex(work: CitableWork) -> str:
+def bibtex_fields(work: CitableWork) -> list[tuple[str, str]]:
+    """The note's BibTeX fields, each value as written between the field's braces (the month
+    as its macro, jan … dec)."""
     fields = [
         ("title", "{" + _bibtex_escape(work.title) + "}"),
         ("author", " and ".join(_bibtex_author(person) for person in work.authors)),
@@ -73,10 +74,13 @@ def to_bibtex(work: CitableWork) -> str:
     ]
     if work.summary:
         fields.append(("abstract", _bibtex_escape(work.summary)))
+    return [(name, value) for name, value in fields if value]
+
+
+def to_bibtex(work: CitableWork) -> str:
     body = ",\n".join(
         f"  {name} = {value}" if name == "month" else f"  {name} = {{{value}}}"
-        for name, value in fields
-        if value
+        for name, value in bibtex_fields(work)
     )
     return f"@online{{{bibtex_key(work)},\n{body}\n}}\n"
 
@@ -101,27 +105,6 @@ def to_ris(work: CitableWork) -> str:
     return "\r\n".join(" ".join(line.splitlines()) for line in lines) + "\r\n"
 
 
-def to_csl_json(work: CitableWork) -> str:
-    authors = []
-    for person in work.authors:
-        family, given = person.family_given
-        authors.append({"family": family, "given": given} if given else {"literal": family})
-    item = {
-        "id": bibtex_key(work),
-        "type": "post-weblog",
-        "title": work.title,
-        "author": authors,
-        "issued": {"date-parts": [[work.date.year, work.date.month, work.date.day]]},
-        "accessed": {"date-parts": [[work.accessed.year, work.accessed.month, work.accessed.day]]},
-        "container-title": work.site,
-        "publisher": work.site,
-        "URL": work.url,
-    }
-    if work.summary:
-        item["abstract"] = work.summary
-    return json.dumps([item], ensure_ascii=False, indent=2) + "\n"
-
-
 _STRING_BLOCK = re.compile(r"^[ \t]*@string[ \t]*\{(?:[^{}]|\{[^{}]*\})*\}", re.I | re.M)
 _STRING_NAME = re.compile(r"@string[ \t]*\{[ \t]*([\w-]+)", re.I)
 
@@ -136,21 +119,6 @@ def bibtex_with_macros(entries: list[str], files: list[str]) -> str:
             if name and re.search(rf"=\s*(?:[^,}}]*#\s*)?{re.escape(name.group(1))}\b", body, re.I):
                 macros.append(block.group(0).strip())
     return "\n\n".join([*dict.fromkeys(macros), *entries]) + "\n"
-
-
-def to_vancouver_text(work: CitableWork) -> str:
-    """The note as a Vancouver reference, for "cite this note"."""
-    authors = []
-    for person in work.authors:
-        family, given = person.family_given
-        initials = "".join(part[:1].upper() for part in re.split(r"[\s-]+", given) if part)
-        authors.append(f"{family} {initials}".strip())
-    names = ", ".join(authors[:6]) + (", et al." if len(authors) > 6 else "")
-    accessed = f"{work.accessed.year} {work.accessed:%b} {work.accessed.day}"
-    return (
-        f"{names}. {work.title} [Internet]. {work.site}; {work.date.year} "
-        f"[cited {accessed}]. Available from: {work.url}"
-    )
 
 
 def scholar_reference(entry) -> str:
@@ -177,7 +145,7 @@ def scholar_reference(entry) -> str:
     return "; ".join(parts)
 
 
-@remembered
+@functools.lru_cache(maxsize=20_000)
 def _plain(value: str) -> str:
     """BibTeX text as readers see it: accents decoded, braces gone. Remembered: latexcodec
     costs about a millisecond a value, and a note page decodes every cited entry's title,

@@ -1,43 +1,91 @@
-"""Format bibliography entries as HTML for reference lists.
+"""Format bibliography entries with CSL: reference lists, in-text markers, CSL-JSON.
 
 The rendering engine asks a `Bibliography` (scidraft.markup.Bibliography) for the keys a list
-cites; only those are formatted. Styles are the project's pybtex styles (`bibliography.styles`),
-looked up by name; unknown names give Vancouver, the theme's style.
+cites; only those are formatted, by citation-js in the embedded V8 (bibliography.csl), from
+the entries pybtex parsed when the file was imported. Each entry is handed to citation-js as
+the `{type, label, properties}` object its own BibTeX parser makes of the file's text, so the
+mapping to CSL-JSON is the theme's (@citation-js/plugin-bibtex).
+
+Beyond the theme: math (`$O(1/k^2)$`) is kept out of citation-js and typeset by KaTeX when
+the list is filled in (each formula is a placeholder in the HTML, `FormattedReferences.math`);
+LaTeX commands citation-js leaves as written (`{\\TeX}book` → `\\TeXbook`) are decoded; an
+entry that cannot be formatted shows its key and fields, with the reason, instead of failing
+the list.
+
+Formatted entries are cached by content, style and locale in the process and in the shared
+cache (Redis): citeproc-js takes a few milliseconds an entry, and a re-render or another
+process should not pay that again.
 """
 
 from __future__ import annotations
 
-import functools
+import codecs
+import hashlib
+import html
+import json
 import logging
+import re
+import threading
+import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from pybtex.exceptions import PybtexError
+import latexcodec  # noqa: F401 - registers the ulatex codec
 
-from .display import display_cache_clear
+from scidraft.markup import jsengine, limits
+from scidraft.markup.context import FormattedReferences
+
+from . import csl
 from .models import BibEntry, BibFile
 from .parsing import ParsedEntry
-from .styles import (
-    DEFAULT_STYLE,
-    LABEL_STYLES,
-    HtmlBackend,
-    get_style,
-    make_entry,
-    style_labels,
-    style_name,
-)
-from .styles.memo import memo_clear
 
 logger = logging.getLogger(__name__)
+
+DEFAULT_STYLE = csl.DEFAULT_STYLE
 
 __all__ = [
     "DEFAULT_STYLE",
     "EntryData",
     "ParsedBibliography",
     "StoredBibliography",
-    "format_entries",
-    "labels_for",
+    "csl_items",
+    "format_cache_clear",
+    "format_references",
+    "plain_text",
+    "ris_records",
 ]
+
+# Math placeholders in formatted HTML: private-use characters, as the engine's own stash
+# uses (other ones), which neither citation-js, citeproc-js nor nh3 alter.
+MATH_OPEN, MATH_CLOSE = "\ue010", "\ue011"
+MATH_TOKEN = re.compile(f"{MATH_OPEN}(\\d+){MATH_CLOSE}")
+# Inline math in a field: $…$ not preceded by a backslash (\$ is a dollar sign).
+_MATH = re.compile(r"(?<!\\)\$((?:[^$\\]|\\.)+)(?<!\\)\$", re.DOTALL)
+# Fields that are addresses or identifiers: never math.
+_VERBATIM = frozenset({"url", "doi", "eprint", "file", "isbn", "issn", "pmid", "arxivid"})
+_ENTRY = re.compile(r'^\s*<div[^>]*class="csl-entry"[^>]*>(.*)</div>\s*$', re.DOTALL)
+_LEFT_MARGIN = re.compile(
+    r'^\s*<div class="csl-left-margin">.*?</div>\s*<div class="csl-right-inline">(.*)</div>\s*$',
+    re.DOTALL,
+)
+_TAG = re.compile(r"<[^>]+>")
+# A LaTeX command citation-js left in the text, and the logos it does not know.
+_LEFT_COMMAND = re.compile(r"\\([A-Za-z]+)(?:\{\})?")
+_LOGOS = {"TeX": "TeX", "LaTeX": "LaTeX", "LaTeXe": "LaTeX2ε", "BibTeX": "BibTeX",
+          "XeTeX": "XeTeX", "LuaTeX": "LuaTeX", "ConTeXt": "ConTeXt", "AmS": "AMS"}  # fmt: skip
+# pybtex expands the month macros (jan … dec) to English names, citation-js to "01" … "12":
+# `month = "30~" # jun` reads "30~06" there, which citation-js's date parser skips (the theme
+# prints the year alone), and "30~June" here, which it would read as a day.
+_MONTH_NAMES = re.compile(
+    r"\b(January|February|March|April|May|June|July|August|September|October|November|December)\b"
+)
+_MONTH_NUMBERS = {name: f"{number:02d}" for number, name in enumerate(
+    ["January", "February", "March", "April", "May", "June", "July", "August", "September",
+     "October", "November", "December"], start=1)}  # fmt: skip
+# How many entries one call formats: a list of thousands is formatted in slices, each bounded
+# by the engine's time limit and the render's budget.
+BATCH = 50
+CACHE_MAX = 20_000
 
 
 @dataclass(frozen=True)
@@ -48,75 +96,348 @@ class EntryData:
     persons: dict[str, list[str]]
 
 
-def _entry(data: EntryData):
-    return make_entry(data.key, data.entry_type, data.fields, data.persons)
+@dataclass(frozen=True)
+class _Formatted:
+    html: str
+    math: tuple[str, ...] = ()
+    problem: str = ""
 
 
-def format_entries(entries: Iterable[EntryData], style: str | None = None) -> dict[str, str]:
-    """HTML of each entry (key → HTML); an entry that cannot be formatted shows its key and why."""
-    name = style_name(style)
-    formatted = {}
-    for data in entries:
-        try:
-            fields, persons = _frozen(data.fields), _frozen(data.persons)
-            hash((fields, persons))
-        except TypeError:  # a value that is neither text nor a list of names
-            formatted[data.key] = _format(data, name)
-            continue
-        formatted[data.key] = _format_cached(data.key, data.entry_type, fields, persons, name)
-    return formatted
+@dataclass
+class _ListResult:
+    entries: dict[str, _Formatted] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)
+    markers: dict[str, str] = field(default_factory=dict)
 
 
-def _frozen(mapping: dict) -> tuple:
-    """A dict of strings (or of lists of names) as a hashable cache key, in key order."""
-    return tuple(
-        sorted(
-            (name, tuple(value) if type(value) is list else value)
-            for name, value in mapping.items()
-        )
+def bibtex_object(data: EntryData) -> tuple[dict, tuple[str, ...]]:
+    """The entry as citation-js's BibTeX parser reads it from a file (fields lower-case, values
+    with their braces, names joined by "and"), and the TeX of the math taken out of it."""
+    formulas: list[str] = []
+
+    def stash(match: re.Match) -> str:
+        formulas.append(match.group(1))
+        return f"{MATH_OPEN}{len(formulas) - 1}{MATH_CLOSE}"
+
+    properties = {}
+    for name, value in data.fields.items():
+        value = value if isinstance(value, str) else str(value)
+        if "$" in value and name.lower() not in _VERBATIM:
+            value = _MATH.sub(stash, value)
+        if name.lower() == "month":
+            value = _MONTH_NAMES.sub(lambda match: _MONTH_NUMBERS[match.group(1)], value)
+        properties[name.lower()] = value
+    for role, names in data.persons.items():
+        properties[role.lower()] = " and ".join(str(name) for name in names)
+    return {"type": data.entry_type, "label": data.key, "properties": properties}, tuple(formulas)
+
+
+def _fingerprint(data: EntryData) -> str:
+    payload = json.dumps(
+        [data.key, data.entry_type, data.fields, data.persons], sort_keys=True, default=str
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def _entry_html(raw: str) -> str:
+    """The entry's own HTML inside citeproc's csl-entry div, without its number (the list
+    prints the theme's [n])."""
+    match = _ENTRY.match(raw)
+    inner = match.group(1) if match else raw
+    margin = _LEFT_MARGIN.match(inner)
+    inner = margin.group(1) if margin else inner
+    return decode_left_commands(inner.strip())
+
+
+def _decode_command(match: re.Match) -> str:
+    name = match.group(1)
+    if name in _LOGOS:
+        return _LOGOS[name]
+    try:
+        decoded = codecs.decode(f"\\{name}", "ulatex").strip()
+    except (ValueError, UnicodeDecodeError):
+        decoded = "\\"
+    if not decoded.startswith("\\"):
+        return decoded
+    # `{\TeX}book` reaches us as \TeXbook: a logo followed by the rest of the word.
+    for logo in sorted(_LOGOS, key=len, reverse=True):
+        if name.startswith(logo):
+            return _LOGOS[logo] + name[len(logo) :]
+    return match.group(0)
+
+
+def decode_left_commands(markup: str) -> str:
+    """Commands citation-js did not decode, decoded in the text (never inside a tag)."""
+    if "\\" not in markup:
+        return markup
+    parts = re.split(r"(<[^>]+>)", markup)
+    return "".join(
+        part if part.startswith("<") else _LEFT_COMMAND.sub(_decode_command, part) for part in parts
     )
 
 
-@functools.lru_cache(maxsize=20_000)
-def _format_cached(key: str, entry_type: str, fields: tuple, persons: tuple, style: str) -> str:
-    # Keyed by the entry's content and the style, like the formula cache: an edited entry is a
-    # new key, and re-renders and previews of a note cost nothing for entries already seen.
-    # Fields and persons in key order, as the entry was always formatted.
-    data = EntryData(key, entry_type, dict(fields), {role: list(names) for role, names in persons})
-    return _format(data, style)
+def unformatted_html(data: EntryData) -> str:
+    """The entry shown as its key and fields, for an entry citeproc cannot format."""
+    parts = [f"{html.escape(role)} = {{{html.escape(' and '.join(map(str, names)))}}}"
+             for role, names in data.persons.items()]  # fmt: skip
+    parts += [f"{html.escape(name)} = {{{html.escape(str(value))}}}"
+              for name, value in data.fields.items()]  # fmt: skip
+    return (
+        f'<span class="ref-unformatted"><code>{html.escape(data.key)}</code> '
+        f"({html.escape(data.entry_type)}): {', '.join(parts)}</span>"
+    )
 
 
-def _format(data: EntryData, style: str) -> str:
-    try:
-        formatted = get_style(style).format_entry("", _entry(data))
-        return formatted.text.render(HtmlBackend())
-    except (PybtexError, KeyError, ValueError, IndexError, TypeError) as error:
-        # A required field is missing, for example: show the entry, not a blank line.
-        logger.info("cannot format %s: %s", data.key, error)
-        title = data.fields.get("title", "")
-        return f"{data.key}. {title} (incomplete entry: {error})"
+class _Memory:
+    """Formatted results by content: this process's, then the shared cache's."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.local: dict[str, object] = {}
+
+    def get_many(self, keys: list[str]) -> dict[str, object]:
+        found = {key: self.local[key] for key in keys if key in self.local}
+        missing = [key for key in keys if key not in found]
+        if missing:
+            shared = jsengine.shared_get_many(missing)
+            for key, value in shared.items():
+                found[key] = self._decode(value)
+            self._keep({key: found[key] for key in shared})
+        return found
+
+    def set_many(self, values: dict[str, object]) -> None:
+        self._keep(values)
+        jsengine.shared_set_many({key: self._encode(value) for key, value in values.items()})
+
+    def _keep(self, values: dict[str, object]) -> None:
+        with self.lock:
+            if len(self.local) + len(values) > CACHE_MAX:
+                self.local.clear()
+            self.local.update(values)
+
+    @staticmethod
+    def _encode(value):
+        if isinstance(value, _Formatted):
+            return ["entry", value.html, list(value.math), value.problem]
+        return [
+            "list",
+            {key: [f.html, list(f.math), f.problem] for key, f in value.entries.items()},
+            value.order,
+            value.markers,
+        ]
+
+    @staticmethod
+    def _decode(value):
+        if value[0] == "entry":
+            return _Formatted(value[1], tuple(value[2]), value[3])
+        entries = {key: _Formatted(h, tuple(m), p) for key, (h, m, p) in value[1].items()}
+        return _ListResult(entries, list(value[2]), dict(value[3]))
+
+    def clear(self) -> None:
+        with self.lock:
+            self.local.clear()
+
+
+_memory = _Memory()
 
 
 def format_cache_clear() -> None:
-    """Forget every formatted entry, every remembered step (decoded LaTeX, parsed and formatted
-    names) and the styles with their templates: benchmarks measure formatting cold."""
-    _format_cached.cache_clear()
-    memo_clear()
-    display_cache_clear()
-    get_style.cache_clear()
+    """Forget every formatted entry of this process (benchmarks measure formatting cold)."""
+    _memory.clear()
+    csl.style_info.cache_clear()
 
 
-def labels_for(entries: Iterable[EntryData], style: str | None) -> dict[str, str]:
-    """Marker labels by key for label styles (alpha, author-year); {} for numbered styles."""
-    if style_name(style) not in LABEL_STYLES:
-        return {}  # without building entries that only a label style would read
-    built = []
+def _cache_key(kind: str, style: csl.StyleInfo, locale: str, fingerprint: str) -> str:
+    versions = jsengine.versions()
+    return f"csl:{kind}:{versions.get('citation-js', '')}:{style.name}:{locale}:{fingerprint}"
+
+
+def _call(
+    entries: list[EntryData], style: csl.StyleInfo, locale: str, *, citations: bool
+) -> _ListResult:
+    """Format `entries` in one citation-js call; entries it cannot format are shown raw."""
+    objects, formulas = {}, {}
     for data in entries:
-        try:
-            built.append(_entry(data))
-        except (PybtexError, ValueError) as error:
-            logger.info("cannot label %s: %s", data.key, error)
-    return style_labels(style, built) or {}
+        objects[data.key], formulas[data.key] = bibtex_object(data)
+    result = _ListResult()
+    try:
+        answer = csl.run(list(objects.values()), style, locale, citations=citations)
+    except jsengine.JSError as error:
+        logger.warning("citation-js failed on %d entries: %s", len(entries), error.message)
+        reason = f"the reference list could not be formatted: {error.message}"
+        for data in entries:
+            result.entries[data.key] = _Formatted(unformatted_html(data), problem=reason)
+            result.order.append(data.key)
+        return result
+    errors = answer.get("errors") or {}
+    for key, raw in answer.get("entries") or []:
+        if key in objects and key not in errors:
+            result.entries[key] = _Formatted(_entry_html(raw), formulas[key])
+            result.order.append(key)
+    for data in entries:
+        if data.key not in result.entries:
+            reason = errors.get(data.key) or "citeproc-js printed nothing for it"
+            result.entries[data.key] = _Formatted(
+                unformatted_html(data), problem=f"could not be formatted: {reason}"
+            )
+            result.order.append(data.key)
+    for key, marker in (answer.get("citations") or {}).items():
+        result.markers[key] = _marker_inner(marker, style)
+    return result
+
+
+def _marker_inner(marker: str, style: csl.StyleInfo) -> str:
+    """An in-text citation without its cluster's affixes ("(Vaswani et al., 2017)" →
+    "Vaswani et al., 2017"), so that a \\cite of several keys can link each one."""
+    marker = unicodedata.normalize("NFC", marker.strip())
+    prefix, suffix = html.escape(style.prefix, quote=False), html.escape(style.suffix, quote=False)
+    prefix = prefix.replace("\u00a0", "&#160;")
+    suffix = suffix.replace("\u00a0", "&#160;")
+    for affix in (style.prefix, prefix):
+        if affix and marker.startswith(affix):
+            marker = marker[len(affix) :]
+            break
+    for affix in (style.suffix, suffix):
+        if affix and marker.endswith(affix):
+            marker = marker[: -len(affix)]
+            break
+    return marker
+
+
+def _numeric(entries: list[EntryData], style: csl.StyleInfo, locale: str) -> _ListResult:
+    """Numbered styles: each entry formatted as the theme formats it, alone, so it is cached
+    alone (its text does not depend on the other entries of the list)."""
+    keys = {data.key: _cache_key("entry", style, locale, _fingerprint(data)) for data in entries}
+    known = _memory.get_many(list(dict.fromkeys(keys.values())))
+    missing = [data for data in entries if keys[data.key] not in known]
+    fresh: dict[str, object] = {}
+    for start in range(0, len(missing), BATCH):
+        chunk = missing[start : start + BATCH]
+        if start and limits.expired():
+            # The render's budget is spent: the rest shows raw this time (nothing of it is
+            # cached), and the next render starts from the slices formatted now.
+            for data in chunk:
+                known[keys[data.key]] = _Formatted(
+                    unformatted_html(data),
+                    problem="the reference list was not formatted in full within the "
+                    "render's time budget; it is completed at the next render",
+                )
+            continue
+        result = _call(chunk, style, locale, citations=False)
+        for data in chunk:
+            formatted = result.entries[data.key]
+            known[keys[data.key]] = formatted
+            if not formatted.problem.startswith("the reference list"):  # not a timeout
+                fresh[keys[data.key]] = formatted
+    if fresh:
+        _memory.set_many(fresh)
+    return _ListResult(
+        {data.key: known[keys[data.key]] for data in entries}, [data.key for data in entries]
+    )
+
+
+def _sorted(entries: list[EntryData], style: csl.StyleInfo, locale: str) -> _ListResult:
+    """Author–date and note styles: the list is sorted and disambiguated as a whole
+    ("2017a"), so it is formatted and cached as a whole."""
+    fingerprint = hashlib.sha256(
+        "\0".join(_fingerprint(data) for data in entries).encode()
+    ).hexdigest()
+    key = _cache_key("list", style, locale, fingerprint)
+    known = _memory.get_many([key])
+    if key in known:
+        return known[key]
+    result = _call(entries, style, locale, citations=True)
+    if not any(f.problem.startswith("the reference list") for f in result.entries.values()):
+        _memory.set_many({key: result})
+    return result
+
+
+def format_references(
+    entries: Iterable[EntryData], style: str | None = None, locale: str | None = None
+) -> FormattedReferences:
+    """The entries formatted in `style` (any shipped CSL style; Vancouver when unknown) and
+    `locale` (a site language such as en-us), for the engine's reference lists."""
+    entries = list({data.key: data for data in entries}.values())
+    info = csl.style_info(style)
+    language = csl.resolve_locale(locale)
+    if not entries:
+        return FormattedReferences({}, numeric=info.numeric)
+    result = (_numeric if info.numeric else _sorted)(entries, info, language)
+    return FormattedReferences(
+        entries={key: f.html for key, f in result.entries.items()},
+        math={key: f.math for key, f in result.entries.items() if f.math},
+        numeric=info.numeric,
+        order=list(result.order),
+        markers=dict(result.markers),
+        problems={key: f.problem for key, f in result.entries.items() if f.problem},
+        prefix=info.prefix,
+        suffix=info.suffix,
+        delimiter=info.delimiter,
+    )
+
+
+def with_math_source(markup: str, formulas: tuple[str, ...]) -> str:
+    """Formatted HTML with each math placeholder back as `$TeX$` (escaped)."""
+    if not formulas:
+        return markup
+    return MATH_TOKEN.sub(
+        lambda match: html.escape(f"${formulas[int(match.group(1))]}$", quote=False), markup
+    )
+
+
+def plain_text(markup: str, formulas: tuple[str, ...] = ()) -> str:
+    """Formatted HTML as the text a reader sees (tags dropped, entities decoded)."""
+    text = html.unescape(_TAG.sub("", with_math_source(markup, formulas)))
+    return " ".join(text.split())
+
+
+def csl_items(entries: Iterable[EntryData]) -> list[dict]:
+    """The CSL-JSON items of the entries, by citation-js's mapping (math as its TeX)."""
+    entries = list(entries)
+    objects = []
+    for data in entries:
+        obj, formulas = bibtex_object(data)
+        objects.append((obj, formulas))
+    if not objects:
+        return []
+    answer = csl.csl_json([obj for obj, _ in objects])
+    by_key = {item.get("id"): item for item in answer.get("items") or []}
+    items = []
+    for (_obj, formulas), data in zip(objects, entries, strict=True):
+        item = by_key.get(data.key)
+        if item is None:
+            continue
+        items.append(_restore_math(item, formulas))
+    return items
+
+
+def ris_records(entries: Iterable[EntryData]) -> str:
+    """The entries as RIS, by citation-js's mapping (math as its TeX)."""
+    objects = [bibtex_object(data) for data in entries]
+    if not objects:
+        return ""
+    formulas = [formula for _, found in objects for formula in found]
+    text = csl.ris([obj for obj, _ in objects]).get("text") or ""
+    if not formulas:
+        return text
+    # Placeholders are numbered per entry: restore them record by record.
+    records = text.split("\nER  - ")
+    restored = [
+        _restore_math(record, found) for record, (_, found) in zip(records, objects, strict=False)
+    ]
+    return "\nER  - ".join(restored + records[len(restored) :])
+
+
+def _restore_math(value, formulas: tuple[str, ...]):
+    if not formulas:
+        return value
+    if isinstance(value, str):
+        return MATH_TOKEN.sub(lambda match: f"${formulas[int(match.group(1))]}$", value)
+    if isinstance(value, list):
+        return [_restore_math(item, formulas) for item in value]
+    if isinstance(value, dict):
+        return {key: _restore_math(item, formulas) for key, item in value.items()}
+    return value
 
 
 class StoredBibliography:
@@ -130,7 +451,7 @@ class StoredBibliography:
         self._seen: dict[str, EntryData | None] = {}
 
     def _data(self, keys: list[str]) -> list[EntryData]:
-        unknown = [key for key in keys if key not in self._seen]
+        unknown = [key for key in dict.fromkeys(keys) if key not in self._seen]
         if unknown:
             rows = BibEntry.objects.filter(bibfile=self.bibfile, key__in=unknown).values_list(
                 "key", "entry_type", "fields", "persons"
@@ -140,12 +461,14 @@ class StoredBibliography:
                 self._seen[key] = EntryData(key, entry_type, fields, persons)
         return [self._seen[key] for key in keys if self._seen.get(key) is not None]
 
-    def format(self, keys: list[str], style: str | None) -> dict[str, str]:
-        return format_entries(self._data(keys), style)
+    def format(
+        self, keys: list[str], style: str | None, locale: str | None = None
+    ) -> FormattedReferences:
+        return format_references(self._data(keys), style, locale)
 
-    def labels(self, keys: list[str], style: str | None) -> dict[str, str]:
-        """Marker labels (`Knu84`, `Knuth 1984`) of the keys found; {} for numbered styles."""
-        return labels_for(self._data(keys), style)
+    def known(self, keys: list[str]) -> list[str]:
+        """The keys the file has, without formatting them (a list past the render's bounds)."""
+        return [data.key for data in self._data(keys)]
 
 
 class ParsedBibliography:
@@ -159,9 +482,16 @@ class ParsedBibliography:
         found = [self.entries[key] for key in keys if key in self.entries]
         return [EntryData(e.key, e.entry_type, e.fields, e.persons) for e in found]
 
-    def format(self, keys: list[str], style: str | None) -> dict[str, str]:
-        return format_entries(self._data(keys), style)
+    def format(
+        self, keys: list[str], style: str | None, locale: str | None = None
+    ) -> FormattedReferences:
+        return format_references(self._data(keys), style, locale)
 
-    def labels(self, keys: list[str], style: str | None) -> dict[str, str]:
-        """Marker labels (`Knu84`, `Knuth 1984`) of the keys found; {} for numbered styles."""
-        return labels_for(self._data(keys), style)
+    def known(self, keys: list[str]) -> list[str]:
+        """The keys the file has, without formatting them (a list past the render's bounds)."""
+        return [key for key in keys if key in self.entries]
+
+
+def entry_data(entry) -> EntryData:
+    """EntryData of a BibEntry row or a ParsedEntry."""
+    return EntryData(entry.key, entry.entry_type, entry.fields, entry.persons)

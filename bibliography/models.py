@@ -10,7 +10,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 
 
 def validate_bib_name(value: str) -> None:
@@ -44,16 +44,33 @@ class BibFileQuerySet(models.QuerySet):
 
     def usable_by(self, user, note=None):
         """Files `user` may attach to a note and pick citations from: the files they may edit,
-        the site's shared files (no owner: imported by a command), and the files already
-        attached to `note`, so a co-author keeps the files another author attached."""
+        the site's shared files (no owner: imported by a command), the files an Editor made
+        public, and the files already attached to `note`, so a co-author keeps the files
+        another author attached."""
         if not user.is_authenticated or not user.is_active:
             return self.none()
         if user.is_superuser or user.has_perm("bibliography.edit_any_bibfile"):
             return self.all()
-        usable = Q(owner=user) | Q(owner__isnull=True)
+        usable = Q(owner=user) | Q(owner__isnull=True) | Q(is_public=True)
         if note is not None and note.pk is not None:
             usable |= Q(note_links__note=note)
         return self.filter(usable).distinct()
+
+    def public(self, published_notes):
+        """Files anyone may download at /bib/<name>: marked public by an Editor, or used by a
+        published note, as a default bibliography or as the file a cited entry came from (the
+        NoteCitation rows of its stored render). Other uploads stay private (issue 16: every
+        upload was served). `published_notes` is Note.objects.published(), passed in because
+        notes builds on bibliography, not the reverse."""
+        return self.filter(
+            Q(is_public=True)
+            | Exists(published_notes.filter(bibliography_links__bibfile=OuterRef("pk")))
+            | Exists(published_notes.filter(citations__bibfile=OuterRef("pk")))
+        )
+
+    def downloadable_by(self, user, published_notes):
+        """The public files, and the files `user` may edit (an owner reads their own upload)."""
+        return self.public(published_notes) | self.editable_by(user)
 
 
 class BibFile(models.Model):
@@ -79,6 +96,12 @@ class BibFile(models.Model):
         on_delete=models.SET_NULL,
         related_name="bib_files",
     )
+    is_public = models.BooleanField(
+        "public",
+        default=False,
+        help_text="Served at /bib/<name> to everyone, and usable in every note, even when no "
+        "published note uses it. Set by Editors.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -95,6 +118,18 @@ class BibFile(models.Model):
     @property
     def filename(self) -> str:
         return self.name.rsplit("/", 1)[-1]
+
+    def may_be_named_by(self, creator_id: int | None) -> bool:
+        """Whether a note created by the user `creator_id` may name this file in
+        `{{< references bib=… >}}` without attaching it: a shared file (no owner: imported by
+        a command), a public one, or the creator's own upload. Any other file must be attached
+        to the note first, which only its owner or an Editor can do (usable_by): naming a file
+        would otherwise show its entries to whoever writes the note (issue 16). Co-authors'
+        and Editors' rights count through that attachment only, because an Author may add
+        anyone as a co-author."""
+        if self.owner_id is None or self.is_public:
+            return True
+        return creator_id is not None and self.owner_id == creator_id
 
 
 class BibEntryQuerySet(models.QuerySet):

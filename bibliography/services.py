@@ -162,3 +162,30 @@ def bibfile_replace(*, user, bibfile_id: int, raw: bytes | str) -> BibImportResu
     if bibfile is None or not user.has_perm("bibliography.change_bibfile"):
         raise PermissionDenied("You may not change this bibliography file.")
     return bibfile_import(name=bibfile.name, raw=raw)
+
+
+def may_set_public(user) -> bool:
+    """Only Editors and admins decide that a file is public (issue 16)."""
+    return bool(
+        user.is_authenticated
+        and user.is_active
+        and (user.is_superuser or user.has_perm("bibliography.edit_any_bibfile"))
+    )
+
+
+@transaction.atomic
+def bibfile_set_public(*, user, bibfile_id: int, public: bool) -> BibFile:
+    """Mark a file public (served at /bib/<name> and usable in every note) or private again.
+    Editors and admins only; the notes that name the file render again, since whether they
+    may use it can change."""
+    if not may_set_public(user):
+        raise PermissionDenied("Only Editors may make a bibliography file public or private.")
+    bibfile = BibFile.objects.select_for_update().filter(pk=bibfile_id).first()
+    if bibfile is None:
+        raise PermissionDenied("No such bibliography file.")
+    if bibfile.is_public == public:
+        return bibfile
+    bibfile.is_public = public
+    bibfile.save(update_fields=["is_public", "updated_at"])
+    bibfile_changed.send(sender=BibFile, bibfile=bibfile)
+    return bibfile

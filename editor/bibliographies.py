@@ -17,13 +17,15 @@ from django.db.models import Case, IntegerField, Q, Value, When
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from bibliography import services
 from bibliography.display import authors_text, latex_to_text
+from bibliography.formatting import entry_data, format_references, plain_text
 from bibliography.models import BibEntry, BibFile
 from notes.models import Note, NoteBibliography, NoteCitation
 from scidraft.site.meta import PageMeta
+from scidraft.site.models import SiteSettings
 
 ENTRIES_PER_PAGE = 100
 CITE_RESULTS = 20
@@ -235,6 +237,10 @@ def bibfile_detail(request, bibfile_id: int):
             "notes": notes,
             "other_notes": len(note_ids) - len(notes),
             "downloadable": bibfile.name.startswith("bib/"),
+            "served": BibFile.objects.public(Note.objects.published())
+            .filter(pk=bibfile.pk)
+            .exists(),
+            "may_set_public": services.may_set_public(request.user),
             "too_long": len(bibfile.raw) > PREFILL_MAX_CHARS,
             "max_megabytes": _max_megabytes(),
             "meta": _meta(bibfile.name),
@@ -242,6 +248,25 @@ def bibfile_detail(request, bibfile_id: int):
         },
         status=status,
     )
+
+
+@never_cache
+@login_required
+@require_POST
+def bibfile_public(request, bibfile_id: int):
+    """POST public=1 or 0: an Editor marks the file public (served at /bib/, usable in every
+    note) or private again; anyone else who may see the file is refused (403)."""
+    bibfile = get_object_or_404(BibFile.objects.editable_by(request.user), pk=bibfile_id)
+    public = request.POST.get("public") == "1"
+    services.bibfile_set_public(user=request.user, bibfile_id=bibfile.pk, public=public)
+    if public:
+        messages.success(request, f"{bibfile.name} is public: anyone may download it.")
+    else:
+        messages.success(
+            request,
+            f"{bibfile.name} is private: readers download it only while a published note uses it.",
+        )
+    return redirect("editor:bibliography", bibfile_id=bibfile.pk)
 
 
 @never_cache
@@ -270,6 +295,13 @@ def cite_search(request, note_id: int):
         .only("key", "entry_type", "fields", "persons", "bibfile__name")
         .order_by("rank", "bibfile__name", "position")[: CITE_RESULTS + 1]
     )
+    shown = entries[:CITE_RESULTS]
+    site = SiteSettings.objects.current()
+    # Each result as the note's reference list will print it (the site's style), as text: the
+    # picker never parses an entry as HTML.
+    formatted = format_references(
+        [entry_data(entry) for entry in shown], site.citation_style, site.language_code
+    )
     results = [
         {
             "key": entry.key,
@@ -278,7 +310,12 @@ def cite_search(request, note_id: int):
             "authors": authors_text(entry.persons),
             "year": latex_to_text(entry.year),
             "file": entry.bibfile.name,
+            "reference": ""
+            if entry.key in formatted.problems
+            else plain_text(
+                formatted.entries.get(entry.key, ""), formatted.math.get(entry.key, ())
+            ),
         }
-        for entry in entries[:CITE_RESULTS]
+        for entry in shown
     ]
     return JsonResponse({"results": results, "more": len(entries) > CITE_RESULTS})

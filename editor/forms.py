@@ -6,19 +6,16 @@ changes only the body); check boxes are the exception, as browsers omit unticked
 
 from __future__ import annotations
 
+import datetime as dt
+
 from django import forms
 from django.utils import timezone
 from django.utils.text import slugify
-from markdownx.widgets import MarkdownxWidget
 
 from bibliography.models import BibFile
 from notes.models import Author, Note, body_size_error
+from notes.services import is_editor, working_state
 from scidraft.site.models import EntrySet
-
-# markdownx would post a preview after every pause in typing; editor-preview.js drives the
-# preview instead (debounced, one request in flight), so markdownx's own timer never fires.
-# The largest delay setTimeout takes (2**31 - 1 ms); a larger one would fire at once.
-MARKDOWNX_NEVER_MS = 2_147_483_647
 
 # The entry-set fields of theme-spec §1.3 when the site configures no set.
 FALLBACK_ENTRY_SET = EntrySet(
@@ -33,27 +30,27 @@ FLAGS = ("disable_share", "search_hidden", "hidden_in_rss", "robots_noindex")
 CHECKBOXES = frozenset({"promotion", *FLAGS})
 
 
-class NotePreviewWidget(MarkdownxWidget):
-    """markdownx's widget (its keyboard handling and uploads), previewing through the note's own
-    endpoint (login and permission checked, rendered in the note's context)."""
+class NoteBodyWidget(forms.Textarea):
+    """The body's textarea, which the editor's CodeMirror takes over (static/vendor/editor/,
+    built from editor/codemirror/): it stays the form's field, so the page works and posts
+    without JavaScript. Its data attributes name the note's endpoints the editor's scripts use:
+    preview, image upload (markdownx's protocol, which the admin's widget speaks too), cite
+    search and the labels of other notes."""
 
-    template_name = "editor/widgets/markdownx.html"
-
-    def __init__(self, preview_url: str, attrs=None):
-        super().__init__(attrs)
-        self.preview_url = preview_url
-
-    def get_context(self, name, value, attrs=None):
-        context = super().get_context(name, value, attrs)
-        context["widget"]["attrs"]["data-markdownx-urls-path"] = self.preview_url
-        context["widget"]["attrs"]["data-markdownx-upload-urls-path"] = self.preview_url.replace(
-            "/preview/", "/images/"
-        )  # editor:image_upload, a sibling
-        context["widget"]["attrs"]["data-markdownx-latency"] = MARKDOWNX_NEVER_MS
-        # Growing the textarea to its content on every keystroke forces a layout of the whole
-        # note; the split view scrolls the textarea instead.
-        context["widget"]["attrs"]["data-markdownx-editor-resizable"] = "False"
-        return context
+    def __init__(self, note_id: int, attrs=None):
+        base = f"/write/{note_id}/"
+        super().__init__(
+            {
+                "rows": 24,
+                "spellcheck": "true",
+                "class": "editor-body",
+                "data-preview-url": f"{base}preview/",
+                "data-upload-url": f"{base}images/",
+                "data-cite-url": f"{base}cite-search/",
+                "data-labels-url": f"{base}labels/",
+                **(attrs or {}),
+            }
+        )
 
 
 def split_list(text: str, separator: str = ",") -> list[str]:
@@ -140,13 +137,17 @@ class NoteEditorForm(forms.Form):
         widget=forms.TextInput(attrs={"list": "editor-bib-options", "autocomplete": "off"}),
     )
 
-    def __init__(self, *args, note: Note, user, **kwargs):
+    def __init__(self, *args, note: Note, user, state: dict | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.note = note
         self.user = user
-        self.fields["body"].widget = NotePreviewWidget(
-            preview_url=f"/write/{note.pk}/preview/", attrs={"rows": 24}
-        )
+        # What the fields edit: the working copy of a published note, else the note.
+        self.state = working_state(note) if state is None else state
+        if not is_editor(user):
+            # Pinning is an Editor's (notes.services.authorship); the value shows, unchanged.
+            self.fields["weight"].disabled = True
+            self.fields["weight"].help_text += " Editors set it."
+        self.fields["body"].widget = NoteBodyWidget(note.pk)
         self.entry_sets = list(EntrySet.objects.order_by("key")) or [FALLBACK_ENTRY_SET]
         for entry_set in self.entry_sets:
             for part in ENTRY_PARTS:
@@ -197,33 +198,33 @@ class NoteEditorForm(forms.Form):
     # --- Initial values ----------------------------------------------------------------------
 
     @classmethod
-    def initial_for(cls, note: Note) -> dict:
+    def initial_for(cls, note: Note, state: dict | None = None) -> dict:
+        """The form's values from `state` (notes.services.working_state: the working copy of a
+        published note, else the note)."""
+        state = working_state(note) if state is None else state
         initial = {
             "base_version": note.version,
-            "title": note.title,
-            "body": note.body,
-            "slug": note.slug,
-            "date": timezone.localtime(note.date),
-            "authors": ", ".join(
-                link.author.handle for link in note.authorships.select_related("author")
-            ),
-            "institute": note.institute,
-            "tags": ", ".join(sorted(note.tags.values_list("name", flat=True))),
-            "summary": note.summary,
-            "description": note.description,
-            "show_title": note.show_title,
-            "promotion": note.promotion,
-            "weight": note.weight or None,
-            "keywords": ", ".join(note.keywords),
-            "canonical_url": note.canonical_url,
-            "bibliographies": ", ".join(
-                link.bibfile.name for link in note.bibliography_links.select_related("bibfile")
-            ),
-            **{name: getattr(note, name) for name in FLAGS},
+            "title": state["title"],
+            "body": state["body"],
+            "slug": state["slug"],
+            "date": timezone.localtime(dt.datetime.fromisoformat(state["date"])),
+            "authors": ", ".join(state["authors"]),
+            "institute": state["institute"],
+            "tags": ", ".join(state["tags"]),
+            "summary": state["summary"],
+            "description": state["description"],
+            "show_title": state["show_title"],
+            "promotion": state["promotion"],
+            "weight": state["weight"] or None,
+            "keywords": ", ".join(state["keywords"]),
+            "canonical_url": state["canonical_url"],
+            "bibliographies": ", ".join(state["bibliographies"]),
+            **{name: state[name] for name in FLAGS},
         }
+        params = state.get("params") or {}
         for entry_set in list(EntrySet.objects.order_by("key")) or [FALLBACK_ENTRY_SET]:
             for part in ENTRY_PARTS:
-                value = _value(note.params, getattr(entry_set, f"{part}_field"))
+                value = _value(params, getattr(entry_set, f"{part}_field"))
                 if part == "aliases" and isinstance(value, list):
                     value = "\n".join(str(alias) for alias in value)
                 initial[cls.entry_field(entry_set, part)] = "" if value is None else str(value)
@@ -232,7 +233,9 @@ class NoteEditorForm(forms.Form):
     # --- Validation --------------------------------------------------------------------------
 
     def clean_body(self) -> str:
-        body = self.cleaned_data["body"]
+        # Browsers post a textarea's lines with CRLF; the autosave's JSON and the importer
+        # give LF: stored bodies use LF, so a Save and an autosave of one text are equal.
+        body = self.cleaned_data["body"].replace("\r\n", "\n").replace("\r", "\n")
         if message := body_size_error(body):
             raise forms.ValidationError(message)
         return body
@@ -240,7 +243,7 @@ class NoteEditorForm(forms.Form):
     def clean_slug(self) -> str:
         raw = self.cleaned_data["slug"].strip()
         if not raw:
-            return self.note.slug
+            return self.state["slug"]
         slug = slugify(raw, allow_unicode=True)[:200].strip("-")
         if not slug:
             raise forms.ValidationError("Write the slug with letters or digits.")
@@ -299,21 +302,21 @@ class NoteEditorForm(forms.Form):
             *FLAGS,
         ]  # fmt: skip
         fields = {name: data[name] for name in names if name not in self.omitted}
+        if "weight" in self.fields and self.fields["weight"].disabled:
+            fields.pop("weight", None)
         params = self._params()
-        if params != self.note.params:
+        if params != (self.state.get("params") or {}):
             fields["params"] = params
         return fields
 
     def bibliographies_changed(self) -> bool:
         if "bibliographies" in self.omitted:
             return False
-        current = list(
-            self.note.bibliography_links.order_by("position").values_list("bibfile_id", flat=True)
-        )
-        return current != [bibfile.pk for bibfile in self.cleaned_data["bibliographies"]]
+        wanted = [bibfile.name for bibfile in self.cleaned_data["bibliographies"]]
+        return self.state["bibliographies"] != wanted
 
     def _params(self) -> dict:
-        params = dict(self.note.params)
+        params = dict(self.state.get("params") or {})
         for entry_set in self.entry_sets:
             for part in ENTRY_PARTS:
                 name = self.entry_field(entry_set, part)

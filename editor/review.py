@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Max, Prefetch, Q
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.safestring import mark_safe
@@ -14,13 +14,14 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from notes import services
-from notes.models import Note, NoteAuthor, Status
-from notes.rendering import context_for
+from notes.models import Author, Note, NoteAuthor, Status
 from scidraft.markup import render as markup_render
 from scidraft.site.meta import PageMeta
 from scidraft.site.models import SiteSettings
 
-SUBMITTED = "Submitted for review"  # the revision message notes.services.note_publish writes
+from .views import for_reviewers
+
+SUBMITTED = services.SUBMITTED  # the revision message of a review request
 CHANGED = "The note changed since you opened it: read the current version before deciding."
 
 
@@ -47,7 +48,8 @@ def review_queue(request):
     """Notes awaiting review, oldest submission first."""
     _require_reviewer(request.user)
     notes = (
-        Note.objects.filter(status=Status.REVIEW)
+        Note.objects.awaiting_review()
+        .with_working_copy_state()
         .annotate(submitted_at=Max("revisions__created_at", filter=Q(revisions__message=SUBMITTED)))
         .select_related("created_by")
         .prefetch_related(
@@ -69,20 +71,30 @@ def review_queue(request):
 
 
 def _review_page(request, note: Note, *, comment: str = "", status: int = 200):
-    rendered = markup_render(note.body, context_for(note))
+    """What would be published: a draft's text, or a published note's submitted changes (with
+    what changes against the live version)."""
+    state = services.working_state(note)
+    rendered = markup_render(state["body"], services.working_context(note))
     flags = rendered.flags
+    copy = note.working
+    authors = {a.handle: a for a in Author.objects.filter(handle__in=state["authors"])}
     return render(
         request,
         "editor/review_note.html",
         {
             "note": note,
-            "authors": [link.author for link in note.authorships.select_related("author")],
+            "state": state,
+            "changes": copy if note.status == Status.PUBLISHED else None,
+            "changed_fields": _changed_fields(note, state) if copy is not None else [],
+            "awaiting": services.awaiting_review(note),
+            "authors": [authors[h] for h in state["authors"] if h in authors],
+            "unconfirmed": services.unconfirmed_authors(note, state["authors"]),
             "submitted": note.revisions.filter(message=SUBMITTED)
             .select_related("created_by")
             .first(),
             "history": note.review_comments.select_related("reviewer")[:20],
             # Trusted: scidraft.markup sanitises its output (the public page shows the same).
-            "body": mark_safe(rendered.html),  # noqa: S308
+            "body": mark_safe(for_reviewers(request, rendered.html)),  # noqa: S308
             "warnings": rendered.warnings,
             "comment": comment,
             "comment_limit": services.REVIEW_COMMENT_MAX_CHARS,
@@ -96,6 +108,12 @@ def _review_page(request, note: Note, *, comment: str = "", status: int = 200):
         },
         status=status,
     )
+
+
+def _changed_fields(note: Note, state: dict) -> list[str]:
+    """The names of the fields the submitted changes change, against the live version."""
+    live = services.note_state(note)
+    return [name for name in services.STATE_FIELDS if live.get(name) != state.get(name)]
 
 
 @never_cache
@@ -127,8 +145,10 @@ def review_approve(request, note_id: int):
             note_id=note.pk, user=request.user, base_version=_base_version(request),
             comment=comment,
         )  # fmt: skip
-    except services.ReviewError as error:
-        return _refused(request, note.pk, str(error), comment, 409)
+    except (services.ReviewError, ValidationError) as error:
+        return _refused(
+            request, note.pk, " ".join(getattr(error, "messages", [str(error)])), comment, 409
+        )
     if result.conflict:
         return _refused(request, note.pk, CHANGED, comment, 409)
     title = result.note.title or result.note.slug
@@ -154,7 +174,7 @@ def review_send_back(request, note_id: int):
             base_version=_base_version(request),
         )  # fmt: skip
     except services.ReviewError as error:
-        status = 400 if note.status == Status.REVIEW else 409
+        status = 400 if services.awaiting_review(note) else 409
         return _refused(request, note.pk, str(error), comment, status)
     if result.conflict:
         return _refused(request, note.pk, CHANGED, comment, 409)

@@ -2,7 +2,7 @@ from django.urls import path
 
 from images import views as image_views
 
-from . import bibliographies, people, review, views
+from . import bibliographies, completion, people, review, views
 
 app_name = "editor"
 
@@ -19,9 +19,21 @@ urlpatterns = [
         views.revision_restore_view,
         name="restore",
     ),
+    path(
+        "<int:note_id>/authors/<int:author_id>/confirm/",
+        views.authorship_confirm,
+        name="authorship_confirm",
+    ),
+    path("<int:note_id>/authorship/decline/", views.authorship_decline, name="authorship_decline"),
     path("<int:note_id>/cite-search/", bibliographies.cite_search, name="cite_search"),
+    path("<int:note_id>/labels/", completion.reference_labels, name="labels"),
     path("bibliographies/", bibliographies.bibfile_list, name="bibliographies"),
     path("bibliographies/<int:bibfile_id>/", bibliographies.bibfile_detail, name="bibliography"),
+    path(
+        "bibliographies/<int:bibfile_id>/public/",
+        bibliographies.bibfile_public,
+        name="bibliography_public",
+    ),
     path("review/", review.review_queue, name="review"),
     path("review/<int:note_id>/", review.review_note, name="review_note"),
     path("review/<int:note_id>/approve/", review.review_approve, name="review_approve"),

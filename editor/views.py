@@ -3,14 +3,16 @@ view that takes a note looks it up in Note.objects.editable_by(request.user): 40
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 import difflib
 import json
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.paginator import Paginator
 from django.db import transaction
-from django.db.models import Q
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
@@ -21,22 +23,26 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from bibliography.models import BibFile
 from notes import services
-from notes.models import Author, Note, NoteRevision, Status, Tag
-from notes.rendering import context_for
+from notes.models import Author, AuthorConsent, Note, NoteRevision, Status, Tag
+from notes.rendering import environment_kinds
+from scidraft.markup import ENGINE_VERSION
 from scidraft.markup import render as markup_render
+from scidraft.markup.external_images import mark_external_images
 from scidraft.markup.rendered import RenderWarning
+from scidraft.markup.shortcodes import SHORTCODES
 from scidraft.site.caching import deferred_bumps
 from scidraft.site.meta import PageMeta
 
 from .forms import NoteEditorForm
 
-STATUS_FILTERS = ("draft", "review", "scheduled", "published")
+STATUS_FILTERS = ("draft", "review", "scheduled", "published", "changes")
+DASHBOARD_FILTERS = ("q", "status", "author", "tag", "problems")
 EDITOR_ASSETS = {"math": True, "algorithm": True, "code": True}
 # Warnings that mean readers would see something broken: publishing them asks first.
 PUBLISH_BLOCKERS = frozenset(
     {
-        "cite-missing", "cite-unlisted", "bib-missing", "ref-unresolved", "duplicate-label",
-        "math-error", "math-unclosed",
+        "cite-missing", "cite-unlisted", "bib-missing", "bib-private", "ref-unresolved",
+        "duplicate-label", "math-error", "math-unclosed",
     }
 )  # fmt: skip
 
@@ -61,6 +67,12 @@ def problems_html(warnings) -> str:
     )
 
 
+def for_reviewers(request, html: str) -> str:
+    """Rendered note HTML as the editor, review and admin pages show it: images from other
+    sites are not loaded, a note says why (issue 16; their CSP blocks them as well)."""
+    return mark_external_images(html, site_host=request.get_host())
+
+
 def publish_problems(warnings: list[dict]) -> list[dict]:
     """The stored render warnings that publishing should not pass over silently."""
     return [warning for warning in warnings if warning.get("code") in PUBLISH_BLOCKERS]
@@ -73,49 +85,67 @@ def _stored_warnings(note: Note) -> list[RenderWarning]:
     ]
 
 
+DASHBOARD_PAGE_SIZE = 50
+
+
 @never_cache
 @login_required
 @require_GET
 def dashboard(request):
-    """The author's notes (own and co-authored), searchable and filtered by status."""
+    """The notes a person works on: an Author's own and co-authored notes; every note for
+    Editors and Admins (or only theirs, ?scope=mine). Filtered by title, status, author, tag,
+    problems and review; 50 a page, in a constant number of queries."""
     user = request.user
-    notes = (
-        Note.objects.editable_by(user)
-        .filter(Q(created_by=user) | Q(authors__user=user))
-        .distinct()
-        .only("pk", "slug", "title", "status", "date", "updated_at", "created_by")
-        .order_by("-updated_at")
-    )
-    query = request.GET.get("q", "").strip()
-    if query:
-        notes = notes.filter(title__icontains=query)
-    status = request.GET.get("status", "")
-    now = timezone.now()
-    if status == "scheduled":
-        notes = notes.filter(status=Status.PUBLISHED, date__gt=now)
-    elif status == "published":
-        notes = notes.filter(status=Status.PUBLISHED, date__lte=now)
-    elif status in STATUS_FILTERS:
-        notes = notes.filter(status=status)
-    rows = list(notes)
-    sections = {
-        "Drafts": [n for n in rows if n.status == Status.DRAFT],
-        "In review": [n for n in rows if n.status == Status.REVIEW],
-        "Scheduled": [n for n in rows if n.status == Status.PUBLISHED and n.date > now],
-        "Published": [n for n in rows if n.status == Status.PUBLISHED and n.date <= now],
-    }
+    editor = services.is_editor(user)
+    scope = "mine" if not editor or request.GET.get("scope") == "mine" else "all"
+    notes = Note.objects.for_dashboard(user, mine=scope == "mine")
+    filters = {name: request.GET.get(name, "").strip() for name in DASHBOARD_FILTERS}
+    notes = notes.dashboard_filtered(**filters, now=timezone.now())
+    page = Paginator(notes, DASHBOARD_PAGE_SIZE).get_page(request.GET.get("page"))
+    rows = list(page.object_list)
+    query = request.GET.copy()
+    query.pop("page", None)
     return render(
         request,
         "editor/dashboard.html",
         {
-            "sections": sections,
-            "query": query,
-            "status": status,
+            "rows": [_dashboard_row(note, user) for note in rows],
+            "page": page,
+            "page_query": query.urlencode(),
+            "filters": filters,
+            "scope": scope,
+            "editor": editor,
             "status_filters": STATUS_FILTERS,
-            "meta": _meta("My notes"),
+            "author_options": Author.objects.filter(is_active=True).values_list("handle", "name"),
+            "tag_options": Tag.objects.order_by("name").values_list("slug", "name"),
+            "requests": AuthorConsent.objects.pending_for(user)
+            .select_related("note", "requested_by")
+            .order_by("created_at"),
+            "meta": _meta("Notes" if scope == "all" else "My notes"),
             "assets": {},
         },
     )
+
+
+def _dashboard_row(note: Note, user) -> dict:
+    now = timezone.now()
+    if note.changes_in_review or note.status == Status.REVIEW:
+        label = "In review" if note.status == Status.REVIEW else "Published, changes in review"
+    elif note.has_changes:
+        label = "Published, with unpublished changes"
+    elif note.status == Status.PUBLISHED:
+        label = "Scheduled" if note.date > now else "Published"
+    else:
+        label = "Draft"
+    links = list(note.authorships.all())
+    return {
+        "note": note,
+        "status": label,
+        "authors": [link.author for link in links],
+        "coauthor": note.created_by_id != user.pk
+        and any(link.author.user_id == user.pk for link in links),
+        "problems": note.problem_count,
+    }
 
 
 @never_cache
@@ -126,29 +156,40 @@ def note_new(request):
     return redirect("editor:edit", note_id=note.pk)
 
 
-def _editor_page(request, note, form, *, conflict=None, confirm=None, autosave=None, status=200):
-    warnings = _stored_warnings(note)
+def _editor_page(request, note, form, *, conflict=None, confirm=None, status=200):
+    copy = note.editor_copy
+    if copy.render_version != ENGINE_VERSION:
+        services.working_copy_refresh(note=note)  # a working copy rendered by an older engine
+        copy = note.editor_copy
+    warnings = _stored_warnings(copy)
+    state = form.state
     return render(
         request,
         "editor/edit.html",
         {
             "note": note,
+            "working": note.working,
             "form": form,
             "conflict": conflict,
             "confirm_problems": confirm,
-            "autosave": autosave,
             # Whether the textarea holds the text of the stored render shown as the preview.
-            "preview_current": not form.is_bound and autosave is None,
-            "future_date": note.date > timezone.now(),
+            "preview_current": not form.is_bound,
+            "future_date": dt.datetime.fromisoformat(state["date"]) > timezone.now(),
             "warnings": warnings,
             # The stored render of the saved text: the preview without JavaScript, and what
             # the page shows before the first live preview arrives. Sanitised at render time.
-            "preview_html": mark_safe(note.rendered_html),  # noqa: S308
-            "tag_options": Tag.objects.order_by("name").values_list("name", flat=True),
+            "preview_html": mark_safe(for_reviewers(request, copy.rendered_html)),  # noqa: S308
+            "bylines": _bylines(note, state["authors"]),
+            "reviewer": request.user.has_perm("notes.review_note"),
+            "tag_options": Tag.objects.offered_to(request.user)
+            .order_by("name")
+            .values_list("name", flat=True),
             "author_options": Author.objects.filter(is_active=True).values_list("handle", "name"),
             "bib_options": BibFile.objects.usable_by(request.user, note=note).values_list(
                 "name", flat=True
             ),
+            # An attribute, not a <script> data block: the page has no inline script at all.
+            "completion": json.dumps(_completion_data()),
             "meta": _meta(note.title or note.slug),
             "assets": EDITOR_ASSETS,
         },
@@ -156,100 +197,93 @@ def _editor_page(request, note, form, *, conflict=None, confirm=None, autosave=N
     )
 
 
-def _fresh_form(request, note: Note, revision: NoteRevision | None = None) -> NoteEditorForm:
-    initial = NoteEditorForm.initial_for(note)
-    if revision is not None:
-        initial.update(title=revision.title, body=revision.body)
-    return NoteEditorForm(initial=initial, note=note, user=request.user)
+def _completion_data() -> dict:
+    """What the editor completes from the site without asking again: the environment kinds
+    (after `:::`) and the shortcodes with their parameters (after `{{<`)."""
+    return {
+        "environments": [
+            {"key": kind.key, "label": kind.label, "numbered": kind.numbered}
+            for kind in environment_kinds()
+        ],
+        "shortcodes": [
+            {"name": name, "summary": sig.summary, "params": list(sig.params), "paired": sig.paired}
+            for name, sig in SHORTCODES.items()
+        ],
+    }
 
 
-def pending_autosave(note: Note) -> NoteRevision | None:
-    """The autosave of a published note made on its current version and not published yet
-    (autosaves never replace the public text): the editor continues from it."""
-    if note.status != Status.PUBLISHED:
-        return None  # a draft's autosave is the note itself
-    latest = note.revisions.order_by("-number").first()
-    if (
-        latest is None
-        or latest.kind != NoteRevision.Kind.AUTOSAVE
-        or latest.base_version != note.version
-        or (latest.title, latest.body) == (note.title, note.body)
-    ):
-        return None
-    return latest
+def _bylines(note: Note, handles: list[str]) -> list[dict]:
+    """The authors being edited, each with whether they still have to confirm."""
+    authors = {a.handle: a for a in Author.objects.filter(handle__in=handles)}
+    waiting = {author.pk for author in services.unconfirmed_authors(note, handles)}
+    return [
+        {"author": authors[handle], "waiting": authors[handle].pk in waiting}
+        for handle in handles
+        if handle in authors
+    ]
+
+
+def _fresh_form(request, note: Note) -> NoteEditorForm:
+    state = services.working_state(note)
+    return NoteEditorForm(
+        initial=NoteEditorForm.initial_for(note, state), note=note, user=request.user, state=state
+    )
+
+
+def _bound_form(request, note: Note) -> NoteEditorForm:
+    return NoteEditorForm(
+        request.POST, note=note, user=request.user, state=services.working_state(note)
+    )
+
+
+DONE = {
+    "unpublish": "Unpublished: back to draft.",
+    "discard": "Discarded the unpublished changes: the editor holds the published text.",
+    "withdraw": "Withdrew the review request.",
+}
 
 
 @never_cache
 @login_required
 @require_http_methods(["GET", "POST"])
 def note_edit(request, note_id: int):
-    """The editor: GET shows the form; POST saves, publishes or unpublishes.
+    """The editor: GET shows the form; POST saves, publishes (a draft, or a published note's
+    changes), unpublishes, discards unpublished changes or withdraws a review request.
 
     Publishing a note whose render has PUBLISH_BLOCKERS warnings saves it, then shows the
     problems and a "Publish anyway" button (confirm=1) instead of publishing."""
     note = _editable(request, note_id)
     if request.method == "GET":
-        autosave = None if request.GET.get("published") else pending_autosave(note)
-        return _editor_page(request, note, _fresh_form(request, note, autosave), autosave=autosave)
+        return _editor_page(request, note, _fresh_form(request, note))
     confirmed = request.POST.get("confirm") == "1"
     action = "publish" if confirmed else request.POST.get("action", "save")
-    form = NoteEditorForm(request.POST, note=note, user=request.user)
+    form = _bound_form(request, note)
     if not form.is_valid():
         return _editor_page(request, note, form, status=400)
     base_version = form.cleaned_data["base_version"]
-    if action == "unpublish":
-        result = services.note_unpublish(
-            note_id=note.pk, user=request.user, base_version=base_version
-        )
-    else:
-        problems = refused = None
-        # Save and publish commit together: readers' cached pages turn over once, and the
-        # writer waits out one generation lease (scidraft.site.caching), not two. The bump is
-        # made last, so the site-wide generation row stays locked from there to the commit
-        # only, not through the render: other authors' saves wait on it.
-        with transaction.atomic(), deferred_bumps():
-            result = services.note_save(
-                note_id=note.pk, user=request.user, base_version=base_version,
-                fields=form.note_fields(),
-            )  # fmt: skip
-            if not result.conflict and form.bibliographies_changed():
-                services.note_bibliographies_set(
-                    note_id=note.pk,
-                    user=request.user,
-                    bibfile_ids=form.cleaned_data["bibliographies"],
-                )
-                result.note.refresh_from_db()
-            if not result.conflict and action == "publish":
-                problems = None if confirmed else publish_problems(result.note.render_warnings)
-                if not problems:
-                    try:
-                        result = services.note_publish(
-                            note_id=note.pk, user=request.user, base_version=result.note.version
-                        )
-                    except PermissionDenied as error:
-                        refused = error  # the save stands: only the publish is refused
-        if refused is not None:
-            raise refused
-        if problems:
-            saved = result.note
-            return _editor_page(request, saved, _fresh_form(request, saved), confirm=problems)
+    try:
+        result, problems = _note_edit_write(request, note, form, action, confirmed)
+    except (services.AuthorshipError, ValidationError) as error:
+        # Nothing was written: the page keeps what was typed and says what is wrong.
+        messages.error(request, " ".join(getattr(error, "messages", [str(error)])))
+        return _editor_page(request, _editable(request, note_id), form, status=400)
+    if problems:
+        saved = result.note
+        return _editor_page(request, saved, _fresh_form(request, saved), confirm=problems)
     if result.conflict:
-        current = result.note
+        current = Note.objects.get(pk=note.pk)
         yours = result.revision
         conflict = {
             "yours_title": yours.title if yours else form.cleaned_data["title"],
             "yours_body": yours.body if yours else form.cleaned_data["body"],
             "revision": yours,
-            "theirs": current,
+            "theirs": services.working_state(current),
+            "version": current.version,
         }
         return _editor_page(
             request, current, _fresh_form(request, current), conflict=conflict, status=409
         )
-    done = {
-        "publish": "Submitted for review." if result.note.status == Status.REVIEW else "Published.",
-        "unpublish": "Unpublished: back to draft.",
-    }.get(action, "Saved.")
-    messages.success(request, done)
+    messages.success(request, _done(action, result, base_version))
     response = redirect("editor:edit", note_id=note.pk)
     # The version to save on next, as the autosave's JSON gives it: a client without the page
     # (a script, the load test) can go on saving without loading the editor again.
@@ -257,16 +291,111 @@ def note_edit(request, note_id: int):
     return response
 
 
+def _done(action: str, result, base_version: int) -> str:
+    note = result.note
+    if action != "publish":
+        return DONE.get(action, "Saved.")
+    if services.awaiting_review(note):
+        return "Submitted for review: readers see the published version until it is approved."
+    if result.revision is None:
+        return "Nothing to publish: readers already see this version."
+    if note.is_scheduled:
+        return f"Scheduled for {timezone.localtime(note.date):%Y-%m-%d %H:%M}."
+    return "Published."
+
+
+def _note_edit_write(request, note, form, action, confirmed):
+    """The POST's writes, in one transaction: (result, publish problems or None)."""
+    user = request.user
+    base_version = form.cleaned_data["base_version"]
+    if action in {"unpublish", "discard", "withdraw"}:
+        service = {
+            "unpublish": services.note_unpublish,
+            "discard": services.working_copy_discard,
+            "withdraw": services.note_review_withdraw,
+        }[action]
+        try:
+            return service(note_id=note.pk, user=user, base_version=base_version), None
+        except services.ReviewError as error:
+            raise ValidationError(str(error)) from error
+    problems = refused = None
+    # Save and publish commit together: readers' cached pages turn over once, and the
+    # writer waits out one generation lease (scidraft.site.caching), not two. The bump is
+    # made last, so the site-wide generation row stays locked from there to the commit
+    # only, not through the render: other authors' saves wait on it.
+    with transaction.atomic(), deferred_bumps():
+        result = services.note_save(
+            note_id=note.pk, user=user, base_version=base_version, fields=form.note_fields()
+        )
+        if not result.conflict and form.bibliographies_changed():
+            services.note_bibliographies_set(
+                note_id=note.pk, user=user, bibfile_ids=form.cleaned_data["bibliographies"]
+            )
+            result.note = Note.objects.get(pk=note.pk)
+        if not result.conflict and action == "publish":
+            saved = Note.objects.get(pk=note.pk)
+            warnings = saved.editor_copy.render_warnings
+            problems = None if confirmed else publish_problems(warnings)
+            if not problems:
+                try:
+                    result = services.note_publish(
+                        note_id=note.pk, user=user, base_version=saved.version
+                    )
+                except PermissionDenied as error:
+                    refused = error  # the save stands: only the publish is refused
+                except services.AuthorshipError as error:
+                    refused = error
+    if isinstance(refused, services.AuthorshipError):
+        messages.error(request, f"Saved, not published: {refused}")
+        result.note = Note.objects.get(pk=note.pk)
+        return result, None
+    if refused is not None:
+        raise refused
+    return result, problems
+
+
+def _wants_json(request) -> bool:
+    return "application/json" in request.headers.get("Accept", "")
+
+
+def preview_json(rendered, html: str) -> dict:
+    """The editor's preview: `html` (the render's, its blocks carrying their source lines and
+    external images held back), its problems, and the note's labels (for completing
+    \\ref{…})."""
+    return {
+        "html": html,
+        "problems": [
+            {
+                "line": warning.line or 0,
+                "code": warning.code,
+                "message": warning.message,
+                "blocking": warning.code in PUBLISH_BLOCKERS,
+            }
+            for warning in rendered.warnings
+        ],
+        "labels": [
+            {"label": label, "kind": target.get("kind", ""), "text": target.get("text", "")}
+            for label, target in rendered.labels.items()
+        ],
+    }
+
+
 @never_cache
 @login_required
 @require_POST
 def note_preview(request, note_id: int):
-    """markdownx's preview: the published renderer in the note's context, with its problems."""
+    """The published renderer in the note's context, with its problems: JSON for the editor
+    (Accept: application/json, see preview_json), else HTML for markdownx (the admin)."""
     note = _editable(request, note_id)
     source = request.POST.get("content", "")
-    rendered = markup_render(source, context_for(note))
+    if _wants_json(request):
+        context = dataclasses.replace(services.working_context(note), source_lines=True)
+        rendered = markup_render(source, context)
+        return JsonResponse(preview_json(rendered, for_reviewers(request, rendered.html)))
+    rendered = markup_render(source, services.working_context(note))
+    body = for_reviewers(request, rendered.html)
     # Trusted: scidraft.markup sanitises its output; the problems list is escaped.
-    return HttpResponse(mark_safe(problems_html(rendered.warnings) + rendered.html))  # noqa: S308
+    return HttpResponse(mark_safe(problems_html(rendered.warnings) + body))  # noqa: S308
 
 
 @never_cache
@@ -347,6 +476,41 @@ def revision_list(request, note_id: int):
 def revision_restore_view(request, note_id: int, revision_id: int):
     note = _editable(request, note_id)
     revision = get_object_or_404(NoteRevision, pk=revision_id, note=note)
-    services.revision_restore(revision_id=revision.pk, user=request.user)
-    messages.success(request, f"Restored revision {revision.number}.")
+    result = services.revision_restore(revision_id=revision.pk, user=request.user)
+    if result.note.status == Status.PUBLISHED:
+        messages.success(
+            request,
+            f"Restored revision {revision.number} as unpublished changes: readers see the "
+            "published version until you publish them.",
+        )
+    else:
+        messages.success(request, f"Restored revision {revision.number}.")
     return redirect("editor:edit", note_id=note.pk)
+
+
+@never_cache
+@login_required
+@require_POST
+def authorship_confirm(request, note_id: int, author_id: int):
+    """The author, or an Editor for them, agrees to be named on the note."""
+    try:
+        services.authorship_confirm(note_id=note_id, author_id=author_id, user=request.user)
+    except services.AuthorshipError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, "Confirmed: the note may be published with this name.")
+    return redirect(request.POST.get("next") or "editor:dashboard")
+
+
+@never_cache
+@login_required
+@require_POST
+def authorship_decline(request, note_id: int):
+    """The user declines being named on the note: their name leaves its authors."""
+    try:
+        services.authorship_decline(note_id=note_id, user=request.user)
+    except services.AuthorshipError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, "Declined: your name is no longer on that note.")
+    return redirect("editor:dashboard")

@@ -1,53 +1,85 @@
 from django.conf import settings
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.contrib.admin import widgets
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpResponse, HttpResponseNotAllowed
 from django.urls import path, reverse
 from django.utils.safestring import mark_safe
 from markdownx.widgets import MarkdownxWidget
 
-from editor.forms import NotePreviewWidget
-from editor.views import problems_html
+from editor.views import for_reviewers, problems_html
 from scidraft.markup import render as markup_render
 
-from .models import Author, Environment, Note, NoteAuthor, NoteBibliography, NoteRevision, Page, Tag
+from . import services
+from .models import (
+    Author,
+    Environment,
+    Note,
+    NoteAuthor,
+    NoteBibliography,
+    NoteRevision,
+    Page,
+    Status,
+    Tag,
+)
 from .rendering import context_for
 
 # Who may use the admin's site-context preview (add pages and standalone pages).
 PREVIEW_PERMISSIONS = ("notes.add_note", "notes.change_note", "notes.add_page", "notes.change_page")
 
 
-class NoteAuthorInline(admin.TabularInline):
+class LiveVersionInline(admin.TabularInline):
+    """A published note's rows are its live version: read-only here (see NoteAdmin)."""
+
+    extra = 0
+    ordering = ["position"]
+
+    def _live(self, obj) -> bool:
+        return obj is not None and obj.status == Status.PUBLISHED
+
+    def has_add_permission(self, request, obj=None):
+        return not self._live(obj) and super().has_add_permission(request, obj)
+
+    def has_change_permission(self, request, obj=None):
+        return not self._live(obj) and super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request, obj=None):
+        return not self._live(obj) and super().has_delete_permission(request, obj)
+
+
+class NoteAuthorInline(LiveVersionInline):
     model = NoteAuthor
-    extra = 0
     autocomplete_fields = ["author"]
-    ordering = ["position"]
 
 
-class NoteBibliographyInline(admin.TabularInline):
+class NoteBibliographyInline(LiveVersionInline):
     model = NoteBibliography
-    extra = 0
     autocomplete_fields = ["bibfile"]
-    ordering = ["position"]
 
 
-class AdminNotePreviewWidget(NotePreviewWidget, widgets.AdminTextareaWidget):
-    """The editor's markdownx widget (same endpoints) in the admin's look. The editor page's
-    own preview script is not on admin pages: markdownx's timer drives the preview here."""
-
-    template_name = MarkdownxWidget.template_name
+class AdminNotePreviewWidget(MarkdownxWidget, widgets.AdminTextareaWidget):
+    """django-markdownx's widget in the admin's look, previewing through an endpoint behind
+    login and permissions (the note's /write/<id>/preview/, answering markdownx's HTML) and
+    uploading into the note's folder (/write/<id>/images/, markdownx's protocol). The editor
+    page has its own editor (editor.forms.NoteBodyWidget); markdownx's timer drives the preview
+    here."""
 
     def __init__(self, preview_url: str, *, uploads: bool, attrs=None):
-        super().__init__(preview_url, attrs)
+        super().__init__(attrs)
+        self.preview_url = preview_url
         self.uploads = uploads
 
     def get_context(self, name, value, attrs=None):
         context = super().get_context(name, value, attrs)
         widget_attrs = context["widget"]["attrs"]
+        widget_attrs["data-markdownx-urls-path"] = self.preview_url
+        # Images go into a note's folder (editor:image_upload, a sibling): none before it exists.
+        widget_attrs["data-markdownx-upload-urls-path"] = (
+            self.preview_url.replace("/preview/", "/images/") if self.uploads else ""
+        )
         widget_attrs["data-markdownx-latency"] = settings.MARKDOWNX_SERVER_CALL_LATENCY
-        if not self.uploads:  # images go into a note's folder: none before it exists
-            widget_attrs["data-markdownx-upload-urls-path"] = ""
+        # Growing the textarea to its content on every keystroke lays out the whole note.
+        widget_attrs["data-markdownx-editor-resizable"] = "False"
         return context
 
     class Media:
@@ -84,6 +116,7 @@ class NoteAdmin(MarkdownBodyMixin, admin.ModelAdmin):
     filter_horizontal = ["tags"]
     inlines = [NoteAuthorInline, NoteBibliographyInline]
     readonly_fields = ["version", "created_by", "created_at", "updated_at", "render_version"]
+    actions = ["publish_notes", "unpublish_notes"]
     fieldsets = [
         (None, {"fields": ["title", "slug", "body"]}),
         ("Publication", {"fields": ["status", "date", "date_offset_minutes", "weight"]}),
@@ -131,6 +164,56 @@ class NoteAdmin(MarkdownBodyMixin, admin.ModelAdmin):
             return reverse("editor:preview", args=[obj.pk])
         return super().preview_url(obj)
 
+    # The admin follows the editor's rules (notes.services): the status changes only through
+    # publish and unpublish, which apply review and bylines; a published note's fields are its
+    # live version, changed by publishing a working copy, so they are read-only here.
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = [*self.readonly_fields, "status"]
+        if obj is not None and obj.status == Status.PUBLISHED:
+            editable = [f for fieldset in self.fieldsets for f in fieldset[1]["fields"]]
+            fields += [f for f in editable if f not in fields]
+        return fields
+
+    def get_prepopulated_fields(self, request, obj=None):
+        if obj is not None and obj.status == Status.PUBLISHED:
+            return {}
+        return super().get_prepopulated_fields(request, obj)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        note = self.get_object(request, object_id)
+        if note is not None and note.status == Status.PUBLISHED:
+            self.message_user(
+                request,
+                mark_safe(  # noqa: S308 - our own text and a URL we reversed
+                    "This note is published: these fields are what readers see. Edit it in "
+                    f'<a href="{reverse("editor:edit", args=[note.pk])}">the editor</a>, where '
+                    "changes wait as unpublished changes until they are published."
+                ),
+                messages.INFO,
+            )
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    def _each(self, request, queryset, service, done: str):
+        changed = 0
+        for note in queryset:
+            try:
+                result = service(note_id=note.pk, user=request.user, base_version=note.version)
+            except (PermissionDenied, services.AuthorshipError, ValidationError) as error:
+                message = " ".join(getattr(error, "messages", [str(error)]))
+                self.message_user(request, f"{note}: {message}", messages.ERROR)
+                continue
+            changed += result.revision is not None
+        self.message_user(request, f"{done}: {changed} note(s).", messages.SUCCESS)
+
+    @admin.action(description="Publish selected notes (or their changes; review applies)")
+    def publish_notes(self, request, queryset):
+        self._each(request, queryset, services.note_publish, "Published or submitted")
+
+    @admin.action(description="Unpublish selected notes")
+    def unpublish_notes(self, request, queryset):
+        self._each(request, queryset, services.note_unpublish, "Unpublished")
+
     def get_urls(self):
         preview = path(
             "preview/", self.admin_site.admin_view(self.preview_view), name="notes_note_preview"
@@ -145,8 +228,9 @@ class NoteAdmin(MarkdownBodyMixin, admin.ModelAdmin):
         if not any(request.user.has_perm(name) for name in PREVIEW_PERMISSIONS):
             raise PermissionDenied
         rendered = markup_render(request.POST.get("content", ""), context_for(None))
+        body = for_reviewers(request, rendered.html)
         # Trusted: scidraft.markup sanitises its output; the problems list is escaped.
-        return HttpResponse(mark_safe(problems_html(rendered.warnings) + rendered.html))  # noqa: S308
+        return HttpResponse(mark_safe(problems_html(rendered.warnings) + body))  # noqa: S308
 
 
 @admin.register(NoteRevision)

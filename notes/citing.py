@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
-from django.utils import timezone
+import json
 
+from django.utils import timezone
+from pybtex.bibtex.utils import split_name_list
+
+from bibliography import exports
 from bibliography.exports import CitableWork, Person
+from bibliography.formatting import (
+    EntryData,
+    csl_items,
+    format_references,
+    with_math_source,
+)
 from bibliography.models import BibEntry
+from scidraft.markup.sanitise import clean_fragment
 from scidraft.site.models import SiteSettings
 from scidraft.site.snapshot import site_settings
 
@@ -55,3 +66,34 @@ def cited_entries(note: Note, *fields: str) -> list[BibEntry]:
         ).only("bibfile_id", "key", *fields)
     }
     return [found[pair] for pair in cited if pair in found]
+
+
+_MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+
+
+def work_entry(work: CitableWork) -> EntryData:
+    """The note as the BibTeX entry cite.bib serves, as pybtex would read it: built from the
+    same fields, so no title or summary an author wrote can keep it from being formatted."""
+    fields, persons = {}, {}
+    for name, value in exports.bibtex_fields(work):
+        if name == "author":
+            persons["author"] = split_name_list(value)  # braces keep "{A and B}" whole
+        elif name == "month":
+            fields["month"] = f"{_MONTHS.index(value) + 1:02d}"  # as citation-js reads `sep`
+        else:
+            fields[name] = " ".join(value.split())
+    return EntryData(exports.bibtex_key(work), "online", fields, persons)
+
+
+def work_reference_html(work: CitableWork, site: SiteSettings) -> str:
+    """ "Cite this note": the note formatted in the site's citation style (sanitised HTML)."""
+    entry = work_entry(work)
+    formatted = format_references([entry], site.citation_style, site.language_code)
+    markup = formatted.entries.get(entry.key, "")
+    return clean_fragment(with_math_source(markup, formatted.math.get(entry.key, ())))
+
+
+def work_csl_json(work: CitableWork) -> str:
+    """cite.json: the note's BibTeX entry through citation-js's BibTeX → CSL-JSON mapping,
+    the mapping every reference list uses."""
+    return json.dumps(csl_items([work_entry(work)]), ensure_ascii=False, indent=2) + "\n"

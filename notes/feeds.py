@@ -184,7 +184,7 @@ def site_rss(request):
 def tag_rss(request, slug: str):
     """`/tags/<slug>/index.xml`: the tag's notes."""
     site = _site(request)
-    tag = get_object_or_404(Tag, slug=slug)
+    tag = get_object_or_404(Tag.objects.public(), slug=slug)
     limit = site.rss_limit or None
     notes = rss_notes().filter(tags=tag).only(*_RSS_FIELDS)[:limit]
     items = [_feed_item(request, site, note, note_path(note), note.local_date) for note in notes]

@@ -8,6 +8,7 @@ and any unknown key) are kept verbatim in `params`.
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -70,8 +71,27 @@ class Author(models.Model):
 
 
 class TagQuerySet(models.QuerySet):
+    def public(self, now: dt.datetime | None = None):
+        """Tags readers may see: those a published, due note carries. A tag typed on a draft
+        or a scheduled note stays private until that note goes live, as a Hugo term exists only
+        through the pages that carry it (issue 16: draft tags had public pages)."""
+        return self.filter(
+            models.Exists(Note.objects.published(now).filter(tags=models.OuterRef("pk")))
+        )
+
+    def offered_to(self, user):
+        """Tags the editor's autocomplete offers `user`: the public ones and those on notes the
+        user may edit. Editors and admins may edit every note, so they are offered every tag."""
+        if not user.is_authenticated or not user.is_active:
+            return self.public()
+        if user.is_superuser or user.has_perm("notes.edit_any_note"):
+            return self.all()
+        own = Note.objects.editable_by(user).filter(tags=models.OuterRef("pk"))
+        published = Note.objects.published().filter(tags=models.OuterRef("pk"))
+        return self.filter(models.Exists(published) | models.Exists(own))
+
     def with_published_counts(self, now: dt.datetime | None = None):
-        """Tags that have published notes, with `count`, in name order."""
+        """The public tags, with `count` (their published notes), in name order."""
         now = now or timezone.now()
         published = Q(notes__status=Status.PUBLISHED, notes__date__lte=now, notes__has_body=True)
         return (
@@ -246,6 +266,80 @@ class NoteQuerySet(models.QuerySet):
     def with_tag(self, tag):
         return self.filter(tags=tag)
 
+    def with_working_copy_state(self):
+        """Each note with `has_changes` (a working copy exists) and `changes_in_review` (its
+        changes were submitted for review), for lists of notes in the editor."""
+        copies = WorkingCopy.objects.filter(note=models.OuterRef("pk"))
+        return self.annotate(
+            has_changes=models.Exists(copies),
+            changes_in_review=models.Exists(copies.filter(submitted_at__isnull=False)),
+        )
+
+    def for_dashboard(self, user, *, mine: bool):
+        """The editor's list of notes for `user`: what they may edit (every note for Editors),
+        or with `mine` only notes they created or are named on; newest change first, with what
+        each row shows (authors, working-copy state, problem count) in a constant number of
+        queries."""
+        notes = self.editable_by(user)
+        if mine:
+            notes = notes.filter(Q(created_by=user) | Q(authors__user=user)).distinct()
+        copies = WorkingCopy.objects.filter(note=models.OuterRef("pk"))
+        return (
+            notes.with_working_copy_state()
+            .annotate(
+                copy_warnings=models.Subquery(copies.values("render_warnings")[:1]),
+            )
+            .prefetch_related(_authorships())
+            .only(
+                "pk",
+                "slug",
+                "title",
+                "status",
+                "date",
+                "updated_at",
+                "created_by",
+                "render_warnings",
+            )  # fmt: skip
+            .order_by("-updated_at", "-pk")
+        )
+
+    def dashboard_filtered(self, *, q="", status="", author="", tag="", problems="", now=None):
+        """for_dashboard's rows narrowed by the dashboard's filters (blank: no filter)."""
+        now = now or timezone.now()
+        notes = self
+        if q:
+            notes = notes.filter(title__icontains=q)
+        if status == "scheduled":
+            notes = notes.filter(status=Status.PUBLISHED, date__gt=now)
+        elif status == "published":
+            notes = notes.filter(status=Status.PUBLISHED, date__lte=now)
+        elif status == "review":
+            notes = notes.filter(Q(status=Status.REVIEW) | Q(changes_in_review=True))
+        elif status == "changes":
+            notes = notes.filter(has_changes=True)
+        elif status == Status.DRAFT:
+            notes = notes.filter(status=Status.DRAFT)
+        if author:
+            notes = notes.filter(
+                pk__in=NoteAuthor.objects.filter(author__handle=author).values("note")
+            )
+        if tag:
+            notes = notes.filter(
+                pk__in=Note.tags.through.objects.filter(tag__slug=tag).values("note")
+            )
+        if problems:
+            # What the authors edit has warnings: the working copy's render, else the note's.
+            notes = notes.filter(
+                Q(has_changes=True, working_copy__render_warnings__0__isnull=False)
+                | Q(has_changes=False, render_warnings__0__isnull=False)
+            )
+        return notes
+
+    def awaiting_review(self):
+        """Drafts submitted for their first publication and published notes whose changes were
+        submitted."""
+        return self.filter(Q(status=Status.REVIEW) | Q(working_copy__submitted_at__isnull=False))
+
     def editable_by(self, user):
         if not user.is_authenticated or not user.is_active:
             return self.none()
@@ -400,6 +494,140 @@ class Note(RenderedContent):
     def local_date(self) -> dt.datetime:
         """The date in the offset it was written in (theme-spec §1.1: times print in it)."""
         return in_written_offset(self.date, self.date_offset_minutes)
+
+    @property
+    def working(self) -> WorkingCopy | None:
+        """The unpublished changes of a published note, if it has any."""
+        try:
+            return self.working_copy
+        except WorkingCopy.DoesNotExist:
+            return None
+
+    @property
+    def editor_copy(self) -> Note | WorkingCopy:
+        """What its authors edit and preview: the working copy of a published note that has
+        one, else the note itself (a draft has no separate live version)."""
+        return self.working or self
+
+    @property
+    def has_unpublished_changes(self) -> bool:
+        return self.working is not None
+
+    @property
+    def problem_count(self) -> int:
+        """Warnings of what the authors edit (for_dashboard rows carry the copy's)."""
+        if "copy_warnings" in self.__dict__:
+            copied = self.__dict__["copy_warnings"]
+            if copied is None:
+                return len(self.render_warnings)
+            return len(copied if isinstance(copied, list) else json.loads(copied))
+        return len(self.editor_copy.render_warnings)
+
+
+class WorkingCopy(RenderedContent):
+    """A published note's unpublished changes, as Wagtail keeps a draft over a live page.
+
+    Saves, autosaves and restores of a published note write here; readers keep seeing the
+    Note row (the live version) until "Publish changes" copies this onto it, directly or,
+    where the site requires review, once an Editor approves. `fields` holds every other field
+    in a revision's metadata form (notes.services.records.note_metadata) plus the default
+    bibliographies by name. The row exists only while it differs from the live version.
+    """
+
+    note = models.OneToOneField(Note, on_delete=models.CASCADE, related_name="working_copy")
+    title = models.CharField(max_length=300, blank=True)
+    body = models.TextField(blank=True)
+    fields = models.JSONField(default=dict, blank=True)
+    submitted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="submitted_working_copies",
+        help_text="Who asked for these changes to be published, where review is required.",
+    )
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="edited_working_copies",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = "working copy"
+        verbose_name_plural = "working copies"
+
+    def __str__(self) -> str:
+        return f"Unpublished changes to {self.note}"
+
+    @property
+    def in_review(self) -> bool:
+        return self.submitted_at is not None
+
+
+class AuthorConsentQuerySet(models.QuerySet):
+    def pending_for(self, user):
+        """Requests waiting for `user` to confirm or decline being named on a note."""
+        if not user.is_authenticated:
+            return self.none()
+        return self.filter(author__user=user, state=AuthorConsent.State.PENDING)
+
+    def unconfirmed(self, note: Note, author_ids):
+        """Of `author_ids`, the consents on `note` that are not confirmed."""
+        return self.filter(note=note, author_id__in=list(author_ids)).exclude(
+            state=AuthorConsent.State.CONFIRMED
+        )
+
+
+class AuthorConsent(models.Model):
+    """Whether a person with an account agreed to be named as an author of a note.
+
+    A save that adds an author who is a user (not the one saving) asks them: the note cannot go
+    public carrying their name until they confirm, or an Editor does. Authors added by an
+    Editor, the saving user themself and authors without an account (imported names) need no
+    request; a name already on the live note when this record began has no row and stays.
+    """
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Waiting for confirmation"
+        CONFIRMED = "confirmed", "Confirmed"
+        DECLINED = "declined", "Declined"
+
+    note = models.ForeignKey(Note, on_delete=models.CASCADE, related_name="author_consents")
+    author = models.ForeignKey(Author, on_delete=models.CASCADE, related_name="consents")
+    state = models.CharField(max_length=20, choices=State.choices, default=State.PENDING)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="authorship_requests",
+    )
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="authorship_decisions",
+        help_text="The author themself, or the Editor who confirmed for them.",
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = AuthorConsentQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["note", "author"], name="authorconsent_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.author} on {self.note}: {self.get_state_display()}"
 
 
 class NoteAuthor(models.Model):

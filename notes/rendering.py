@@ -10,6 +10,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 
@@ -22,12 +25,13 @@ from scidraft.markup import (
     ReferenceTarget,
     RenderContext,
     Rendered,
+    UnavailableBibliography,
     render,
 )
 from scidraft.site.models import SiteSettings
 
 from .entry_index import render_entry_index
-from .models import Environment, Note, Page, RenderedContent
+from .models import DataFile, Environment, HugoAsset, Note, Page, RenderedContent
 
 
 def environment_kinds() -> tuple[EnvironmentKind, ...]:
@@ -40,9 +44,40 @@ def environment_kinds() -> tuple[EnvironmentKind, ...]:
     return kinds or DEFAULT_ENVIRONMENTS
 
 
+def _bib_name(name: str) -> str:
+    return name.strip().lstrip("/")
+
+
 def _resolve_bibliography(name: str):
-    bibfile = BibFile.objects.filter(name=name.strip().lstrip("/")).first()
+    bibfile = BibFile.objects.filter(name=_bib_name(name)).first()
     return StoredBibliography(bibfile) if bibfile is not None else None
+
+
+PRIVATE_BIBLIOGRAPHY = UnavailableBibliography(
+    "is private: a note may name its default bibliographies, shared and public files, and "
+    "files uploaded by whoever created the note. Attach it to this note under Bibliographies "
+    "(its owner or an Editor can), or ask an Editor to make it public."
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class NoteBibliographies:
+    """The resolve_bibliography of one note: `resolve` limited to the files the note may name,
+    whoever renders it (save, preview, review, import, re-render): its default bibliographies
+    (`attached`, names) and the files BibFile.may_be_named_by its creator. Another file is
+    UnavailableBibliography: the reference list shows no entry of it and warns."""
+
+    resolve: Callable[[str], Any]
+    note: Note
+    attached: frozenset[str]
+
+    def __call__(self, name: str):
+        found = self.resolve(name)
+        if not isinstance(found, StoredBibliography) or _bib_name(name) in self.attached:
+            return found
+        if found.bibfile.may_be_named_by(self.note.created_by_id):
+            return found
+        return PRIVATE_BIBLIOGRAPHY
 
 
 def _resolve_reference(slug: str, label: str) -> ReferenceTarget | None:
@@ -55,10 +90,36 @@ def _resolve_reference(slug: str, label: str) -> ReferenceTarget | None:
     return ReferenceTarget(text=target["text"], url=f"/notes/{slug}/#{target['anchor']}")
 
 
-def _resolve_data(name: str):
-    from .hugo_io import resolve_data  # imported Hugo data files (data/promotion-visual.yaml)
+# The headless bundle whose images promotion-visual rows name (theme-spec §2.10).
+PROMOTION_BUNDLE = "resume-templates/modern-professional-resume"
 
-    return resolve_data(name)
+
+def _resolve_data(name: str) -> Any:
+    """The renderer's data lookup (imported Hugo data files, data/promotion-visual.yaml): a data
+    file's content, image names resolved to URLs."""
+    row = DataFile.objects.filter(name=name).values_list("content", flat=True).first()
+    if row is None or not isinstance(row, dict) or not isinstance(row.get("rows"), list):
+        return row
+    bundled = {
+        Path(path).name: path
+        for path in HugoAsset.objects.filter(
+            kind=HugoAsset.Kind.BUNDLE, path__startswith=PROMOTION_BUNDLE + "/"
+        ).values_list("path", flat=True)
+    }
+    if not bundled:
+        return row
+    rows = []
+    for data_row in row["rows"]:
+        if isinstance(data_row, dict) and isinstance(data_row.get("images"), list):
+            images = []
+            for image in data_row["images"]:
+                if isinstance(image, dict) and str(image.get("file", "")) in bundled:
+                    path = bundled[str(image["file"])]
+                    image = {**image, "file": f"{settings.MEDIA_URL}hugo/bundles/{path}"}
+                images.append(image)
+            data_row = {**data_row, "images": images}
+        rows.append(data_row)
+    return {**row, "rows": rows}
 
 
 def context_for(note: Note | None = None, *, base: RenderContext | None = None) -> RenderContext:
@@ -70,13 +131,17 @@ def context_for(note: Note | None = None, *, base: RenderContext | None = None) 
             note.bibliography_links.order_by("position").values_list("bibfile__name", flat=True)
         )
     if base is not None:
-        return context_with_bibliographies(base, defaults)
+        return context_with_bibliographies(base, defaults, note=note)
     site = SiteSettings.objects.current()
+    resolve = _resolve_bibliography
+    if note is not None:
+        resolve = NoteBibliographies(resolve, note, frozenset(defaults))
     return RenderContext(
         environments=environment_kinds(),
-        resolve_bibliography=_resolve_bibliography,
+        resolve_bibliography=resolve,
         default_bibliographies=defaults,
         citation_style=site.citation_style,
+        citation_locale=site.language_code,
         resolve_reference=_resolve_reference,
         render_entry_index=render_entry_index,
         resolve_data=_resolve_data,
@@ -85,9 +150,20 @@ def context_for(note: Note | None = None, *, base: RenderContext | None = None) 
     )
 
 
-def context_with_bibliographies(base: RenderContext, names: tuple[str, ...]) -> RenderContext:
-    """`base` for a note whose default bibliographies (BibFile names, in order) are known."""
-    return dataclasses.replace(base, default_bibliographies=tuple(names))
+def context_with_bibliographies(
+    base: RenderContext, names: tuple[str, ...], *, note: Note | None = None
+) -> RenderContext:
+    """`base` for a note whose default bibliographies (BibFile names, in order) are known:
+    `note`'s, or the note `base` was made for (a working copy's own choice of files), which
+    may then name these files (NoteBibliographies)."""
+    names = tuple(names)
+    resolve = base.resolve_bibliography
+    if isinstance(resolve, NoteBibliographies):
+        note = note or resolve.note
+        resolve = resolve.resolve
+    if note is not None:
+        resolve = NoteBibliographies(resolve, note, frozenset(names))
+    return dataclasses.replace(base, default_bibliographies=names, resolve_bibliography=resolve)
 
 
 def batch_context() -> RenderContext:
@@ -112,6 +188,7 @@ def source_hash(body: str, context: RenderContext) -> str:
             "body": body,
             "kinds": [kind.__dict__ for kind in context.environments],
             "style": context.citation_style,
+            "locale": context.citation_locale,
             "bibs": list(context.default_bibliographies),
         },
         sort_keys=True,

@@ -3,7 +3,6 @@ from django.urls import path, re_path
 from scidraft.site.caching import cached_page
 
 from . import views
-from .hugo_io import hugo_static
 
 app_name = "notes"
 
@@ -21,6 +20,11 @@ urlpatterns = [
         r"^notes/(?P<slug>[-\w]+)/references\.bib$",
         cached_page(views.note_references_bib),
         name="references_bib",
+    ),
+    re_path(
+        r"^notes/(?P<slug>[-\w]+)/references\.(?P<format>ris|json)$",
+        cached_page(views.note_references_export),
+        name="references_export",
     ),
     re_path(r"^notes/(?P<slug>[-\w]+)/$", cached_page(views.note_detail), name="note_detail"),
     path("tags/", cached_page(views.tag_list), name="tag_list"),
@@ -44,5 +48,4 @@ urlpatterns = [
         cached_page(views.page_detail, query=views.page_query),
         name="page_detail",
     ),
-    re_path(r"^(?P<path>.+\.\w+)$", hugo_static, name="hugo_static"),  # imported static/ files
 ]

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 from django.http import Http404, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
 from django.utils.safestring import mark_safe
 
 from bibliography import exports
+from bibliography.formatting import csl_items, entry_data, ris_records
 from bibliography.models import BibFile
 from scidraft.markup import ENGINE_VERSION
 from scidraft.site.caching import request_generation
@@ -15,7 +19,7 @@ from scidraft.site.models import SiteSettings
 from scidraft.site.snapshot import PerGeneration, site_settings
 
 from . import feed as feed_math
-from .citing import citable_work, cited_entries
+from .citing import citable_work, cited_entries, work_csl_json, work_reference_html
 from .identity import identity_for
 from .models import Author, Note, Page, Tag, card_prefetches, prefetch_cards
 from .navigation import older_and_newer, recommendation_candidates
@@ -178,12 +182,26 @@ def note_detail(request, slug: str):
             "newer": newer,
             "recommendations": [(slug, candidates[slug]) for slug in recommended],
             "cite_bibtex": exports.to_bibtex(work),
-            "cite_text": exports.to_vancouver_text(work),
+            # Trusted: formatted by citation-js and sanitised (notes.citing).
+            "cite_html": mark_safe(work_reference_html(work, site)),  # noqa: S308
             "meta": meta,
             "assets": assets_for([note]),
             "copy_code": site.show_code_copy_buttons,
+            "edit_url": _edit_url(request, note),
         },
     )
+
+
+def _edit_url(request, note: Note) -> str | None:
+    """The editor's URL for a signed-in person who may edit the note. Only such a person's
+    page carries it, and their pages are never cached (scidraft.site.caching._personal): an
+    anonymous page, cached or not, has no Edit link."""
+    user = getattr(request, "user", None)
+    if user is None or not user.is_authenticated:
+        return None
+    if not Note.objects.editable_by(user).filter(pk=note.pk).exists():
+        return None
+    return reverse("editor:edit", args=[note.pk])
 
 
 def _scholar_tags(note: Note, identity, site: SiteSettings, url: str) -> list[tuple[str, str]]:
@@ -267,7 +285,7 @@ def _entry_list(request, template: str, notes, base: str, page, meta: PageMeta, 
 
 
 def tag_detail(request, slug: str, page: int = 1):
-    tag = get_object_or_404(Tag, slug=slug)
+    tag = get_object_or_404(Tag.objects.public(), slug=slug)
     notes = Note.objects.published().with_tag(tag)
     return _entry_list(
         request, "notes/tag_detail.html", notes, f"/tags/{tag.slug}/", page,
@@ -378,7 +396,7 @@ def _post_meta(page: Page, toggle, author: str) -> list[str]:
 _EXPORTS = {
     "bib": (exports.to_bibtex, "application/x-bibtex; charset=utf-8"),
     "ris": (exports.to_ris, "application/x-research-info-systems; charset=utf-8"),
-    "json": (exports.to_csl_json, "application/vnd.citationstyles.csl+json; charset=utf-8"),
+    "json": (work_csl_json, "application/vnd.citationstyles.csl+json; charset=utf-8"),
 }
 
 
@@ -403,4 +421,21 @@ def note_references_bib(request, slug: str):
         content_type="application/x-bibtex; charset=utf-8",
     )
     response["Content-Disposition"] = f'inline; filename="{slug}-references.bib"'
+    return response
+
+
+def note_references_export(request, slug: str, format: str):
+    """The entries the note cites, in citation order, as RIS or CSL-JSON: citation-js's
+    mapping, the one the reference lists are formatted from."""
+    note = get_object_or_404(Note.objects.published(), slug=slug)
+    entries = [
+        entry_data(entry) for entry in cited_entries(note, "entry_type", "fields", "persons")
+    ]
+    if format == "ris":
+        body, content_type = ris_records(entries), "application/x-research-info-systems"
+    else:
+        body = json.dumps(csl_items(entries), ensure_ascii=False, indent=2) + "\n"
+        content_type = "application/vnd.citationstyles.csl+json"
+    response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
+    response["Content-Disposition"] = f'inline; filename="{slug}-references.{format}"'
     return response

@@ -98,6 +98,7 @@ INSTALLED_APPS = [
     "notes",
     "bibliography",
     "editor",
+    "hugo",
 ]
 
 MIDDLEWARE = [
@@ -111,7 +112,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "csp.middleware.CSPMiddleware",
+    "scidraft.site.csp.SiteCSPMiddleware",  # django-csp's, plus the authoring pages' rule
 ]
 
 ROOT_URLCONF = "scidraft.urls"
@@ -267,6 +268,10 @@ CONTENT_SECURITY_POLICY = {
         "frame-ancestors": ["'none'"],
     }
 }
+# The editor and the admin (where drafts are read and reviewed) load images from this site
+# only: an external image in a draft would tell its server who reviewed it, and when. The
+# preview shows a note where such an image would be (scidraft.markup.external_images).
+AUTHORING_CSP_REPLACE = {"img-src": ["'self'", "data:"]}
 
 # --- Logging ----------------------------------------------------------------------------------
 

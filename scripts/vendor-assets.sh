@@ -1,11 +1,12 @@
 #!/bin/sh
 # Copy the files SciDraft serves, and the scripts its server-side renderer loads, from the
-# locked npm packages into static/vendor/. Run after `npm ci`; nothing comes from a CDN.
+# locked npm packages into static/vendor/, and bundle the note editor (CodeMirror 6) there.
+# Run after `npm ci`; nothing comes from a CDN.
 set -eu
 cd "$(dirname "$0")/.."
 out=static/vendor
 rm -rf "$out"
-mkdir -p "$out/katex" "$out/pseudocode" "$out/mermaid"
+mkdir -p "$out/katex" "$out/pseudocode" "$out/mermaid" "$out/citation-js"
 cp node_modules/katex/dist/katex.min.js node_modules/katex/dist/katex.min.css \
    node_modules/katex/LICENSE "$out/katex/"
 cp -r node_modules/katex/dist/fonts "$out/katex/fonts"
@@ -15,9 +16,14 @@ cp node_modules/pseudocode/build/pseudocode.min.js node_modules/pseudocode/LICEN
 sed -E 's/@import[[:space:]]+url\([^)]*\)[[:space:]]*;?//g' node_modules/pseudocode/build/pseudocode.min.css \
   > "$out/pseudocode/pseudocode.min.css"
 cp node_modules/mermaid/dist/mermaid.min.js node_modules/mermaid/LICENSE "$out/mermaid/"
+# The note editor: CodeMirror 6 bundled with esbuild (scripts/build-editor.mjs).
+node scripts/build-editor.mjs
+# citation-js's own browser bundle, the very file the Hugo theme loads (citeproc-js, the BibTeX
+# mapping and the Vancouver style inside): the server formats references with it (bibliography/csl.py).
+cp node_modules/citation-js/build/citation.js node_modules/citation-js/LICENSE.md "$out/citation-js/"
 # Versions, so the renderer can key its caches on them.
 node -e '
 const v = (p) => require("./node_modules/" + p + "/package.json").version;
-process.stdout.write(JSON.stringify({katex: v("katex"), pseudocode: v("pseudocode"), mermaid: v("mermaid")}, null, 2) + "\n");
+process.stdout.write(JSON.stringify({katex: v("katex"), pseudocode: v("pseudocode"), mermaid: v("mermaid"), "citation-js": v("citation-js")}, null, 2) + "\n");
 ' > "$out/versions.json"
 touch "$out/.copied"

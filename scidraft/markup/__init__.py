@@ -4,8 +4,10 @@ from .context import (
     DEFAULT_ENVIRONMENTS,
     Bibliography,
     EnvironmentKind,
+    FormattedReferences,
     ReferenceTarget,
     RenderContext,
+    UnavailableBibliography,
 )
 from .pipeline import ENGINE_VERSION, render
 from .rendered import CitationList, Rendered, RenderWarning
@@ -16,9 +18,11 @@ __all__ = [
     "Bibliography",
     "CitationList",
     "EnvironmentKind",
+    "FormattedReferences",
     "ReferenceTarget",
     "RenderContext",
     "RenderWarning",
     "Rendered",
+    "UnavailableBibliography",
     "render",
 ]

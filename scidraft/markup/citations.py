@@ -4,19 +4,34 @@ Each list takes the citations that precede it and that no earlier list took. Key
 from 1 per list in order of first appearance; a repeated key reuses its number. Every marker
 links to its entry, every entry links back to each place that cites it. A key missing from the
 list's files renders "missing reference: KEY"; citations after the last list stay literal.
-Both come with a warning. Formatting is the bibliography's (context.resolve_bibliography).
+Both come with a warning. Formatting is the bibliography's (context.resolve_bibliography):
+CSL styles through citation-js (bibliography.formatting). A numbered style keeps the theme's
+`[n]` markers and citation order; an author–date style prints its own in-text citations
+(`(Vaswani et al., 2017)`) and orders the list as the style sorts it.
+
+Bounds (issue #16): a note may hold thousands of lists. Each file is looked up once per render,
+lists past MAX_LISTS and lists reached once the render's budget is spent are not formatted
+(their entries show the key), and each formatting call is bounded by what is left of the
+budget (scidraft.markup.jsengine).
 """
 
 from __future__ import annotations
 
 import functools
 import html
+import re
 from dataclasses import dataclass, field
 
-from .context import RenderContext
+from . import jsengine, limits
+from .context import FormattedReferences, RenderContext, UnavailableBibliography
 from .rendered import CitationList, RenderWarning
 from .sanitise import clean_fragment
 from .stash import Item
+
+# Reference lists formatted in one note, a hard cap under the render's budget (which usually
+# stops a hostile note first): a real note has one to three, the XSS corpus note 150.
+MAX_LISTS = 1000
+_MATH_TOKEN = re.compile("\ue010(\\d+)\ue011")
 
 # A formatted entry is the same string wherever it is cited (entries are formatted per content
 # and style, bibliography.formatting): sanitised once per process, not once per citing note.
@@ -32,7 +47,10 @@ class _List:
     cites: list[Item] = field(default_factory=list)
     url: str = ""  # where the first file that exists is served (data-bib-src)
     sources: dict[str, str] = field(default_factory=dict)  # key → file it was found in
-    labels: dict[str, str] = field(default_factory=dict)  # key → label, for label styles
+    numeric: bool = True
+    order: list[str] = field(default_factory=list)  # the style's order (author–date styles)
+    markers: dict[str, str] = field(default_factory=dict)  # key → in-text HTML (author–date)
+    affixes: tuple[str, str, str] = ("(", ")", "; ")  # prefix, suffix, delimiter
 
 
 def _anchor_key(key: str) -> str:
@@ -78,29 +96,51 @@ def resolve(
         item.html = html.escape((item.data or {})["source"])
 
     results: list[CitationList] = []
+    # The theme's counter: the page's first marker is cite-back-0.
     back_counter = 0
+    files: dict[str, object] = {}  # each file looked up once per render, however many lists
+    limit_warned = False
+
+    def bibliography_for(name: str):
+        if name not in files:
+            files[name] = context.resolve_bibliography(name)
+        return files[name]
+
     for box, scope in enumerate(lists):
         numbers: dict[str, int] = {}
         backlinks: dict[str, list[int]] = {}
         first_line: dict[str, int] = {}
         marks: list[tuple[Item, int]] = []
         for cite in scope.cites:
-            back_counter += 1
             marks.append((cite, back_counter))
             for key in (cite.data or {})["keys"]:
                 if key not in numbers:
                     numbers[key] = len(numbers) + 1
                     first_line[key] = cite.line
                 backlinks.setdefault(key, []).append(back_counter)
-        entries, missing, problem = _format(scope, list(numbers), context, warnings)
-        for cite, counter in marks:
-            # Numbered styles show [n]; label styles (alpha, author–year) show their label.
-            links = ",".join(
-                f'<a href="#ref-{box}-{_anchor_key(key)}">'
-                f"[{html.escape(scope.labels.get(key) or str(numbers[key]))}]</a>"
-                for key in (cite.data or {})["keys"]
+            back_counter += 1
+        formatted = box < MAX_LISTS and not limits.expired()
+        if formatted:
+            entries, missing, problem = _format(
+                scope, list(numbers), context, warnings, bibliography_for
             )
-            cite.html = f'<sup class="citation" id="cite-back-{counter}">{links}</sup>'
+        else:
+            reason = "not formatted: too many reference lists, or the note's time ran out"
+            entries, missing, problem = {}, [], reason
+            _locate(scope, list(numbers), bibliography_for)
+            if numbers and not limit_warned:
+                limit_warned = True
+                line = (scope.item.data or {}).get("line", 0) if scope.item else 0
+                warnings.append(
+                    RenderWarning(
+                        line,
+                        "references-limit",
+                        f"reference lists after the first {MAX_LISTS}, or after the render's "
+                        "time budget ran out, show their keys only",
+                    )
+                )
+        for cite, counter in marks:
+            cite.html = _marker(cite, counter, box, scope, numbers)
         for key in missing:
             warnings.append(
                 RenderWarning(
@@ -121,8 +161,68 @@ def resolve(
     return results, trailing
 
 
+def _marker(cite: Item, counter: int, box: int, scope: _List, numbers: dict[str, int]) -> str:
+    """`<sup class="citation">[1],[2]</sup>` as the theme writes it for numbered styles; the
+    style's own in-text citation for the others, one link per key inside its affixes."""
+    keys = (cite.data or {})["keys"]
+    if scope.numeric or not scope.markers:
+        links = ",".join(
+            f'<a href="#ref-{box}-{_anchor_key(key)}">[{numbers[key]}]</a>' for key in keys
+        )
+        return f'<sup class="citation" id="cite-back-{counter}">{links}</sup>'
+    prefix, suffix, delimiter = scope.affixes
+    links = html.escape(delimiter, quote=False).join(
+        f'<a href="#ref-{box}-{_anchor_key(key)}">{scope.markers.get(key) or html.escape(key)}</a>'
+        for key in keys
+    )
+    return (
+        f'<span class="citation citation-text" id="cite-back-{counter}">'
+        f"{html.escape(prefix, quote=False)}{links}{html.escape(suffix, quote=False)}</span>"
+    )
+
+
+def _locate(scope: _List, keys: list[str], bibliography_for) -> None:
+    """Record which file holds each key of a list that is not formatted, so the note's
+    citations (references.bib, Scholar tags, "cited by") do not depend on formatting."""
+    remaining = list(keys)
+    for name in scope.bib:
+        bibliography = bibliography_for(name)
+        known = getattr(bibliography, "known", None)
+        if known is None or not remaining:
+            continue
+        found = set(known(remaining))
+        scope.sources.update({key: name for key in remaining if key in found})
+        remaining = [key for key in remaining if key not in found]
+
+
+def _typeset(markup: str, formulas: tuple[str, ...], line: int, warnings) -> str:
+    """The entry's math placeholders as KaTeX HTML (the note's own math renderer)."""
+
+    def formula(match: re.Match) -> str:
+        index = int(match.group(1))
+        if index >= len(formulas):
+            return ""
+        tex = formulas[index]
+        try:
+            return jsengine.render_tex(tex, display=False)
+        except jsengine.JSError as error:
+            warnings.append(
+                RenderWarning(line, "math-error", f"math in a reference: {error.message}")
+            )
+            return (
+                f'<span class="math-error" title="{html.escape(error.message)}">'
+                f"<code>{html.escape(tex)}</code></span>"
+            )
+
+    return _MATH_TOKEN.sub(formula, markup)
+
+
 def _format(
-    scope: _List, keys: list[str], context: RenderContext, warnings: list[RenderWarning]
+    scope: _List,
+    keys: list[str],
+    context: RenderContext,
+    warnings: list[RenderWarning],
+    bibliography_for,
 ) -> tuple[dict[str, str], list[str], str]:
     """Formatted entries by key, the keys found nowhere, and a file problem to show (or "")."""
     if not keys:
@@ -143,20 +243,38 @@ def _format(
     problems = []
     remaining = list(keys)
     for name in scope.bib:
-        bibliography = context.resolve_bibliography(name)
+        bibliography = bibliography_for(name)
         if bibliography is None:
             warnings.append(
                 RenderWarning(line, "bib-missing", f"bibliography file {name} does not exist")
             )
             problems.append(f"bibliography not found: {name}")
             continue
+        if isinstance(bibliography, UnavailableBibliography):
+            warnings.append(
+                RenderWarning(
+                    line, "bib-private", f"bibliography file {name} {bibliography.reason}"
+                )
+            )
+            problems.append(f"bibliography not available to this note: {name}")
+            continue
         scope.url = scope.url or getattr(bibliography, "url", "") or f"/{name}"
-        found = bibliography.format(remaining, style)
-        entries.update({key: _clean_entry(value) for key, value in found.items()})
-        scope.sources.update({key: name for key in found})
-        labeller = getattr(bibliography, "labels", None)
-        if labeller is not None and found:
-            scope.labels.update(labeller(list(found), style) or {})
+        found = bibliography.format(remaining, style, context.citation_locale)
+        if not isinstance(found, FormattedReferences):  # a plain {key: html} bibliography
+            found = FormattedReferences(dict(found))
+        for key, value in found.entries.items():
+            entries[key] = _typeset(_clean_entry(value), found.math.get(key, ()), line, warnings)
+        for key, reason in found.problems.items():
+            warnings.append(
+                RenderWarning(line, "cite-unformatted", f"reference {key} in {name}: {reason}")
+            )
+        scope.sources.update({key: name for key in found.entries})
+        scope.numeric = found.numeric
+        scope.order += [key for key in found.order if key in found.entries]
+        scope.markers.update(
+            {key: _clean_entry(marker) for key, marker in found.markers.items() if marker}
+        )
+        scope.affixes = (found.prefix, found.suffix, found.delimiter)
         remaining = [key for key in remaining if key not in entries]
         if not remaining:
             break
@@ -181,8 +299,13 @@ def _list_html(
     if not numbers:
         # A list whose scope cites nothing stays hidden, heading included (theme behaviour).
         return f'<div class="{css}" hidden{source}>{title}</div>'
+    order = list(numbers)
+    if not scope.numeric and scope.order:
+        # The style's order (by author, year…), then keys it did not format.
+        order = [key for key in scope.order if key in numbers]
+        order += [key for key in numbers if key not in order]
     items = []
-    for key, number in numbers.items():
+    for key in order:
         anchor = _anchor_key(key)
         if key in entries:
             body = (
@@ -190,16 +313,17 @@ def _list_html(
                 f"{entries[key]}</div></div></div>"
             )
         elif problem:
-            body = f"<em>{html.escape(problem)}</em>"
+            body = f"<em>{html.escape(problem)}: {html.escape(key)}</em>"
         else:
             body = f"<em>missing reference: {html.escape(key)}</em>"
-        back = "".join(
+        # One ↩ per citing place, separated by a space (the theme's join(" ")).
+        back = " ".join(
             f'<a href="#cite-back-{target}" title="Back to citation {index}">↩</a>'
             for index, target in enumerate(backlinks[key], start=1)
         )
+        number = f'<span class="ref-num">[{numbers[key]}]</span> ' if scope.numeric else ""
         items.append(
-            f'<li id="ref-{box}-{anchor}"><span class="ref-num">'
-            f"[{html.escape(scope.labels.get(key) or str(number))}]</span> {body}"
-            f'<span class="ref-back">{back}</span></li>'
+            f'<li id="ref-{box}-{anchor}">{number}{body}<span class="ref-back">{back}</span></li>'
         )
-    return f'<div class="{css}"{source}>{title}<ol class="ref-list">{"".join(items)}</ol></div>'
+    css_list = "ref-list" if scope.numeric else "ref-list ref-list-text"
+    return f'<div class="{css}"{source}>{title}<ol class="{css_list}">{"".join(items)}</ol></div>'

@@ -57,13 +57,42 @@ DEFAULT_ENVIRONMENTS: tuple[EnvironmentKind, ...] = tuple(
 )
 
 
+@dataclass
+class FormattedReferences:
+    """A bibliography's answer for the keys of one list (bibliography.formatting)."""
+
+    entries: dict[str, str]  # key → the entry's HTML (sanitised by the engine); found keys only
+    # key → TeX of each formula in its HTML, written there as \ue010N\ue011 (typeset here).
+    math: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    numeric: bool = True  # numbered style: [n] markers, list in citation order
+    order: list[str] = field(default_factory=list)  # the style's order (author–date styles)
+    markers: dict[str, str] = field(default_factory=dict)  # key → in-text HTML, no affixes
+    problems: dict[str, str] = field(default_factory=dict)  # key → why it is shown raw
+    prefix: str = ""  # an in-text cluster's affixes and delimiter: "(", ")", "; "
+    suffix: str = ""
+    delimiter: str = "; "
+
+
 class Bibliography(Protocol):
     """A named bibliography file as the engine sees it."""
 
     url: str  # where the file is served, e.g. /bib/refs.bib
 
-    def format(self, keys: list[str], style: str | None) -> dict[str, str]:
-        """HTML of each key found, in any order; keys not in the file are left out."""
+    def format(
+        self, keys: list[str], style: str | None, locale: str | None = None
+    ) -> FormattedReferences:
+        """The keys found, formatted in `style` and `locale`; keys not in the file are left
+        out. A bibliography may also offer `known(keys) -> list[str]`, the keys it holds,
+        asked instead for lists the render does not format."""
+
+
+@dataclass(frozen=True)
+class UnavailableBibliography:
+    """What resolve_bibliography answers for a file that exists but that this note may not
+    name (the site's rule): the list takes no entries from it, and the warning, on the list's
+    line, says `reason`, which follows the file's name ("is private: …")."""
+
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -77,11 +106,15 @@ class ReferenceTarget:
 @dataclass
 class RenderContext:
     environments: tuple[EnvironmentKind, ...] = DEFAULT_ENVIRONMENTS
-    # name (bib/refs.bib) → Bibliography, or None when there is no such file.
-    resolve_bibliography: Callable[[str], Bibliography | None] = lambda name: None
+    # name (bib/refs.bib) → Bibliography, None when there is no such file, or
+    # UnavailableBibliography when the note may not use it.
+    resolve_bibliography: Callable[[str], Bibliography | UnavailableBibliography | None] = (
+        lambda name: None
+    )
     # Files searched, in order, by a references list without bib= (SciDraft's improvement).
     default_bibliographies: tuple[str, ...] = ()
     citation_style: str | None = None
+    citation_locale: str | None = None  # the site's language (en-us): the CSL locale
     # (note slug, label) → target in another note, for \ref{slug:label}.
     resolve_reference: Callable[[str, str], ReferenceTarget | None] = lambda slug, label: None
     # (shortcode name, parameters) → HTML of an entry index (entry-a-to-z, entry-categories).
@@ -92,6 +125,9 @@ class RenderContext:
     options: dict[str, Any] = field(default_factory=dict)
     # A larger body is refused with a visible error (the site sets NOTE_BODY_MAX_BYTES).
     max_source_bytes: int = limits.MAX_SOURCE_BYTES
+    # The editor preview only: top-level blocks carry data-source-line (sourcelines.py), for
+    # scrolling the source and the preview together. Published HTML never has them.
+    source_lines: bool = False
 
     def kinds_by_key(self) -> dict[str, EnvironmentKind]:
         return {kind.key: kind for kind in self.environments}

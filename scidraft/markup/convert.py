@@ -24,6 +24,7 @@ from markdown.preprocessors import HtmlBlockPreprocessor
 
 from . import limits
 from .rendered import RenderWarning
+from .sourcelines import ATTRIBUTE, SourceLine
 from .stash import Stash
 
 _TABLE_ATTRIBUTES = re.compile(r"^[ \t]*\{:?[ \t]*((?:\.[\w-]+[ \t]*)+)\}[ \t]*$")
@@ -216,8 +217,49 @@ class PrefilteredInlineProcessor(treeprocessors.InlineProcessor):
         return data
 
 
+def _parse_blocks(parser, original):
+    """The parser's loop over the document's top-level blocks, setting each new top-level
+    element's source line when the render asks for lines (sourcelines.py).
+
+    The blocks are the text split at blank lines; block processors take from and put back at
+    the front only, so the blocks after the first one still in its original place are the
+    document's last ones, unchanged, and the lines left are counted without joining them."""
+
+    def parse_blocks(parent, blocks):
+        source_line: SourceLine | None = getattr(_local, "source_line", None)
+        if source_line is None or parent is not parser.root:
+            return original(parent, blocks)
+        given = list(blocks)
+        # newlines[i]: line breaks in "\n\n".join(given[i:]).
+        newlines = [0] * (len(given) + 1)
+        for index in range(len(given) - 1, -1, -1):
+            newlines[index] = given[index].count("\n") + (
+                newlines[index + 1] + 2 if index < len(given) - 1 else 0
+            )
+        total = newlines[0]
+        while blocks:
+            offset = len(given) - len(blocks)
+            changed = 0
+            while changed < len(blocks) and (
+                offset + changed < 0 or blocks[changed] is not given[offset + changed]
+            ):
+                changed += 1
+            left = sum(block.count("\n") + 2 for block in blocks[:changed])
+            left += newlines[offset + changed] if changed < len(blocks) else -2
+            line = total - left + 1
+            before = len(parent)
+            for processor in parser.blockprocessors:
+                if processor.test(parent, blocks[0]) and processor.run(parent, blocks) is not False:
+                    break
+            for element in parent[before:]:
+                element.set(ATTRIBUTE, str(source_line(line)))
+
+    return parse_blocks
+
+
 def _new_markdown() -> markdown.Markdown:
     md = _markdown()
+    md.parser.parseBlocks = _parse_blocks(md.parser, md.parser.parseBlocks)
     md.preprocessors.register(CheckedHtmlBlockPreprocessor(md), "html_block", 20)
     for processor in md.parser.blockprocessors:
         processor.test = _checked(processor.test)
@@ -261,14 +303,24 @@ class Converted(NamedTuple):
     fallback: bool = False
 
 
-def to_html(text: str, stash: Stash, warnings: list[RenderWarning] | None = None) -> Converted:
+def to_html(
+    text: str,
+    stash: Stash,
+    warnings: list[RenderWarning] | None = None,
+    *,
+    source_line: SourceLine | None = None,
+) -> Converted:
     """Markdown → HTML and the TOC HTML. A body Markdown cannot finish within the render's
-    budget (or that exhausts the stack) becomes escaped paragraphs and a warning."""
+    budget (or that exhausts the stack) becomes escaped paragraphs and a warning.
+
+    With `source_line` (a line of `text` → the author's line), every top-level block element
+    carries `data-source-line` (sourcelines.py)."""
     md = getattr(_local, "markdown", None)
     if md is None:
         md = _local.markdown = _new_markdown()
     md.reset()
     _local.stash = stash
+    _local.source_line = source_line
     try:
         limits.check()
         body = md.convert(text)
@@ -290,4 +342,5 @@ def to_html(text: str, stash: Stash, warnings: list[RenderWarning] | None = None
         return Converted(limits.escaped_paragraphs(text), "", fallback=True)
     finally:
         _local.stash = None
+        _local.source_line = None
     return Converted(body, toc)

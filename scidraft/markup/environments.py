@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from . import limits
 from .context import EnvironmentKind, RenderContext
 from .rendered import RenderWarning
+from .sourcelines import LineMap
 from .stash import Stash
 
 _OPEN = re.compile(
@@ -35,6 +36,8 @@ class EnvironmentState:
     counters: dict[str, int] = field(default_factory=dict)
     labels: dict[str, dict] = field(default_factory=dict)
     found: list[dict] = field(default_factory=list)
+    # Each fence becomes three lines (blank, placeholder, blank): lines after it shift.
+    lines: LineMap = field(default_factory=LineMap)
 
 
 def _lead_in_pattern(context: RenderContext) -> re.Pattern:
@@ -142,6 +145,7 @@ def process(
                 + _heading(kind, kind_word, shown_number, html.escape(title))
             )
             token = stash.add(opening, block=True, kind="environment-open", line=number)
+            state.lines.replaced(len(out) + 1, 3, number)
             out.extend(["", opened.group("indent") + token, ""])
             stack.append(
                 {
@@ -160,6 +164,7 @@ def process(
                 )
                 out.append(line)
                 continue
+            state.lines.replaced(len(out) + 1, 3, number)
             out.extend(["", _close(stack.pop(), stash, number), ""])
             continue
         out.append(line)
@@ -172,6 +177,7 @@ def process(
                 "environment is never closed with ::: (closed at the end of the note)",
             )
         )
+        state.lines.replaced(len(out) + 1, 3, len(lines))
         out.extend(["", _close(block, stash, block["line"]), ""])
     return "\n".join(out)
 

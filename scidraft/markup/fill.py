@@ -13,12 +13,15 @@ import re
 from . import citations
 from .context import RenderContext
 from .rendered import CitationList, RenderWarning
+from .sourcelines import ATTRIBUTE as SOURCE_LINE
+from .sourcelines import with_source_line
 from .stash import CLOSE, OPEN, TOKEN, Item, Stash
 
 # A tag with a placeholder in it (in an attribute): the only tags `substitute` rewrites, found
 # without a Python call for each of the others.
 _TAG_WITH_PLACEHOLDER = re.compile(f"<[^<>{OPEN}]*{OPEN}[^<>]*>")
-_PARAGRAPH = re.compile(r"<p>(.*?)</p>", re.S)
+# A paragraph as Markdown writes it: bare, or with its source line in the editor preview.
+_PARAGRAPH = re.compile(f'<p(?: {SOURCE_LINE}="(\\d+)")?>(.*?)</p>', re.S)
 
 
 def _resolve_refs(
@@ -73,22 +76,33 @@ def _hoist_blocks(markup: str, stash: Stash) -> str:
     def is_block(match: re.Match) -> bool:
         return stash.item(int(match.group(1))).block
 
+    def lined(token: re.Match, line: int) -> str:
+        # The paragraph's source line moves to the block it unwraps (sourcelines.py).
+        item = stash.item(int(token.group(1)))
+        if line and item.html and item.kind != "environment-close":
+            item.html = with_source_line(item.html, item.line or line)
+        return token.group(0)
+
     def paragraph(match: re.Match) -> str:
-        content = match.group(1)
+        line = int(match.group(1) or 0)
+        content = match.group(2)
         if OPEN not in content:
             return match.group(0)
         whole = TOKEN.fullmatch(content)
         if whole and is_block(whole):
-            return content  # the usual case, without splitting around it
+            return lined(whole, line)  # the usual case, without splitting around it
         tokens = [token for token in TOKEN.finditer(content) if is_block(token)]
         if not tokens:
             return match.group(0)
         pieces, cursor = [], 0
+        opening = f'<p {SOURCE_LINE}="{line}">' if line else "<p>"
         for token in tokens:
             before = content[cursor : token.start()]
             if before.strip():
-                pieces.append(f"<p>{before.strip()}</p>")
-            pieces.append(token.group(0))
+                pieces.append(f"{opening}{before.strip()}</p>")
+                line, opening = 0, "<p>"
+            pieces.append(lined(token, line))
+            line = 0
             cursor = token.end()
         after = content[cursor:]
         if after.strip():

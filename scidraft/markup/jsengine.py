@@ -1,10 +1,12 @@
-"""KaTeX and pseudocode.js, run on the server in an embedded V8 (mini-racer).
+"""KaTeX and pseudocode.js, and citation-js, run on the server in an embedded V8 (mini-racer).
 
-V8 contexts are pooled per process: a call borrows an idle context (or makes one) and gives it
-back, so a context serves one call at a time, and threads that come and go (a development
-server's thread per request) reuse contexts instead of each starting a V8 of its own. After
-fork the child starts an empty pool. Contexts are closed at exit so the process never waits on a
-V8 thread. Formula results are cached by (TeX, display mode, KaTeX version) in a process-wide LRU.
+V8 contexts are pooled per process, one pool per set of libraries (KaTeX with pseudocode.js;
+citation-js, which is ten times their size and needed only by reference lists): a call borrows
+an idle context (or makes one) and gives it back, so a context serves one call at a time, and
+threads that come and go (a development server's thread per request) reuse contexts instead of
+each starting a V8 of its own. After fork the child starts empty pools. Contexts are closed at
+exit so the process never waits on a V8 thread. Formula results are cached by (TeX, display
+mode, KaTeX version) in a process-wide LRU.
 """
 
 from __future__ import annotations
@@ -110,22 +112,55 @@ IDLE_CONTEXTS_MAX = 8
 _creation_lock = threading.Lock()
 
 
-def _load() -> MiniRacer:
-    for name in ("katex/katex.min.js", "pseudocode/pseudocode.min.js"):
+def _context(*scripts: str) -> MiniRacer:
+    for name in scripts:
         if not (ASSETS / name).is_file():
             raise AssetsMissing(f"{ASSETS / name} is missing: run `make vendor`.")
     init_mini_racer(flags=V8_FLAGS, ignore_duplicate_init=True)
     context = MiniRacer()
-    context.eval((ASSETS / "katex" / "katex.min.js").read_text(encoding="utf-8"))
-    context.eval((ASSETS / "pseudocode" / "pseudocode.min.js").read_text(encoding="utf-8"))
+    for name in scripts:
+        context.eval((ASSETS / name).read_text(encoding="utf-8"))
+    return context
+
+
+def _load() -> MiniRacer:
+    context = _context("katex/katex.min.js", "pseudocode/pseudocode.min.js")
     context.eval(_PRELUDE % json.dumps(KATEX_OPTIONS))
+    return context
+
+
+# The bundle is a browserify build for browsers: it installs a global `require` and reads
+# `window`/`self`, which a bare V8 context lacks.
+_CITATION_GLOBALS = "var window = this, self = this;"
+_citation_preludes: list[str] = []
+
+
+def add_citation_prelude(script: str) -> None:
+    """JavaScript evaluated in every citation-js context after the bundle (bibliography.csl
+    defines its functions with it); contexts made before are closed, so none lacks it."""
+    if script not in _citation_preludes:
+        _citation_preludes.append(script)
+        _citation_pool.close_all()
+
+
+def _load_citations() -> MiniRacer:
+    init_mini_racer(flags=V8_FLAGS, ignore_duplicate_init=True)
+    bundle = ASSETS / "citation-js" / "citation.js"
+    if not bundle.is_file():
+        raise AssetsMissing(f"{bundle} is missing: run `make vendor`.")
+    context = MiniRacer()
+    context.eval(_CITATION_GLOBALS)
+    context.eval(bundle.read_text(encoding="utf-8"))
+    for script in _citation_preludes:
+        context.eval(script)
     return context
 
 
 class _Pool:
     """This process's V8 contexts: each lent to one call at a time."""
 
-    def __init__(self):
+    def __init__(self, loader=_load):
+        self.loader = loader
         self.lock = threading.Lock()
         self.idle: list[MiniRacer] = []
         self.every: list[MiniRacer] = []
@@ -135,7 +170,7 @@ class _Pool:
             if self.idle:
                 return self.idle.pop()  # the most recently used: its caches are warm
         with _creation_lock:
-            context = _load()
+            context = self.loader()
         with self.lock:
             self.every.append(context)
         return context
@@ -163,6 +198,7 @@ class _Pool:
 
 
 _pool = _Pool()
+_citation_pool = _Pool(_load_citations)
 
 
 # Contexts inherited across fork() belong to the parent's V8 threads, which the child does not
@@ -172,9 +208,11 @@ _inherited: list[MiniRacer] = []
 
 
 def _pool_after_fork() -> None:
-    global _pool
+    global _pool, _citation_pool
     _inherited.extend(_pool.every)
+    _inherited.extend(_citation_pool.every)
     _pool = _Pool()  # a fresh lock too: the parent's may have been held at the fork
+    _citation_pool = _Pool(_load_citations)
 
 
 os.register_at_fork(after_in_child=_pool_after_fork)
@@ -206,30 +244,45 @@ def _first_line(error: Exception) -> str:
     return line
 
 
-def _call(function: str, *args):
-    # A call gets at most what is left of the render's budget (and never less than a moment).
-    context = _pool.take()  # loading the libraries into a new context is not the input's cost
+# A reference list's call is not cut shorter than this by the render's budget: citeproc-js
+# takes 3-20 ms an entry (APA and Chicago are the slow ones, a busy machine doubles it), and a
+# list cut off would show raw entries at every render, as nothing stopped is cached. Only one
+# such call can overrun a render: the budget is spent after it, and later lists are not
+# formatted (scidraft.markup.citations).
+CITATION_FLOOR_SECONDS = CALL_TIMEOUT_SECONDS
+
+
+def _call(function: str, *args, pool: _Pool | None = None, before=None, floor: float = 0.05):
+    # A call gets at most what is left of the render's budget (and never less than `floor`).
+    pool = pool or _pool
+    context = pool.take()  # loading the libraries into a new context is not the input's cost
+    if before is not None:
+        try:
+            before(context)  # what this context still lacks (a style), not the input's cost
+        except BaseException:
+            pool.discard(context)
+            raise
     left = limits.remaining()
-    timeout = max(min(CALL_TIMEOUT_SECONDS, left), 0.05)
+    timeout = min(max(min(CALL_TIMEOUT_SECONDS, left), floor), CALL_TIMEOUT_SECONDS)
     started = time.monotonic()
     try:
         result = context.call(function, *args, timeout_sec=timeout, max_memory=MEMORY_LIMIT_BYTES)
     except JSTimeoutException:
-        _pool.discard(context)  # it may be wedged: the next call makes another
+        pool.discard(context)  # it may be wedged: the next call makes another
         if timeout < CALL_TIMEOUT_SECONDS:
             raise JSStopped("the note took too long to render and this was stopped") from None
         raise JSError(f"took longer than {CALL_TIMEOUT_SECONDS:g} s and was stopped") from None
     except JSOOMException:
-        _pool.discard(context)
+        pool.discard(context)
         raise JSError("used too much memory and was stopped") from None
     except BaseException as error:
-        _pool.give_back(context)
+        pool.give_back(context)
         if isinstance(error, JSEvalException):
             raise JSError(_first_line(error)) from None
         raise
     finally:
         limits.charge_engine(time.monotonic() - started)
-    _pool.give_back(context)
+    pool.give_back(context)
     return result
 
 
@@ -251,6 +304,34 @@ def _shared(operation: str, *args):
     except Exception:  # noqa: BLE001 - a cache outage costs a KaTeX call, never a render
         logger.warning("shared formula cache %s failed", operation, exc_info=True)
         return None
+
+
+def shared_get_many(keys: list[str]) -> dict:
+    """The shared cache's values for `keys` (those it has); {} without one or in an outage."""
+    if _shared_cache is None or not keys:
+        return {}
+    try:
+        getter = getattr(_shared_cache, "get_many", None)
+        if getter is not None:
+            return dict(getter(keys))
+        return {key: value for key in keys if (value := _shared_cache.get(key)) is not None}
+    except Exception:  # noqa: BLE001 - a cache outage costs a formatting, never a render
+        logger.warning("shared cache get_many failed", exc_info=True)
+        return {}
+
+
+def shared_set_many(values: dict) -> None:
+    if _shared_cache is None or not values:
+        return
+    try:
+        setter = getattr(_shared_cache, "set_many", None)
+        if setter is not None:
+            setter(values)
+        else:
+            for key, value in values.items():
+                _shared_cache.set(key, value)
+    except Exception:  # noqa: BLE001
+        logger.warning("shared cache set_many failed", exc_info=True)
 
 
 @functools.lru_cache(maxsize=20_000)
@@ -311,6 +392,13 @@ def render_pseudocode(source: str, *, caption_count: int) -> str:
     return result
 
 
+def call_citations(function: str, *args, before=None):
+    """`function(*args)` in a citation-js context, bounded like a formula (time, memory, the
+    render's budget); `before(context)` runs first, outside the bounds (loading a style)."""
+    return _call(function, *args, pool=_citation_pool, before=before, floor=CITATION_FLOOR_SECONDS)
+
+
 @atexit.register
 def _close_all() -> None:
     _pool.close_all()
+    _citation_pool.close_all()

@@ -20,7 +20,7 @@ from .rendered import CitationList, Rendered, RenderWarning
 from .stash import TOKEN, Stash, strip_placeholder_characters
 
 # Bump when the output for the same source changes: stored renders are refreshed.
-ENGINE_VERSION = "3"
+ENGINE_VERSION = "4"
 
 _TAGS = re.compile(r"<[^>]+>")
 _BLOCK_TAGS = re.compile(
@@ -92,10 +92,17 @@ def _render_body(
     text = environments.process(text, stash, context, warnings, env_state)
     text = limits.refuse_deep_blocks(text, stash, warnings)
 
-    converted = convert.to_html(text, stash, warnings)
+    lined = context.source_lines and not card
+    converted = convert.to_html(
+        text, stash, warnings, source_line=env_state.lines if lined else None
+    )
     # The fallback is escaped text in <p>s, as nh3 writes it: cleaning it again changes nothing
     # and takes a second on 2 MB of `<`.
-    markup = converted.html if converted.fallback else sanitise.clean_author_html(converted.html)
+    markup = (
+        converted.html
+        if converted.fallback
+        else sanitise.clean_author_html(converted.html, source_lines=lined)
+    )
     markup = sanitise.external_links(markup)
     toc = sanitise.clean_author_html(converted.toc)
     plain = _plain_text(markup, stash)

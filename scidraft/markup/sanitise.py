@@ -13,6 +13,8 @@ import re
 
 import nh3
 
+from .sourcelines import ATTRIBUTE as SOURCE_LINE
+from .sourcelines import DIGITS
 from .stash import CLOSE, FILL, OPEN
 
 URL_SCHEMES = {"http", "https", "mailto"}
@@ -74,6 +76,8 @@ def _url_is_settled(value: str) -> bool:
 
 
 def _filter(tag: str, attribute: str, value: str) -> str | None:
+    if attribute == SOURCE_LINE:
+        return value if DIGITS.match(value) else None
     # target on links only as _blank (rel gets noopener afterwards, see external_links).
     if attribute == "target" and value not in {"_blank", "_self"}:
         return None
@@ -82,11 +86,15 @@ def _filter(tag: str, attribute: str, value: str) -> str | None:
     return value
 
 
-def clean_author_html(html: str) -> str:
+# The editor preview's policy: the author's, plus the source lines of blocks (digits only).
+_LINED_ATTRIBUTES = {**AUTHOR_ATTRIBUTES, "*": _COMMON | {SOURCE_LINE}}
+
+
+def clean_author_html(html: str, *, source_lines: bool = False) -> str:
     return nh3.clean(
         html,
         tags=_TEXT,
-        attributes=AUTHOR_ATTRIBUTES,
+        attributes=_LINED_ATTRIBUTES if source_lines else AUTHOR_ATTRIBUTES,
         url_schemes=URL_SCHEMES,
         link_rel=None,
         strip_comments=True,

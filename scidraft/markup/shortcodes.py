@@ -37,6 +37,41 @@ KNOWN = PAIRED | ENTRY_INDEXES | {
 }  # fmt: skip
 
 
+@dataclass(frozen=True)
+class Signature:
+    """What a shortcode takes, for the editor's completion and the syntax guide."""
+
+    summary: str
+    params: tuple[str, ...] = ()
+    paired: bool = False
+
+
+_ENTRY_INDEX_PARAMS = (
+    "set", "titleField", "categoryField", "aliasesField", "summaryField", "tag", "countLabel",
+)  # fmt: skip
+SHORTCODES: dict[str, Signature] = {
+    "references": Signature(
+        "the reference list of the citations before it", ("bib", "title", "style")
+    ),
+    "preview": Signature("the region a feed card shows", paired=True),
+    "promotion-textual": Signature(
+        "a text promotion",
+        ("title", "subtitle", "buttonText", "buttonLink", "align", "rel", "target", "sponsored"),
+    ),
+    "promotion-visual": Signature("rows of images from a data file", ("data", "link", "sponsored")),
+    "gallery": Signature("a grid of linked images", paired=True),
+    "gallery-item": Signature("one image of a gallery", ("image", "caption", "link")),
+    "glossary": Signature("the glossary panel of the note"),
+    "glossary-term": Signature("a term with its definition", ("id", "def"), paired=True),
+    "term": Signature("a term (the older name of glossary-term)", ("id", "def"), paired=True),
+    "entry-a-to-z": Signature("an A–Z index of an entry set", _ENTRY_INDEX_PARAMS),
+    "entry-categories": Signature("an entry set by category", _ENTRY_INDEX_PARAMS),
+    "entry-map": Signature("the legacy name of entry-a-to-z", _ENTRY_INDEX_PARAMS),
+    "occupation-map": Signature("a legacy name of entry-a-to-z", _ENTRY_INDEX_PARAMS),
+    "occupation-categories": Signature("the legacy name of entry-categories", _ENTRY_INDEX_PARAMS),
+}
+
+
 @dataclass
 class Shortcode:
     name: str

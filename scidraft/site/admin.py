@@ -1,12 +1,29 @@
+from django import forms
 from django.contrib import admin
 from django.http import HttpResponseRedirect
 from django.urls import reverse
+from django.utils.html import format_html, format_html_join
 
-from .models import EntrySet, MenuItem, SiteSettings
+from .models import CITATION_STYLES, EntrySet, MenuItem, SiteSettings
+
+
+class CitationStyleInput(forms.TextInput):
+    """A style name with the featured styles offered (any shipped CSL style is accepted)."""
+
+    def render(self, name, value, attrs=None, renderer=None):
+        attrs = {**(attrs or {}), "list": "citation-styles"}
+        options = format_html_join("", '<option value="{}">{}</option>', CITATION_STYLES)
+        field = super().render(name, value, attrs, renderer)
+        return format_html('{}<datalist id="citation-styles">{}</datalist>', field, options)
 
 
 @admin.register(SiteSettings)
 class SiteSettingsAdmin(admin.ModelAdmin):
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        if db_field.name == "citation_style":
+            kwargs["widget"] = CitationStyleInput
+        return super().formfield_for_dbfield(db_field, request, **kwargs)
+
     fieldsets = [
         (
             None,

@@ -10,15 +10,12 @@ from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
 
+from bibliography.csl import FEATURED_STYLES, validate_style
+
 SHARE_BUTTONS = ["x", "linkedin", "reddit", "facebook", "whatsapp", "telegram", "ycombinator"]
 
-CITATION_STYLES = [
-    ("vancouver", "Vancouver (numbered, as the theme)"),
-    ("plain", "BibTeX plain"),
-    ("unsrt", "BibTeX unsrt"),
-    ("alpha", "BibTeX alpha"),
-    ("author-year", "Author–year"),
-]
+# The styles offered first; any CSL style the project ships is accepted (bibliography.csl).
+CITATION_STYLES = FEATURED_STYLES
 
 
 def default_share_buttons() -> list[str]:
@@ -102,7 +99,15 @@ class SiteSettings(models.Model):
     )
 
     default_theme = models.CharField(max_length=10, choices=Theme.choices, default=Theme.AUTO)
-    citation_style = models.CharField(max_length=20, choices=CITATION_STYLES, default="vancouver")
+    citation_style = models.CharField(
+        max_length=100,
+        default="vancouver",
+        validators=[validate_style],
+        help_text="Any CSL style shipped with SciDraft, by its file name: vancouver (the "
+        "theme's), apa, ieee, chicago-author-date, nature, harvard-cite-them-right, "
+        "association-for-computing-machinery, american-physics-society, elsevier-harvard, "
+        "modern-language-association, or any other of the CSL styles repository.",
+    )
     require_review = models.BooleanField(
         default=False, help_text="An Author's publish becomes a request an Editor approves."
     )

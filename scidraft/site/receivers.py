@@ -12,8 +12,13 @@ from django.db.models.signals import m2m_changed, post_delete, post_save
 
 from .caching import bump_generation
 
-# Rows no reader sees (the revision record, derived citation rows, the counter itself).
-SILENT = {"site.contentgeneration", "notes.noterevision", "notes.notecitation"}
+# Rows no reader sees (the revision record, derived citation rows, the counter itself, the
+# working copy of a published note, consent records).
+SILENT = {
+    "site.contentgeneration", "notes.noterevision", "notes.notecitation",
+    # A published note's unpublished changes and the bylines' consent records.
+    "notes.workingcopy", "notes.authorconsent",
+}  # fmt: skip
 APPS = ("site", "notes", "bibliography")
 
 

@@ -1,12 +1,15 @@
-// The editor's cite picker (issue 6): search the entries of the bibliographies usable in this
-// note and insert \cite{key} at the body's cursor. Results are built with textContent only:
-// titles and names come from uploaded files and are never parsed as HTML.
+// The editor's cite picker (issues 6 and 20): search the entries of the bibliographies usable
+// in this note and insert \cite{key} at the body's cursor, as one step that Ctrl+Z undoes
+// (through SciDraftBody, editor-body.js); a selection is kept, the citation goes after it.
+// Results are built with textContent only: titles and names come from uploaded files and are
+// never parsed as HTML.
 (function () {
   "use strict";
   var root = document.querySelector(".cite-picker[data-cite-url]");
   if (!root) return;
-  var body = document.getElementById(root.getAttribute("data-cite-target"));
-  if (!body) return;
+  var field = document.getElementById(root.getAttribute("data-cite-target"));
+  if (!field || !window.SciDraftBody) return;
+  var body = window.SciDraftBody.of(field);
   var url = root.getAttribute("data-cite-url");
   var toggle = root.querySelector(".cite-picker-toggle");
   var panel = root.querySelector(".cite-picker-panel");
@@ -18,7 +21,6 @@
   var active = -1;
   var timer = null;
   var sequence = 0; // a response to an older query than the latest is dropped
-  var selection = { start: 0, end: 0 };
 
   function say(text) {
     status.textContent = text;
@@ -29,8 +31,7 @@
   }
 
   function open() {
-    // Where the citation goes: the body's cursor (or selection) before focus moved here.
-    selection = { start: body.selectionStart, end: body.selectionEnd };
+    // The body keeps its cursor while focus is here: that is where the citation goes.
     panel.hidden = false;
     toggle.setAttribute("aria-expanded", "true");
     input.setAttribute("aria-expanded", "true");
@@ -79,7 +80,9 @@
       item.id = "cite-picker-option-" + index;
       item.setAttribute("role", "option");
       item.appendChild(part("cite-picker-key", entry.key));
-      if (entry.title) item.appendChild(part("cite-picker-title", entry.title));
+      // The entry as the reference list prints it (the site's CSL style), else its title.
+      if (entry.reference) item.appendChild(part("cite-picker-reference", entry.reference));
+      else if (entry.title) item.appendChild(part("cite-picker-title", entry.title));
       var meta = [entry.authors, entry.year, entry.file].filter(Boolean).join(" · ");
       item.appendChild(part("cite-picker-meta", meta));
       // mousedown would move focus out of the search box before the click lands.
@@ -125,15 +128,8 @@
   function insert(index) {
     var entry = results[index];
     if (!entry) return;
-    var text = "\\cite{" + entry.key + "}";
-    var length = body.value.length;
-    var start = Math.min(selection.start, length);
-    var end = Math.min(Math.max(selection.end, start), length);
     close(false);
-    body.focus();
-    body.setRangeText(text, start, end, "end");
-    // The preview and autosave listen for input; a script's change fires none on its own.
-    body.dispatchEvent(new Event("input", { bubbles: true }));
+    body.insert("\\cite{" + entry.key + "}");
   }
 
   toggle.addEventListener("click", function () {

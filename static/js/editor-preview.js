@@ -1,7 +1,6 @@
-// The editor's live preview, problems panel and split view (issue 6).
+// The editor's live preview, problems panel and split view (issues 6 and 20).
 //
-// markdownx's own preview timer is switched off (forms.py sets its latency to the longest
-// setTimeout delay); this script drives the preview instead, so that typing stays fluid on a
+// The preview is asked for in the background, so that typing never waits for it, even on a
 // 5,000-word note:
 // - debounced: a request goes out after a pause, longer when the server was slow last time;
 // - never more than one request in flight: edits made meanwhile go in the next one;
@@ -10,15 +9,19 @@
 // - only the top-level blocks that changed are replaced, so the pane keeps its scroll position
 //   and Mermaid diagrams whose source did not change keep their drawing;
 // - Mermaid's script loads only once a preview contains a diagram.
-// The response starts with the problems list (editor/views.py problems_html), which goes to
-// the problems panel; clicking a problem selects its line in the source.
+// The answer is JSON (editor/views.py preview_json): the HTML, whose blocks carry their source
+// lines (for scrolling together), the problems, which fill the problems panel and mark their
+// lines in the editor's gutter, and the note's labels, which \ref{ completes. Clicking a
+// problem selects its line in the source. The text is read through SciDraftBody
+// (editor-body.js): CodeMirror's, or the textarea's without it.
 (function () {
   "use strict";
   var form = document.querySelector("form.editor-form");
   if (!form) return;
-  var source = form.querySelector("textarea.markdownx-editor");
+  var source = form.querySelector("textarea[name=body]");
   var preview = form.querySelector(".editor-preview");
-  if (!source || !preview) return;
+  if (!source || !preview || !window.SciDraftBody) return;
+  var body = window.SciDraftBody.of(source);
   var workspace = form.querySelector(".editor-workspace");
   var panes = form.querySelector(".editor-panes");
   var divider = form.querySelector(".editor-divider");
@@ -26,7 +29,7 @@
   var status = form.querySelector(".editor-preview-status");
   var problemList = form.querySelector(".editor-problem-list");
   var problemCount = form.querySelector(".editor-problem-count");
-  var url = source.getAttribute("data-markdownx-urls-path");
+  var url = source.getAttribute("data-preview-url");
 
   var MIN_DELAY = 250;
   var MAX_DELAY = 1200;
@@ -53,12 +56,32 @@
   // --- Applying a response ----------------------------------------------------------------
 
   // Each top-level node remembers the HTML it was made from, so a block is compared with
-  // the server's new output even after Mermaid replaced its contents with a drawing.
+  // the server's new output even after Mermaid replaced its contents with a drawing. Source
+  // lines are left out of the comparison: a line typed above a block moves its line, not its
+  // content, and the kept block only takes the new numbers.
+  var LINES = / data-source-line="\d+"/g;
   function sourceOf(node) {
     if (node.__previewSource === undefined) {
-      node.__previewSource = node.nodeType === 1 ? node.outerHTML : node.textContent;
+      node.__previewSource = node.nodeType === 1 ? node.outerHTML.replace(LINES, "") : node.textContent;
     }
     return node.__previewSource;
+  }
+
+  // The kept block takes the fresh one's source lines, element by element: their HTML is the
+  // same but for the lines, so an element is found in both by its path of child indexes.
+  function takeLines(kept, fresh) {
+    if (kept.nodeType !== 1 || fresh.nodeType !== 1) return;
+    var marked = Array.prototype.slice.call(fresh.querySelectorAll("[data-source-line]"));
+    if (fresh.hasAttribute("data-source-line")) marked.unshift(fresh);
+    marked.forEach(function (element) {
+      var path = [];
+      for (var node = element; node !== fresh; node = node.parentNode) {
+        path.unshift(Array.prototype.indexOf.call(node.parentNode.children, node));
+      }
+      var target = kept;
+      for (var i = 0; target && i < path.length; i++) target = target.children[path[i]];
+      if (target) target.setAttribute("data-source-line", element.getAttribute("data-source-line"));
+    });
   }
 
   function patch(fragment) {
@@ -69,11 +92,13 @@
     var old = Array.prototype.slice.call(preview.childNodes);
     var start = 0;
     while (start < old.length && start < fresh.length && sourceOf(old[start]) === sourceOf(fresh[start])) {
+      takeLines(old[start], fresh[start]);
       start++;
     }
     var endOld = old.length;
     var endFresh = fresh.length;
     while (endOld > start && endFresh > start && sourceOf(old[endOld - 1]) === sourceOf(fresh[endFresh - 1])) {
+      takeLines(old[endOld - 1], fresh[endFresh - 1]);
       endOld--;
       endFresh--;
     }
@@ -87,37 +112,53 @@
     return added;
   }
 
-  function showProblems(box) {
-    if (!problemList) return;
-    var items = box ? box.querySelectorAll("li") : [];
-    problemList.textContent = "";
-    Array.prototype.forEach.call(items, function (item) {
-      var li = document.createElement("li");
-      var button = document.createElement("button");
-      button.type = "button";
-      button.className = "editor-problem";
-      button.setAttribute("data-line", item.getAttribute("data-line") || "0");
-      // Moved, not re-parsed: the server escaped the message.
-      while (item.firstChild) button.appendChild(item.firstChild);
-      li.appendChild(button);
-      problemList.appendChild(li);
-    });
-    if (problemCount) problemCount.textContent = String(items.length);
-    form.setAttribute("data-problems", String(items.length));
+  // The problems panel and the gutter, from one list: [{line, code, message, blocking}].
+  function showProblems(problems) {
+    if (problemList) {
+      problemList.textContent = "";
+      problems.forEach(function (problem) {
+        var li = document.createElement("li");
+        var button = document.createElement("button");
+        button.type = "button";
+        button.className = "editor-problem";
+        button.setAttribute("data-line", String(problem.line || 0));
+        var where = document.createElement("span");
+        where.className = "editor-problem-line";
+        where.textContent = "line " + (problem.line || "?");
+        button.appendChild(where);
+        button.appendChild(document.createTextNode(" " + problem.message));
+        li.appendChild(button);
+        problemList.appendChild(li);
+      });
+    }
+    if (problemCount) problemCount.textContent = String(problems.length);
+    form.setAttribute("data-problems", String(problems.length));
+    body.setProblems(problems);
   }
 
-  function apply(html) {
+  function problemsOf(data) {
+    return (Array.isArray(data.problems) ? data.problems : [])
+      .filter(function (problem) {
+        return problem && typeof problem.message === "string";
+      })
+      .map(function (problem) {
+        return {
+          line: parseInt(problem.line, 10) || 0,
+          code: typeof problem.code === "string" ? problem.code : "",
+          message: problem.message,
+          blocking: Boolean(problem.blocking),
+        };
+      });
+  }
+
+  function apply(data) {
     var template = document.createElement("template");
-    template.innerHTML = html;
-    var fragment = template.content;
-    var box = fragment.firstElementChild;
-    if (box && box.classList.contains("editor-problems")) {
-      fragment.removeChild(box);
-      showProblems(box);
-    }
+    template.innerHTML = typeof data.html === "string" ? data.html : "";
+    showProblems(problemsOf(data));
+    body.setLabels(Array.isArray(data.labels) ? data.labels : []);
     var pane = preview.parentNode;
     var top = pane.scrollTop;
-    var added = patch(fragment);
+    var added = patch(template.content);
     pane.scrollTop = top;
     drawDiagrams(added);
   }
@@ -126,15 +167,15 @@
 
   function send() {
     timer = null;
-    if (inFlight || markdownxPending) return; // the response handler sends again
-    var text = source.value;
+    if (inFlight) return; // the response handler sends again
+    var text = body.text();
     if (text === lastSent) return;
     lastSent = text;
     var seq = ++sentSeq;
     var controller = window.AbortController ? new AbortController() : null;
     var started = Date.now();
-    var body = new FormData();
-    body.append("content", text);
+    var payload = new FormData();
+    payload.append("content", text);
     inFlight = { seq: seq, controller: controller };
     var watchdog = setTimeout(function () {
       if (controller) controller.abort();
@@ -143,21 +184,25 @@
     fetch(url, {
       method: "POST",
       credentials: "same-origin",
-      headers: { "X-CSRFToken": csrfToken(), "X-Requested-With": "XMLHttpRequest" },
-      body: body,
+      headers: {
+        "X-CSRFToken": csrfToken(),
+        "X-Requested-With": "XMLHttpRequest",
+        Accept: "application/json",
+      },
+      body: payload,
       signal: controller ? controller.signal : undefined,
     })
       .then(function (response) {
         if (!response.ok) throw new Error("HTTP " + response.status);
-        return response.text();
+        return response.json();
       })
-      .then(function (html) {
+      .then(function (data) {
         // Slow server, longer pause before the next request (within bounds).
         delay = Math.min(MAX_DELAY, Math.max(MIN_DELAY, Date.now() - started));
         if (seq < shownSeq || seq !== sentSeq) return; // stale
         failures = 0;
         shownSeq = seq;
-        apply(html);
+        apply(data || {});
         form.setAttribute("data-preview-seq", String(seq));
         say("");
       })
@@ -169,7 +214,10 @@
       .then(function () {
         clearTimeout(watchdog);
         if (inFlight && inFlight.seq === seq) inFlight = null;
-        if (source.value !== lastSent) schedule(failures ? Math.min(30000, 1000 * Math.pow(2, failures)) : delay);
+        if (changedSince) {
+          changedSince = false;
+          schedule(failures ? Math.min(30000, 1000 * Math.pow(2, failures)) : delay);
+        }
       });
   }
 
@@ -178,47 +226,24 @@
     timer = setTimeout(send, typeof wait === "number" ? wait : delay);
   }
 
-  // markdownx changes the text without an input event for its hotkeys (Tab, Ctrl+D) and
-  // announces uploads with keyup; both end up here, and unchanged text sends nothing.
-  ["input", "keyup", "change"].forEach(function (type) {
-    source.addEventListener(type, function () {
-      if (source.value !== lastSent && !(failures && timer)) schedule();
-    });
+  // A change while a request is out is sent once it has answered (changedSince): the text is
+  // read then, never on each keystroke.
+  var changedSince = false;
+  body.onChange(function () {
+    if (inFlight) changedSince = true;
+    if (!(failures && timer)) schedule();
   });
 
-  // The page came with the stored render of the saved text. When the textarea holds
-  // something else (a refused form), the text still needs a preview.
-  lastSent = preview.getAttribute("data-current") === "true" ? source.value : null;
-
-  // markdownx posts one preview of the text when it starts (this deferred script runs
-  // before it does). That request counts as the one in flight, and its response is shown;
-  // markdownx's own hidden box is emptied so the page does not hold the note twice.
-  var sink = form.querySelector(".markdownx-preview");
-  var markdownxPending = Boolean(sink) && !source.hasAttribute("data-markdownx-init");
-  var initialText = source.value;
-  function markdownxDone(html) {
-    if (!markdownxPending) return;
-    markdownxPending = false;
-    if (sink) sink.textContent = "";
-    if (typeof html === "string" && html.indexOf('<div class="editor-problems"') === 0 && sentSeq === 0) {
-      apply(html);
-      lastSent = initialText;
-    }
-    if (source.value !== lastSent) schedule();
-  }
-  if (sink) {
-    sink.parentNode.addEventListener("markdownx.update", function (event) {
-      markdownxDone(event.detail && event.detail[0]);
-    });
-    sink.parentNode.addEventListener("markdownx.updateError", function () {
-      markdownxDone(null);
-    });
-    // Should markdownx never start, do not wait for it.
-    setTimeout(function () {
-      markdownxDone(null);
-    }, 5000);
-  }
-  if (lastSent === null) schedule();
+  // The page came with the stored render of the saved text and its problems: they show at
+  // once, and the first answer (right away) adds the source lines, the gutter and the labels.
+  lastSent = null;
+  var stored = [];
+  Array.prototype.forEach.call(form.querySelectorAll(".editor-problem-list .editor-problem"), function (button) {
+    var text = button.textContent.replace(/^\s*line \S+\s*/, "");
+    stored.push({ line: parseInt(button.getAttribute("data-line"), 10) || 0, message: text });
+  });
+  body.setProblems(stored);
+  schedule(0);
 
   // --- Mermaid: loaded on first need, drawn only for diagrams whose source is new ---------
 
@@ -295,6 +320,9 @@
       });
   }
 
+  // The help panel's examples are drawn the same way (editor-help.js).
+  window.SciDraftDiagrams = { draw: drawDiagrams };
+
   // Remember the server's HTML of the page's own preview before Mermaid draws into it.
   Array.prototype.forEach.call(preview.childNodes, sourceOf);
   drawDiagrams(Array.prototype.slice.call(preview.childNodes));
@@ -302,31 +330,8 @@
   // --- Problems: clicking one selects its line in the source ------------------------------
 
   function selectLine(number) {
-    var lines = source.value.split("\n");
-    var line = Math.min(Math.max(number, 1), lines.length);
-    var start = 0;
-    for (var i = 0; i < line - 1; i++) start += lines[i].length + 1;
-    var end = start + lines[line - 1].length;
-    source.focus();
-    source.setSelectionRange(start, end);
-    // Scroll the line into view: measure the text above it in a mirror of the textarea.
-    var style = window.getComputedStyle(source);
-    var lineHeight = parseFloat(style.lineHeight) || parseFloat(style.fontSize) * 1.2;
-    var mirror = document.createElement("div");
-    ["fontFamily", "fontSize", "fontWeight", "lineHeight", "letterSpacing", "padding", "border", "boxSizing", "whiteSpace", "wordWrap", "tabSize"].forEach(function (name) {
-      mirror.style[name] = style[name];
-    });
-    mirror.style.position = "absolute";
-    mirror.style.visibility = "hidden";
-    mirror.style.whiteSpace = "pre-wrap";
-    mirror.style.overflowWrap = "break-word";
-    mirror.style.width = source.clientWidth + "px";
-    mirror.textContent = source.value.slice(0, start) + "\u200b";
-    document.body.appendChild(mirror);
-    var offset = mirror.scrollHeight;
-    document.body.removeChild(mirror);
-    source.scrollTop = Math.max(0, offset - source.clientHeight / 2 - lineHeight);
-    source.scrollIntoView({ block: "nearest" });
+    if (workspace && effectiveView(workspace.getAttribute("data-view")) === "preview") setView("source");
+    body.selectLine(number);
   }
 
   if (problemList) {
@@ -367,12 +372,20 @@
     }
   }
 
-  function setView(view) {
-    workspace.setAttribute("data-view", view);
+  // On a narrow screen (the phone layout of scidraft.css) source and preview are tabs: the
+  // split view shows as the source tab.
+  var narrow = window.matchMedia ? window.matchMedia("(max-width: 720px)") : { matches: false };
+  function effectiveView(view) {
+    return narrow.matches && view === "split" ? "source" : view;
+  }
+
+  function setView(view, keep) {
+    var shown = effectiveView(view);
+    workspace.setAttribute("data-view", shown);
     Array.prototype.forEach.call(toolbar.querySelectorAll("[data-view-button]"), function (button) {
-      button.setAttribute("aria-pressed", String(button.getAttribute("data-view-button") === view));
+      button.setAttribute("aria-pressed", String(button.getAttribute("data-view-button") === shown));
     });
-    remember({ view: view });
+    if (!keep) remember({ view: view });
   }
 
   function setSplit(percent) {
@@ -387,7 +400,13 @@
     divider.hidden = false;
     var saved = remembered();
     if (saved.split) setSplit(saved.split);
-    if (saved.view === "source" || saved.view === "preview") setView(saved.view);
+    setView(saved.view === "source" || saved.view === "preview" ? saved.view : "split", true);
+    var onResize = function () {
+      var view = remembered().view;
+      if (narrow.matches && workspace.getAttribute("data-view") === "split") setView("source", true);
+      else if (!narrow.matches && !view) setView("split", true);
+    };
+    if (narrow.addEventListener) narrow.addEventListener("change", onResize);
     toolbar.addEventListener("click", function (event) {
       var button = event.target.closest ? event.target.closest("[data-view-button]") : null;
       if (button) setView(button.getAttribute("data-view-button"));

@@ -19,7 +19,10 @@
   var status = document.querySelector(".editor-autosave-status");
   var version = form.querySelector("input[name=base_version]");
   var title = form.querySelector("[name=title]");
-  var body = form.querySelector("[name=body]");
+  var bodyField = form.querySelector("textarea[name=body]");
+  if (!bodyField || !window.SciDraftBody) return;
+  // CodeMirror's text, or the textarea's (editor-body.js).
+  var body = window.SciDraftBody.of(bodyField);
   var restoreBox = form.querySelector(".editor-restore");
   var PREFIX = "scidraft:unsaved:" + noteId + ":";
   var timer = null;
@@ -28,7 +31,7 @@
   var stopped = false;
   var failures = 0;
   var submitting = false;
-  var saved = { title: title ? title.value : "", body: body.value };
+  var saved = { title: title ? title.value : "", body: body.text() };
 
   function csrfToken() {
     var match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
@@ -44,7 +47,7 @@
   }
 
   function current() {
-    return { title: title ? title.value : "", body: body.value };
+    return { title: title ? title.value : "", body: body.text() };
   }
 
   function dirty() {
@@ -131,9 +134,8 @@
     restoreBox.hidden = false;
     restoreBox.querySelector("[data-restore]").addEventListener("click", function () {
       if (title) title.value = copy.title;
-      body.value = copy.body;
+      body.setText(copy.body); // one step: Ctrl+Z brings the server's text back
       restoreBox.hidden = true;
-      body.dispatchEvent(new Event("input", { bubbles: true }));
       if (title) title.dispatchEvent(new Event("input", { bubbles: true }));
     });
     restoreBox.querySelector("[data-discard]").addEventListener("click", function () {
@@ -234,19 +236,8 @@
     schedule(delay);
   }
 
-  [title, body].forEach(function (field) {
-    if (field) field.addEventListener("input", changed);
-  });
-  // markdownx's hotkeys change the text without an input event.
-  var seen = body.value;
-  body.addEventListener("input", function () {
-    seen = body.value;
-  });
-  body.addEventListener("keyup", function () {
-    if (body.value === seen) return;
-    seen = body.value;
-    changed();
-  });
+  if (title) title.addEventListener("input", changed);
+  body.onChange(changed);
   window.addEventListener("online", function () {
     if (failures && !inFlight) schedule(0);
   });

@@ -1,13 +1,16 @@
-// Images in the editor (issue 6): "Insert image" posts the chosen files to the note's upload
-// endpoint (the one markdownx's drag-and-drop and paste use) and inserts the Markdown it
-// returns at the body's cursor; the note's images are listed with their Markdown. Messages and
-// list items are built with textContent only: file names come from the uploader.
+// Images in the editor (issues 6 and 20): "Insert image", and images dropped on or pasted into
+// the text, are posted to the note's upload endpoint (django-markdownx's protocol: the file in
+// `image`, the Markdown back in `image_code`) and the Markdown is inserted where the cursor (or
+// the drop) was, one undoable step per image, through SciDraftBody (editor-body.js). The
+// note's images are listed with their Markdown. Messages and list items are built with
+// textContent only: file names come from the uploader.
 (function () {
   "use strict";
   var root = document.querySelector(".image-upload[data-upload-url]");
   if (!root) return;
-  var body = document.getElementById(root.getAttribute("data-upload-target"));
-  if (!body) return;
+  var field = document.getElementById(root.getAttribute("data-upload-target"));
+  if (!field || !window.SciDraftBody) return;
+  var body = window.SciDraftBody.of(field);
   var url = root.getAttribute("data-upload-url");
   var controls = root.querySelector(".image-upload-controls");
   var button = root.querySelector(".image-upload-button");
@@ -16,9 +19,8 @@
   var panel = root.querySelector(".image-upload-panel");
   var list = root.querySelector(".image-upload-list");
   var count = root.querySelector(".image-upload-count");
-  // markdownx writes this at the cursor when an upload fails; it is taken out again below.
-  var MARKDOWNX_FAILURE = "Invalid response";
-  var selection = { start: 0, end: 0 };
+  var TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+  var at = null; // where the next image goes: a drop's position, else the cursor
 
   function csrfToken() {
     var match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
@@ -37,24 +39,9 @@
     return "The upload failed; try again.";
   }
 
-  function changed() {
-    // The preview and autosave listen for input; a script's change fires none on its own.
-    body.dispatchEvent(new Event("input", { bubbles: true }));
-  }
-
-  // A textarea keeps its selection when focus leaves it: that is where images go.
-  function remember() {
-    selection = { start: body.selectionStart, end: body.selectionEnd };
-  }
-
   function insertAt(text) {
-    var length = body.value.length;
-    var start = Math.min(selection.start, length);
-    var end = Math.min(Math.max(selection.end, start), length);
-    body.focus();
-    body.setRangeText(text, start, end, "end");
-    selection = { start: body.selectionEnd, end: body.selectionEnd };
-    changed();
+    body.insert(text, at === null ? undefined : { at: at });
+    if (at !== null) at += text.length;
   }
 
   function insertButton(markdown) {
@@ -63,7 +50,7 @@
     insert.className = "editor-button image-upload-insert";
     insert.textContent = "Insert";
     insert.addEventListener("click", function () {
-      remember();
+      at = null;
       insertAt(markdown);
     });
     return insert;
@@ -144,7 +131,7 @@
   });
 
   button.addEventListener("click", function () {
-    remember();
+    at = null;
     input.click();
   });
   input.addEventListener("change", function () {
@@ -154,28 +141,47 @@
   });
   controls.hidden = false;
 
-  // markdownx's own drag-and-drop and paste: it inserts the Markdown itself, but fires no
-  // input event (so autosave would not notice) and writes "Invalid response" on a refusal.
-  var widget = body.closest(".markdownx");
-  if (!widget) return;
-  widget.addEventListener("markdownx.fileUploadEnd", function (event) {
-    listed(event.detail && event.detail[0]);
-    say("Image inserted.");
-    changed();
-  });
-  function failed(event) {
-    var data = event.detail && event.detail[0];
-    say(refusal(typeof data === "object" ? data : null));
-    // markdownx writes its marker right after this event, in the same task.
-    setTimeout(function () {
-      var end = body.selectionEnd;
-      var start = end - MARKDOWNX_FAILURE.length;
-      if (start >= 0 && body.value.slice(start, end) === MARKDOWNX_FAILURE) {
-        body.setRangeText("", start, end, "end");
-        changed();
-      }
-    }, 0);
+  // Images dropped on or pasted into the text. Caught on the way down (capture), before the
+  // editor would insert a dropped file's bytes as text.
+  function images(transfer) {
+    return Array.prototype.filter.call((transfer && transfer.files) || [], function (file) {
+      return TYPES.indexOf(file.type) >= 0 || /^image\//.test(file.type);
+    });
   }
-  widget.addEventListener("markdownx.fileUploadError", failed);
-  widget.addEventListener("fileUploadError", failed); // its network-error path omits the prefix
+  body.element.addEventListener(
+    "drop",
+    function (event) {
+      var files = images(event.dataTransfer);
+      if (!files.length) return;
+      event.preventDefault();
+      event.stopPropagation();
+      var position = body.posAtCoords(event.clientX, event.clientY);
+      at = typeof position === "number" ? position : null;
+      uploadAll(files).then(function () {
+        at = null;
+      });
+    },
+    true
+  );
+  body.element.addEventListener(
+    "dragover",
+    function (event) {
+      if (event.dataTransfer && Array.prototype.indexOf.call(event.dataTransfer.types || [], "Files") >= 0) {
+        event.preventDefault();
+      }
+    },
+    true
+  );
+  body.element.addEventListener(
+    "paste",
+    function (event) {
+      var files = images(event.clipboardData);
+      if (!files.length) return;
+      event.preventDefault();
+      event.stopPropagation();
+      at = null;
+      uploadAll(files);
+    },
+    true
+  );
 })();

@@ -75,7 +75,7 @@ def test_window_slides_and_counters_expire(client, alice, clock):
     assert logged_in(client)
 
 
-@override_settings(ACCOUNTS_LOGIN_WINDOW=30, ACCOUNTS_LOGIN_ACCOUNT_LIMIT=2)
+@override_settings(ACCOUNTS_LOGIN_WINDOW=30, ACCOUNTS_LOGIN_CLIENT_LIMIT=2)
 def test_short_window_from_settings(client, alice, clock):
     """The limits and window come from settings; a 30-second window says seconds."""
     fail(client, times=2)

@@ -61,3 +61,22 @@ def test_entry_page_lists_the_notes_that_cite_it(admin_client, demo_loaded):
     entry = BibEntry.objects.get(key="Metropolis1953-eq")
     response = admin_client.get(reverse("admin:bibliography_bibentry_change", args=[entry.pk]))
     assert "A Calibration Study Cited from Two Bibliographies" in response.content.decode()
+
+
+def test_the_admin_sets_a_file_public(admin_client, client):
+    """The admin's "public" box goes through bibfile_set_public: the file is then served."""
+    admin_client.post(
+        reverse("admin:bibliography_bibfile_add"),
+        {"name": "bib/refs.bib", "description": "", "raw": "@book{good, title={Kept}}\n"},
+    )
+    bibfile = BibFile.objects.get(name="bib/refs.bib")
+    assert not bibfile.is_public
+    response = admin_client.post(
+        reverse("admin:bibliography_bibfile_change", args=[bibfile.pk]),
+        {"name": "bib/refs.bib", "description": "", "is_public": "on", "raw": bibfile.raw},
+    )
+    assert response.status_code == 302
+    assert BibFile.objects.get(pk=bibfile.pk).is_public
+    from django.test import Client
+
+    assert Client().get("/bib/refs.bib").status_code == 200

@@ -10,7 +10,6 @@ from bibliography.exports import (
     Person,
     bibtex_with_macros,
     to_bibtex,
-    to_csl_json,
     to_ris,
 )
 from bibliography.parsing import parse_bibtex
@@ -52,13 +51,18 @@ def test_ris_has_one_tag_per_line_and_no_stray_line_breaks():
     assert "DA  - 2026/09/22" in lines
 
 
-def test_csl_json_describes_the_note():
-    """CSL-JSON: one item with family/given authors, issued date parts, container and URL."""
-    (item,) = json.loads(to_csl_json(WORK))
-    assert item["type"] == "post-weblog"
+def test_csl_json_is_the_bibtex_export_through_citation_js():
+    """CSL-JSON: the note's BibTeX entry mapped by citation-js, as every reference list is:
+    family/given authors, issued and accessed date parts, the site as publisher, the URL."""
+    from notes.citing import work_csl_json
+
+    (item,) = json.loads(work_csl_json(WORK))
+    assert item["type"] == "webpage" and item["id"] == "Novak2026-softmax-shift"
     assert item["author"][1] == {"family": "Ríos", "given": "Tomás"}
     assert item["issued"] == {"date-parts": [[2026, 9, 22]]}
-    assert item["container-title"] == "Halden Notes" and item["URL"] == WORK.url
+    assert item["accessed"] == {"date-parts": [[2026, 11, 29]]}
+    assert item["title"] == "Softmax & the 100% {shift} lemma"
+    assert item["publisher"] == "Halden Notes" and item["URL"] == WORK.url
 
 
 def test_entries_using_macros_bring_their_string_definitions():
@@ -88,3 +92,24 @@ def test_scholar_reference_decodes_each_value_once_and_gives_the_same_text():
     assert _plain.cache_info().hits == hits + 3  # title, author and journal: none decoded again
     assert "citation_title=Schönhage's FFT" in first
     assert "citation_author=Schönhage, Arnold" in first
+
+
+def test_cite_this_note_formats_any_title_and_summary():
+    """A title or summary that would derail a BibTeX parser (an `@entry{` line, braces,
+    percent signs) still gives the formatted citation: the entry is built from the fields,
+    not parsed back from the text (the XSS corpus found it: a 500 on the note page)."""
+    from types import SimpleNamespace
+
+    from notes.citing import work_reference_html
+
+    work = CitableWork(
+        **{
+            **WORK.__dict__,
+            "title": "}{ 100% <script>alert(1)</script>",
+            "summary": "line\n@misc{evil,\n title = {",
+        }
+    )
+    site = SimpleNamespace(citation_style="vancouver", language_code="en-us")
+    cited = work_reference_html(work, site)
+    assert cited.startswith("Novak A, Ríos T. }{ 100% &lt;script&gt;")
+    assert "<script" not in cited

@@ -158,3 +158,28 @@ def test_bibfile_replace_is_for_files_the_user_may_edit():
     assert result.outcome == "updated" and result.bibfile.owner == ada
     assert BibEntry.objects.get(key="a").pk == kept
     assert BibEntry.objects.get(key="a").title == "Eve's"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("role", "allowed"),
+    [("anonymous", False), ("author", False), ("other_author", False), ("editor", True),
+     ("admin", True)],
+)  # fmt: skip
+def test_only_editors_and_admins_set_a_file_public(request, role, allowed, author):
+    """bibfile_set_public: Editors and Admins only, the file's owner included in the refusal;
+    a refused call changes nothing."""
+    from django.contrib.auth.models import AnonymousUser
+
+    from bibliography.services import bibfile_set_public
+
+    bibfile = bibfile_create(user=author, name="bib/mine.bib", raw="@misc{k, title={T}}").bibfile
+    fixture = {"author": "author", "other_author": "other_author", "editor": "editor_user",
+               "admin": "admin_user"}.get(role)  # fmt: skip
+    user = request.getfixturevalue(fixture) if fixture else AnonymousUser()
+    if allowed:
+        assert bibfile_set_public(user=user, bibfile_id=bibfile.pk, public=True).is_public
+    else:
+        with pytest.raises(PermissionDenied):
+            bibfile_set_public(user=user, bibfile_id=bibfile.pk, public=True)
+    assert BibFile.objects.get(pk=bibfile.pk).is_public is allowed

@@ -15,6 +15,7 @@ from playwright.sync_api import expect
 
 from bibliography.services import bibfile_import
 from notes import services
+from tests.browser.editing import BODY, body_has_focus, body_text
 from tests.browser.worker import in_worker
 
 pytestmark = pytest.mark.browser
@@ -27,7 +28,7 @@ BIB = (
     "@misc{evil, title={<img src=x onerror=\"document.title='pwned'\">}, year=2020}\n"
 )
 GRANTS = ("add_note", "change_note", "view_note", "publish_note", "view_author")
-PREVIEW = ".editor-preview, .markdownx-preview:not([hidden])"
+PREVIEW = ".editor-preview"
 
 
 @pytest.fixture
@@ -79,14 +80,13 @@ def page(browser, live_server, note_id):
 
 
 def _body_value(page) -> str:
-    return page.locator("textarea[name=body]").input_value()
+    return body_text(page)
 
 
 def test_enter_inserts_the_citation_at_the_cursor_and_the_preview_numbers_it(page):
     """Place the cursor, open the picker, search, Enter: \\cite{key} lands at the cursor, the
     body has focus again, the preview shows the numbered citation and autosave sends it."""
-    body = page.locator("textarea[name=body]")
-    body.click()
+    page.locator(BODY).click()
     page.keyboard.press("Control+Home")
     page.keyboard.type("See ")
     page.click("button.cite-picker-toggle")
@@ -99,7 +99,7 @@ def test_enter_inserts_the_citation_at_the_cursor_and_the_preview_numbers_it(pag
     with page.expect_response(lambda response: response.url.endswith("/autosave/")) as saved:
         page.keyboard.press("Enter")
         assert _body_value(page).startswith("See \\cite{lamport}Intro.")
-        assert body.evaluate("element => element === document.activeElement")
+        assert body_has_focus(page)
         assert page.locator(".cite-picker-panel").is_hidden()
         preview = page.locator(PREVIEW).first
         preview.locator("sup.citation a", has_text="[1]").wait_for()
@@ -111,8 +111,7 @@ def test_enter_inserts_the_citation_at_the_cursor_and_the_preview_numbers_it(pag
 def test_arrows_and_click_choose_a_result_and_escape_closes(page):
     """The empty query lists the attached file's entries; ArrowDown moves the choice; a click
     inserts too; Escape closes without inserting anything."""
-    body = page.locator("textarea[name=body]")
-    body.click()
+    page.locator(BODY).click()
     page.keyboard.press("Control+End")
     page.click("button.cite-picker-toggle")
     results = page.locator("#cite-picker-results li")

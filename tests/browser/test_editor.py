@@ -14,6 +14,14 @@ from django.contrib.auth.models import Permission, User
 from bibliography.services import bibfile_import
 from notes import services
 from notes.models import Note, NoteRevision, Status
+from tests.browser.editing import (
+    BODY,
+    body_has_focus,
+    body_text,
+    fill_body,
+    place_cursor,
+    selected_text,
+)
 from tests.browser.worker import in_worker
 
 pytestmark = pytest.mark.browser
@@ -32,7 +40,7 @@ def _author(name: str) -> User:
     user.user_permissions.set(
         Permission.objects.filter(codename__in=GRANTS, content_type__app_label="notes")
     )
-    services._author_for_user(user)
+    services.author_for_user(user)
     return user
 
 
@@ -133,8 +141,7 @@ def test_write_math_and_a_citation_then_publish(open_page, screenshots):
     assert in_worker(lambda: list(Note.objects.get(pk=note_id).bibliographies.all()))
 
     previews = track_previews(page)
-    body = page.locator("textarea[name=body]")
-    body.click()
+    page.locator(BODY).click()
     # Slower than the preview's pause in places, so previews go out while typing goes on.
     for chunk in (
         "Euler: $e^{i\\pi} + 1 = 0$",
@@ -175,10 +182,10 @@ def test_conflict_from_a_second_browser_shows_both_versions(open_page):
     for page in (first, second):
         log_in(page)
         page.goto(f"/write/{note.pk}/")
-    first.fill("textarea[name=body]", "First browser's text.")
+    fill_body(first, "First browser's text.")
     first.click("button[name=action][value=save]")
     first.wait_for_selector(".editor-messages >> text=Saved.")
-    second.fill("textarea[name=body]", "Second browser's text.")
+    fill_body(second, "Second browser's text.")
     second.click("button[name=action][value=save]")
     second.wait_for_selector(".editor-conflict")
     assert "First browser's text." in second.locator(".editor-conflict-theirs").inner_text()
@@ -199,18 +206,15 @@ def test_problems_panel_lists_problems_and_a_click_selects_the_line(open_page):
     text = (
         'Line one.\n\nLine three.\n\nSee \\cite{ghost}.\n\n{{< references bib="bib/refs.bib" >}}\n'
     )
-    page.fill("textarea[name=body]", text)
+    fill_body(page, text)
     problem = page.locator(".editor-problem[data-line='5']")
     problem.wait_for()
     assert "ghost" in problem.inner_text()
     page.locator(".editor-problem-count", has_text="1").wait_for()
-    page.locator("textarea[name=body]").evaluate("el => el.setSelectionRange(0, 0)")
+    place_cursor(page, 0)
     problem.click()
-    selected = page.evaluate(
-        "() => { const t = document.querySelector('textarea[name=body]');"
-        " return [document.activeElement === t, t.value.slice(t.selectionStart, t.selectionEnd)] }"
-    )
-    assert selected == [True, "See \\cite{ghost}."]
+    assert body_has_focus(page)
+    assert selected_text(page) == "See \\cite{ghost}."
 
 
 def test_preview_keeps_scroll_and_redraws_only_changed_diagrams(open_page):
@@ -230,9 +234,7 @@ def test_preview_keeps_scroll_and_redraws_only_changed_diagrams(open_page):
     pane.evaluate("el => { el.scrollTop = 400 }")
     # Unchanged blocks stay the same DOM nodes: only what changed is replaced.
     page.evaluate("() => { document.querySelector('.editor-preview p').dataset.kept = 'yes' }")
-    source = page.locator("textarea[name=body]")
-    source.evaluate("el => el.setSelectionRange(el.value.length, el.value.length)")
-    source.focus()
+    place_cursor(page, len(body))
     page.keyboard.type("\nThe end.")
     page.locator(".editor-preview p", has_text="The end.").wait_for()
     assert pane.evaluate("el => el.scrollTop") == 400
@@ -241,7 +243,7 @@ def test_preview_keeps_scroll_and_redraws_only_changed_diagrams(open_page):
     assert (
         page.evaluate("() => document.querySelector('form.editor-form').dataset.mermaidRuns") == "1"
     )
-    source.evaluate("el => { el.setSelectionRange(26, 26) }")  # after A-->B
+    place_cursor(page, 26)  # after A-->B
     page.keyboard.type("-->C")
     page.wait_for_function(
         "() => document.querySelector('form.editor-form').dataset.mermaidRuns === '2'"
@@ -270,7 +272,7 @@ def test_autosave_failures_are_retried_and_nothing_is_lost(open_page):
             route.continue_()
 
     page.route("**/autosave/", flaky)
-    page.fill("textarea[name=body]", "Typed while the database was down.")
+    fill_body(page, "Typed while the database was down.")
     page.locator(".editor-autosave-status", has_text="Not saved yet — retrying").wait_for()
     kept = page.evaluate(
         "() => Object.keys(localStorage).filter(k => k.startsWith('scidraft:unsaved:'))"
@@ -298,15 +300,15 @@ def test_unsaved_text_is_offered_back_on_the_next_visit(open_page):
     log_in(page)
     page.route("**/autosave/", lambda route: route.abort("internetdisconnected"))
     page.goto(f"/write/{note.pk}/")
-    page.fill("textarea[name=body]", "Written offline.")
+    fill_body(page, "Written offline.")
     page.locator(".editor-autosave-status", has_text="Not saved yet").wait_for()
     page.goto(f"/write/{note.pk}/")
     restore = page.locator(".editor-restore")
     restore.wait_for()
     assert "newer than the saved note" in restore.inner_text()
-    assert page.locator("textarea[name=body]").input_value() == "Server text."
+    assert body_text(page) == "Server text."
     page.click("[data-restore]")
-    assert page.locator("textarea[name=body]").input_value() == "Written offline."
+    assert body_text(page) == "Written offline."
 
 
 def test_split_view_resizes_and_full_preview_mode(open_page, screenshots):
@@ -338,7 +340,19 @@ def test_tags_and_authors_complete_item_by_item(open_page):
     """The comma-separated fields suggest known names for the item being typed, after the
     items already written, and leave out names already chosen."""
     note = make_note("Completion", "Text.")
-    in_worker(lambda: [services.tag_get_or_create(name) for name in ("Browser", "Brownian")])
+
+    def tagged():
+        # Offered tags (Tag.objects.offered_to): one on this draft, one public.
+        note.tags.add(services.tag_get_or_create("Browser"))
+        public = make_note("Published", "Published text.")
+        user = User.objects.get(username="ada")
+        public = services.note_save(
+            note_id=public.pk, user=user, base_version=public.version,
+            fields={"tags": ["Brownian"]},
+        ).note  # fmt: skip
+        services.note_publish(note_id=public.pk, user=user, base_version=public.version)
+
+    in_worker(tagged)
     page = open_page()
     log_in(page)
     page.goto(f"/write/{note.pk}/")

@@ -53,10 +53,10 @@ from django.test import Client
 from django.utils import timezone
 
 from bibliography.services import bibfile_import
+from hugo.loading import REPLACE_ALL, note_import, page_import, site_configure
+from hugo.reading import MenuEntry, NoteSource, PageSource, SiteConfig
 from notes.models import Author, Note
-from notes.services import note_import, note_save, page_import
-from scidraft.hugo import MenuEntry, NoteSource, PageSource, SiteConfig
-from scidraft.site.services import site_configure
+from notes.services import note_save
 from tests.markup import test_sanitise as engine_corpus
 
 try:
@@ -347,7 +347,7 @@ def _build(beacon: Beacon) -> HostileSite:
         strings = hostile_strings(beacon.url)
         urls = hostile_urls(beacon.url)
         past = timezone.now() - dt.timedelta(days=1)
-        site_configure(config=SiteConfig(settings=PLAIN_SETTINGS))
+        site_configure(config=SiteConfig(settings=PLAIN_SETTINGS), policy=REPLACE_ALL)
         for slug, layout in (("search", "search"), ("archives", "archives")):
             page_import(source=PageSource(path=f"{slug}.md", slug=slug, body="", layout=layout))
         page_import(
@@ -672,7 +672,7 @@ def watched(open_watched, hostile_site):
 
 def _build_plain() -> None:
     try:
-        site_configure(config=SiteConfig(settings=PLAIN_SETTINGS))
+        site_configure(config=SiteConfig(settings=PLAIN_SETTINGS), policy=REPLACE_ALL)
         for slug, layout in (("search", "search"), ("archives", "archives"), ("about", "")):
             page_import(
                 source=PageSource(path=f"{slug}.md", slug=slug, body="About.", layout=layout)
@@ -881,7 +881,9 @@ def test_site_settings_and_menus_run_no_payload(plain_site, open_watched, beacon
     site's title holding each payload in turn."""
     texts, urls = hostile_strings(beacon.url), hostile_urls(beacon.url)
     menu = hostile_menu(texts, urls)
-    site_configure(config=SiteConfig(settings=hostile_settings(texts), menus=menu))
+    site_configure(
+        config=SiteConfig(settings=hostile_settings(texts), menus=menu), policy=REPLACE_ALL
+    )
     page, watch = open_watched(plain_site)
     for path in ["/", "/notes/plain/", "/about/", "/tags/", "/tags/plain/", "/archives/",
                  "/search/?q=text", "/authors/plain-author/"]:  # fmt: skip
@@ -895,7 +897,8 @@ def test_site_settings_and_menus_run_no_payload(plain_site, open_watched, beacon
         site_configure(
             config=SiteConfig(
                 settings={"title": " ".join(title), "copyright": " ".join(copyright_)}
-            )
+            ),
+            policy=REPLACE_ALL,
         )
         watch.visit(page, "/about/")
         assert page.title().endswith(squashed(" ".join(title)))
@@ -917,7 +920,7 @@ def test_editor_runs_no_payload(hostile_site, watched):
 
     # The live preview: the editor's script posts the text and patches the preview pane.
     watch.visit(page, f"/write/{first}/")
-    body = page.locator("textarea[name=body]")
+    body = page.locator(".editor-source .cm-content")
     with page.expect_response(lambda response: "/preview/" in response.url) as preview:
         body.focus()
         page.keyboard.type(" ")

@@ -9,7 +9,7 @@ import yaml
 
 from bibliography.formatting import ParsedBibliography
 from bibliography.parsing import parse_bibtex
-from scidraft.hugo import split_front_matter
+from hugo.reading import split_front_matter
 from scidraft.markup import RenderContext, render
 from tests.conftest import EXAMPLE_SITE
 

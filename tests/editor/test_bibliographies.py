@@ -12,7 +12,7 @@ from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from bibliography.models import BibEntry, BibFile
-from bibliography.services import bibfile_create, bibfile_import
+from bibliography.services import bibfile_create, bibfile_import, bibfile_set_public
 from notes import services
 from notes.models import NoteBibliography
 
@@ -322,7 +322,8 @@ def test_cite_search_returns_attached_files_first_then_own_files(
     client, author, note, picker_files
 ):
     """An Author gets the note's attached files first, then their own; never another author's
-    file. Each result carries key, decoded title, authors, year and file."""
+    file. Each result carries key, decoded title, authors, year, file, and the entry as the
+    reference list prints it in the site's style (Vancouver), as text."""
     client.force_login(author)
     data = _search(client, note, "graph")
     assert [r["key"] for r in data["results"]] == ["site_graph", "own_graph"]
@@ -333,6 +334,7 @@ def test_cite_search_returns_attached_files_first_then_own_files(
         "authors": "Erdős, Paul; Alpha, A; Beta, B; et al.",
         "year": "1959",
         "file": "bib/site.bib",
+        "reference": "Erdős P, Alpha A, Beta B, Gamma G. Graph études. 1959;",
     }
     assert data["more"] is False
 
@@ -410,3 +412,73 @@ def test_the_editor_page_has_the_cite_picker_without_inline_script(client, autho
     assert re.search(rf'<textarea[^>]*\bid="{target}"', page)
     assert re.search(r'<script src="[^"]*js/cite-picker\.js" defer></script>', page)
     assert not re.search(r"<script(?![^>]*\bsrc=)[^>]*>", page)
+
+
+# --- Public files (issue 16, item 11) ------------------------------------------------------------
+
+
+def test_only_editors_see_the_make_public_button(
+    client, author, other_author, editor_user, admin_user
+):
+    """The file's page says who may download it; the Make public form is there for Editors
+    and Admins only, and its owner is refused if they post it anyway."""
+    bibfile = bibfile_create(user=author, name="bib/mine.bib", raw=KNUTH).bibfile
+    url = f"/write/bibliographies/{bibfile.pk}/"
+    client.force_login(author)
+    page = client.get(url).content.decode()
+    assert "<strong>Private</strong>: only its owner and Editors may download it" in page
+    assert "Make public" not in page
+    assert client.post(url + "public/", {"public": "1"}).status_code == 403
+    assert not BibFile.objects.get(pk=bibfile.pk).is_public
+    for user in (editor_user, admin_user):
+        client.force_login(user)
+        assert "Make public" in client.get(url).content.decode()
+    client.force_login(other_author)
+    assert client.get(url).status_code == 404
+
+
+def test_an_editor_makes_a_file_public_and_private_again(client, author, editor_user):
+    """Make public serves it at /bib/ to everyone and marks it in the list; Make private
+    takes that back."""
+    bibfile = bibfile_create(user=author, name="bib/mine.bib", raw=KNUTH).bibfile
+    url = f"/write/bibliographies/{bibfile.pk}/"
+    client.force_login(editor_user)
+    response = client.post(url + "public/", {"public": "1"})
+    assert (response.status_code, response["Location"]) == (302, url)
+    page = client.get(url).content.decode()
+    assert "bib/mine.bib is public: anyone may download it." in page
+    assert "<strong>Public</strong>: anyone may download it" in page and "Make private" in page
+    assert (
+        '<span class="editor-bib-public-mark">public</span>'
+        in client.get("/write/bibliographies/").content.decode()
+    )
+    client.logout()
+    assert client.get("/bib/mine.bib").status_code == 200
+    client.force_login(editor_user)
+    client.post(url + "public/", {"public": "0"})
+    assert not BibFile.objects.get(pk=bibfile.pk).is_public
+    client.logout()
+    assert client.get("/bib/mine.bib").status_code == 404
+
+
+def test_the_page_says_when_readers_may_download_the_file(client, author, cited_note):
+    """Attached to a published note, the file is downloadable by readers, and the page says so."""
+    cited_note.refresh_from_db()
+    services.note_publish(note_id=cited_note.pk, user=author, base_version=cited_note.version)
+    client.force_login(author)
+    bibfile = BibFile.objects.get(name="bib/mine.bib")
+    page = client.get(f"/write/bibliographies/{bibfile.pk}/").content.decode()
+    assert "<strong>Readers</strong> may download it: a published note uses it." in page
+
+
+def test_cite_search_and_attach_offer_public_files(client, editor_user, note, picker_files):
+    """Another Author's file is offered to an Author once an Editor made it public, in the cite
+    picker and in the files the note may attach."""
+    site, own, theirs = picker_files
+    client.force_login(own.owner)
+    assert "their_graph" not in [r["key"] for r in _search(client, note, "graph")["results"]]
+    bibfile_set_public(user=editor_user, bibfile_id=theirs.pk, public=True)
+    assert "their_graph" in [r["key"] for r in _search(client, note, "graph")["results"]]
+    assert BibFile.objects.usable_by(own.owner, note=note).filter(pk=theirs.pk).exists()
+    services.note_bibliographies_set(note_id=note.pk, user=own.owner, bibfile_ids=[theirs.pk])
+    assert list(note.bibliography_links.values_list("bibfile_id", flat=True)) == [theirs.pk]

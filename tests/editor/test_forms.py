@@ -46,7 +46,7 @@ def test_initial_values_cover_every_side_panel_field(author, note):
 
 def test_all_fields_become_note_save_fields(author, other_author, note):
     """A full POST gives note_save every field, converted: lists, slug, ordered handles."""
-    second = services._author_for_user(other_author)
+    second = services.author_for_user(other_author)
     form = _form(
         note,
         author,
@@ -58,7 +58,6 @@ def test_all_fields_become_note_save_fields(author, other_author, note):
         description="Longer.",
         show_title="true",
         promotion="on",
-        weight="3",
         keywords="heat, diffusion",
         canonical_url="example.org/heat",
         robots_noindex="on",
@@ -74,7 +73,6 @@ def test_all_fields_become_note_save_fields(author, other_author, note):
     assert fields["keywords"] == ["heat", "diffusion"]
     assert fields["show_title"] is True and fields["promotion"] is True
     assert fields["robots_noindex"] is True and fields["disable_share"] is False
-    assert fields["weight"] == 3
     assert fields["canonical_url"] == "https://example.org/heat"
     assert fields["params"] == {
         "entryTitle": "Heat equation",
@@ -166,3 +164,14 @@ def test_configured_entry_sets_replace_the_fallback(author, note):
     assert form.note_fields()["params"] == {"other": 1, "mathTitle": "Softmax shift"}
     unchanged = _form(note, author)
     assert unchanged.is_valid() and "params" not in unchanged.note_fields()
+
+
+def test_weight_is_an_editors_field(author, editor_user, note):
+    """An Author's form shows the weight but cannot change it (the field is disabled and
+    left out of note_save's fields); an Editor's form pins the note."""
+    form = _form(note, author, weight="-1000")
+    assert form.is_valid(), form.errors
+    assert form.fields["weight"].disabled and "weight" not in form.note_fields()
+    form = _form(note, editor_user, weight="3")
+    assert form.is_valid(), form.errors
+    assert form.note_fields()["weight"] == 3

@@ -65,6 +65,8 @@ RULES: dict[str, dict[str, dict[str, object]]] = {
     },
     "revisions": {"GET": ALL_ALLOWED_GET, "POST": POST_ONLY_GET},
     "cite_search": {"GET": ALL_ALLOWED_GET, "POST": POST_ONLY_GET},
+    # The labels of other notes, for completing \ref{slug:label} (editor/completion.py).
+    "labels": {"GET": ALL_ALLOWED_GET, "POST": POST_ONLY_GET},
     # Everyone logged in has a list of their own files and may add one.
     "bibliographies": {
         "GET": {"anonymous": LOGIN, "own": 200, "other": 200, "editor": 200, "admin": 200},
@@ -82,6 +84,17 @@ RULES: dict[str, dict[str, dict[str, object]]] = {
         "POST": {
             "anonymous": LOGIN,
             "own": INTO_APP,
+            "other": 404,
+            "editor": INTO_APP,
+            "admin": INTO_APP,
+        },
+    },  # fmt: skip
+    # Only Editors and Admins make a file public; its owner sees the file but is refused.
+    "bibliography_public": {
+        "GET": POST_ONLY_GET,
+        "POST": {
+            "anonymous": LOGIN,
+            "own": 403,
             "other": 404,
             "editor": INTO_APP,
             "admin": INTO_APP,
@@ -108,6 +121,28 @@ RULES: dict[str, dict[str, dict[str, object]]] = {
     "review_send_back": {
         "GET": POST_ONLY_GET,
         "POST": {**REVIEWERS_GET, "editor": 409, "admin": 409},
+    },  # fmt: skip
+    # Bylines: answered by the named author (or an Editor); without a request to answer, every
+    # signed-in role is sent back to the dashboard with a message (tests/editor/test_bylines.py).
+    "authorship_confirm": {
+        "GET": POST_ONLY_GET,
+        "POST": {
+            "anonymous": LOGIN,
+            "own": INTO_APP,
+            "other": INTO_APP,
+            "editor": INTO_APP,
+            "admin": INTO_APP,
+        },
+    },  # fmt: skip
+    "authorship_decline": {
+        "GET": POST_ONLY_GET,
+        "POST": {
+            "anonymous": LOGIN,
+            "own": INTO_APP,
+            "other": INTO_APP,
+            "editor": INTO_APP,
+            "admin": INTO_APP,
+        },
     },  # fmt: skip
     # People (editor/people.py): Admins only.
     "people": {"GET": ADMIN_ONLY, "POST": POST_ONLY_GET},
@@ -159,6 +194,8 @@ def _post_data(name: str, note: Note) -> dict:
         return {"data": {"name": f"matrix-{next(_bib_names)}", "text": "@misc{k, title={T}}"}}
     if name == "bibliography":
         return {"data": {"text": "@misc{k, title={Replaced}}"}}
+    if name == "bibliography_public":
+        return {"data": {"public": "1"}}
     return {"data": {}}
 
 
@@ -191,7 +228,7 @@ def test_permission_matrix(author, other_author, editor_user, admin_user, note):
     for pattern in editor_patterns():
         params = {
             "note_id": note.pk, "revision_id": revision.pk, "bibfile_id": bibfile.pk,
-            "user_id": author.pk,
+            "user_id": author.pk, "author_id": author.author.pk,
         }  # fmt: skip
         kwargs = {key: params[key] for key in pattern.pattern.converters}
         url = reverse(f"editor:{pattern.name}", kwargs=kwargs)

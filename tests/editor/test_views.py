@@ -83,14 +83,23 @@ def test_new_note_post_creates_and_redirects_to_the_editor(client, author):
 
 
 def test_editor_page_uses_the_per_note_preview_url(client, author, note):
-    """The markdownx widget posts its preview to /write/<id>/preview/."""
+    """The body's textarea names the note's endpoints for the editor (preview, upload, cite
+    search, labels); the CodeMirror bundle loads as a module, markdownx's script not at all."""
     client.force_login(author)
     response = client.get(f"/write/{note.pk}/")
     text = response.content.decode()
     assert response.status_code == 200
-    assert f'data-markdownx-urls-path="/write/{note.pk}/preview/"' in text
+    for name, path in (("preview", "preview"), ("upload", "images"), ("cite", "cite-search"),
+                       ("labels", "labels")):  # fmt: skip
+        assert f'data-{name}-url="/write/{note.pk}/{path}/"' in text
     assert 'name="base_version"' in text and f'value="{note.version}"' in text
-    assert "katex.min.css" in text and "markdownx" in text
+    assert "katex.min.css" in text and "markdownx" not in text
+    assert '<script src="/static/vendor/editor/editor.js" type="module">' in text
+    assert (
+        text.index("js/editor-body.js")
+        < text.index("vendor/editor/editor.js")
+        < text.index("js/editor.js")
+    )
     assert f'data-autosave-url="/write/{note.pk}/autosave/"' in text and "js/editor.js" in text
 
 
@@ -301,8 +310,9 @@ def test_publishing_with_a_future_date_schedules_the_note(client, author, note):
 
 def test_editor_page_has_every_side_panel_field_and_autocomplete_lists(client, author, note):
     """Slug, authors, institute, tags, flags, entry-set fields and default bibliographies are
-    on the page, with datalists of existing tags and authors, and the stored preview."""
-    services.tag_get_or_create("Partial <differential>")
+    on the page, with datalists of the tags offered (this note's, escaped) and authors, and
+    the stored preview."""
+    note.tags.add(services.tag_get_or_create("Partial <differential>"))
     client.force_login(author)
     text = client.get(f"/write/{note.pk}/").content.decode()
     for name in (
@@ -314,7 +324,7 @@ def test_editor_page_has_every_side_panel_field_and_autocomplete_lists(client, a
         assert f'name="{name}"' in text, name
     assert '<option value="Partial &lt;differential&gt;">' in text
     assert f'<option value="{author.author.handle}" label="Ada Lovelace">' in text
-    assert 'data-markdownx-latency="2147483647"' in text
+    assert 'data-completion="{&quot;environments&quot;: [' in text
     assert 'class="editor-preview note-body md-content" data-current="true"' in text
     assert "js/editor-preview.js" in text and "js/editor-fields.js" in text
 
@@ -322,7 +332,7 @@ def test_editor_page_has_every_side_panel_field_and_autocomplete_lists(client, a
 def test_side_panel_save_writes_every_field(client, author, other_author, note):
     """One Save writes slug, ordered authors, tags (new ones created), flags, entry-set
     fields and default bibliographies, as one new version with a revision."""
-    second = services._author_for_user(other_author)
+    second = services.author_for_user(other_author)
     bibfile_import(name="bib/main.bib", raw="@book{knuth, title={The Art}, year=1968}")
     client.force_login(author)
     response = client.post(
@@ -432,9 +442,10 @@ def test_editor_page_lists_stored_problems_with_their_lines(client, author, note
     assert "&lt;b&gt;x" in text and "<b>x" not in text
 
 
-def test_editor_continues_from_an_unpublished_autosave_of_a_published_note(client, author, note):
+def test_editor_continues_from_the_working_copy_of_a_published_note(client, author, note):
     """A published note's autosave leaves the public text alone; the editor opens with the
-    autosaved text and says so, and ?published=1 shows the published text instead."""
+    working copy and says it is "published, with unpublished changes"; discarding goes back
+    to the published text."""
     services.note_save(
         note_id=note.pk, user=author, base_version=note.version, fields={"body": "Public."}
     )
@@ -442,16 +453,17 @@ def test_editor_continues_from_an_unpublished_autosave_of_a_published_note(clien
     client.force_login(author)
     url = f"/write/{note.pk}/autosave/"
     payload = {"body": "Draft <edit>.", "title": note.title, "base_version": published.version}
-    assert (
-        client.post(url, json.dumps(payload), content_type="application/json").json()["status"]
-        == "saved"
-    )
+    answer = client.post(url, json.dumps(payload), content_type="application/json").json()
+    assert answer["status"] == "saved"
     assert Note.objects.get(pk=note.pk).body == "Public."
+    assert "Public." in client.get(f"/notes/{note.slug}/").content.decode()
     text = client.get(f"/write/{note.pk}/").content.decode()
-    assert "Draft &lt;edit&gt;." in text and "readers still see the published text" in text
-    assert 'data-current="false"' in text
-    text = client.get(f"/write/{note.pk}/?published=1").content.decode()
-    assert "Draft &lt;edit&gt;." not in text and 'data-current="true"' in text
+    assert "Draft &lt;edit&gt;." in text and "Published, with unpublished changes" in text
+    assert "readers still see the published version" in text and "Publish changes" in text
+    data = _form(Note.objects.get(pk=note.pk), body="Draft <edit>.", action="discard")
+    assert client.post(f"/write/{note.pk}/", data).status_code == 302
+    text = client.get(f"/write/{note.pk}/").content.decode()
+    assert "Draft &lt;edit&gt;." not in text and "Published, with unpublished" not in text
 
 
 def test_restore_brings_back_side_panel_fields_but_not_the_slug(client, author, note):
@@ -470,3 +482,40 @@ def test_restore_brings_back_side_panel_fields_but_not_the_slug(client, author, 
     assert restored.body == "First." and restored.search_hidden
     assert restored.keywords == ["k1"] and restored.params == {"entryTitle": "E1"}
     assert restored.slug == "renamed"
+
+
+def test_preview_json_carries_lines_problems_and_labels(client, author, cited_note):
+    """Asked for JSON (the editor), the preview gives the HTML with each block's source line,
+    the problems with their line, code and whether they block publishing, and the labels."""
+    client.force_login(author)
+    source = SOURCE + "\n:::lemma[Key]{#lem-key}\nText.\n:::\n\n$$\nx \\label{eq:one}\n$$\n"
+    response = client.post(
+        f"/write/{cited_note.pk}/preview/", {"content": source}, HTTP_ACCEPT="application/json"
+    )
+    assert response.status_code == 200 and response["Content-Type"] == "application/json"
+    data = response.json()
+    assert '<p data-source-line="1">See' in data["html"]
+    assert 'data-source-line="5" class="env env-lemma' in data["html"]
+    assert data["problems"] == [
+        {
+            "line": 1,
+            "code": "cite-missing",
+            "message": data["problems"][0]["message"],
+            "blocking": True,
+        }
+    ]
+    assert "nobody <b>" in data["problems"][0]["message"]  # JSON: escaped by the client
+    labels = {entry["label"]: entry for entry in data["labels"]}
+    assert labels["lem-key"] == {"label": "lem-key", "kind": "lemma", "text": "Lemma 1"}
+    assert labels["eq:one"]["kind"] == "equation"
+    # markdownx (the admin) still gets its HTML, without source lines.
+    html = client.post(f"/write/{cited_note.pk}/preview/", {"content": source}).content.decode()
+    assert html.startswith('<div class="editor-problems"') and "data-source-line" not in html
+
+
+def test_a_saved_body_uses_lf_line_ends(client, author, note):
+    """Browsers post a textarea with CRLF; the stored body has LF, as autosave stores it."""
+    client.force_login(author)
+    response = client.post(f"/write/{note.pk}/", _form(note, body="One.\r\n\r\nTwo.\r\n"))
+    assert response.status_code == 302
+    assert Note.objects.get(pk=note.pk).body == "One.\n\nTwo.\n"

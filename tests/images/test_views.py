@@ -203,13 +203,13 @@ def test_media_is_read_only(client, author, note):
 # --- The editor page -----------------------------------------------------------------------------
 
 
-def test_the_editor_wires_markdownx_and_the_button_to_the_upload_endpoint(author_client, note):
-    """The body widget's `data-markdownx-upload-urls-path` (drag-and-drop, paste) and the
-    "Insert image" block both name the note's upload URL; the script is loaded."""
+def test_the_editor_wires_the_body_and_the_button_to_the_upload_endpoint(author_client, note):
+    """The body's `data-upload-url` (drag-and-drop, paste into the editor) and the "Insert
+    image" block both name the note's upload URL; the script is loaded."""
     response = author_client.get(reverse("editor:edit", kwargs={"note_id": note.pk}))
     html = response.content.decode()
     url = upload_url(note)
-    assert f'data-markdownx-upload-urls-path="{url}"' in html
+    assert f'data-upload-url="{url}"' in html
     assert f'class="image-upload" data-upload-url="{url}"' in html
     assert "Insert image" in html
     assert re.search(r'<script src="/static/js/image-upload\.js" defer>', html)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scidraft.markup import RenderContext, render
+from scidraft.markup import FormattedReferences, RenderContext, render
 
 from .dom import normalise_space, parse
 
@@ -17,7 +17,7 @@ class FakeBibliography:
         self.keys = list(keys)
         self.calls: list[tuple[list[str], str | None]] = []
 
-    def format(self, keys, style):
+    def format(self, keys, style, locale=None):
         self.calls.append((list(keys), style))
         return {key: f'<span class="entry">Entry {key}</span>' for key in keys if key in self.keys}
 
@@ -55,9 +55,9 @@ def test_single_list_numbering_and_markers(bibs):
     rendered = render(source, context(bibs))
     doc = parse(rendered.html)
     assert _markers(doc) == [
-        ("cite-back-1", [("#ref-0-a", "[1]")]),
-        ("cite-back-2", [("#ref-0-b", "[2]"), ("#ref-0-c", "[3]")]),
-        ("cite-back-3", [("#ref-0-a", "[1]")]),
+        ("cite-back-0", [("#ref-0-a", "[1]")]),
+        ("cite-back-1", [("#ref-0-b", "[2]"), ("#ref-0-c", "[3]")]),
+        ("cite-back-2", [("#ref-0-a", "[1]")]),
     ]
     assert doc.select("sup.citation")[1].text == "[2],[3]"
     box = doc.select_one("div.references")
@@ -69,10 +69,10 @@ def test_single_list_numbering_and_markers(bibs):
     assert items[0].select_one("span.entry").text == "Entry a"
     back = items[0].select("span.ref-back > a")
     assert [(a.get("href"), a.get("title"), a.text) for a in back] == [
-        ("#cite-back-1", "Back to citation 1", "↩"),
-        ("#cite-back-3", "Back to citation 2", "↩"),
+        ("#cite-back-0", "Back to citation 1", "↩"),
+        ("#cite-back-2", "Back to citation 2", "↩"),
     ]
-    assert [a.get("href") for a in items[1].select("span.ref-back > a")] == ["#cite-back-2"]
+    assert [a.get("href") for a in items[1].select("span.ref-back > a")] == ["#cite-back-1"]
     assert [(c.keys, c.missing, c.title) for c in rendered.citations] == [
         (["a", "b", "c"], [], "References")
     ]
@@ -91,11 +91,11 @@ def test_two_lists_each_numbered_from_one(bibs):
     rendered = render(source, context(bibs))
     doc = parse(rendered.html)
     assert _markers(doc) == [
-        ("cite-back-1", [("#ref-0-a", "[1]")]),
-        ("cite-back-2", [("#ref-0-b", "[2]")]),
-        ("cite-back-3", [("#ref-1-x", "[1]")]),
-        ("cite-back-4", [("#ref-1-b", "[2]")]),
-        ("cite-back-5", [("#ref-1-x", "[1]")]),
+        ("cite-back-0", [("#ref-0-a", "[1]")]),
+        ("cite-back-1", [("#ref-0-b", "[2]")]),
+        ("cite-back-2", [("#ref-1-x", "[1]")]),
+        ("cite-back-3", [("#ref-1-b", "[2]")]),
+        ("cite-back-4", [("#ref-1-x", "[1]")]),
     ]
     boxes = doc.select("div.references")
     assert [box.select_one("h2.references-title").text for box in boxes] == ["First", "Second"]
@@ -103,8 +103,8 @@ def test_two_lists_each_numbered_from_one(bibs):
     assert [li.id for li in boxes[1].select("li")] == ["ref-1-x", "ref-1-b"]
     second_x = boxes[1].select_one("li#ref-1-x")
     assert [a.get("href") for a in second_x.select(".ref-back a")] == [
-        "#cite-back-3",
-        "#cite-back-5",
+        "#cite-back-2",
+        "#cite-back-4",
     ]
     assert boxes[0].get("data-bib-src") == "/bib/refs.bib"
     assert boxes[1].get("data-bib-src") == "/bib/other.bib"
@@ -132,8 +132,8 @@ def test_citation_in_table_cell_and_list_item(bibs):
     rendered = render(source, context(bibs))
     doc = parse(rendered.html)
     cell = doc.select("tbody td")[1]
-    assert _markers(cell) == [("cite-back-1", [("#ref-0-b", "[1]")])]
-    assert _markers(doc.select_one("ul > li")) == [("cite-back-2", [("#ref-0-a", "[2]")])]
+    assert _markers(cell) == [("cite-back-0", [("#ref-0-b", "[1]")])]
+    assert _markers(doc.select_one("ul > li")) == [("cite-back-1", [("#ref-0-a", "[2]")])]
 
 
 def test_cite_inside_code_stays_literal(bibs):
@@ -146,7 +146,7 @@ def test_cite_inside_code_stays_literal(bibs):
     doc = parse(rendered.html)
     assert doc.select("code")[0].text == "\\cite{a}"
     assert "\\cite{b}" in doc.select_one("pre").text
-    assert _markers(doc) == [("cite-back-1", [("#ref-0-c", "[1]")])]
+    assert _markers(doc) == [("cite-back-0", [("#ref-0-c", "[1]")])]
     assert rendered.citations[0].keys == ["c"]
 
 
@@ -189,7 +189,7 @@ def test_missing_bibliography_file(bibs):
     assert "bib/gone.bib" in rendered.warnings[0].message
     item = doc.select_one("li#ref-0-a")
     assert "bib/gone.bib" in item.text
-    assert _markers(doc) == [("cite-back-1", [("#ref-0-a", "[1]")])]
+    assert _markers(doc) == [("cite-back-0", [("#ref-0-a", "[1]")])]
 
 
 def test_list_without_citations_is_hidden(bibs):
@@ -228,8 +228,8 @@ def test_card_gets_list_from_first_references_bib(bibs):
     assert [li.id for li in box.select("li")] == ["ref-0-c", "ref-0-a"]
     assert [li.select_one(".ref-num").text for li in box.select("li")] == ["[1]", "[2]"]
     assert _markers(card) == [
-        ("cite-back-1", [("#ref-0-c", "[1]")]),
-        ("cite-back-2", [("#ref-0-a", "[2]")]),
+        ("cite-back-0", [("#ref-0-c", "[1]")]),
+        ("cite-back-1", [("#ref-0-a", "[2]")]),
     ]
     assert "Body continues." not in card.text
     # the page itself is unaffected
@@ -314,7 +314,7 @@ def test_bibliography_html_is_sanitised():
     """Entry HTML from the bibliography is cleaned (no script, no event handlers)."""
 
     class Evil(FakeBibliography):
-        def format(self, keys, style):
+        def format(self, keys, style, locale=None):
             return {key: '<b onclick="x()">T</b><script>alert(1)</script>' for key in keys}
 
     rendered = render(
@@ -333,34 +333,108 @@ def test_card_list_from_default_bibliographies(bibs):
     box = card.select_one("div.references.references-in-card")
     assert box is not None
     assert box.select_one("li#ref-0-a span.entry").text == "Entry a"
-    assert _markers(card) == [("cite-back-1", [("#ref-0-a", "[1]")])]
+    assert _markers(card) == [("cite-back-0", [("#ref-0-a", "[1]")])]
 
 
-def test_label_styles_show_their_labels_in_markers_and_list():
-    """A style with labels (alpha, author–year) shows [Knu84] instead of a number."""
+class AuthorDate:
+    """A bibliography answering as an author–date CSL style does."""
 
-    class Labelled:
-        url = "/bib/l.bib"
+    url = "/bib/l.bib"
 
-        def format(self, keys, style):
-            return {key: f"Entry {key}" for key in keys}
+    def format(self, keys, style, locale=None):
+        names = {"vaswani": "Vaswani et al., 2017", "devlin": "Devlin et al., 2019"}
+        return FormattedReferences(
+            {key: f"Entry {key}" for key in keys if key in names},
+            numeric=False,
+            order=sorted(key for key in keys if key in names),  # the style sorts by author
+            markers={key: names[key] for key in keys if key in names},
+            prefix="(",
+            suffix=")",
+            delimiter="; ",
+        )
 
-        def labels(self, keys, style):
-            return {"knuth": "Knu84"} if style == "alpha" else {}
 
-    context = RenderContext(resolve_bibliography=lambda name: Labelled())
-    source = 'See \\cite{knuth}.\n\n{{< references bib="bib/l.bib" style="alpha" >}}\n'
-    html = render(source, context).html
-    assert '<a href="#ref-0-knuth">[Knu84]</a>' in html
-    assert '<span class="ref-num">[Knu84]</span>' in html
-    numbered = render(source.replace(' style="alpha"', ""), context).html
-    assert '<a href="#ref-0-knuth">[1]</a>' in numbered
+def test_author_date_styles_print_their_own_markers_and_order():
+    """An author–date style: `(Vaswani et al., 2017; Devlin et al., 2019)`, one link per key,
+    the same cite-back ids, no [n], and the list in the style's order."""
+    context = RenderContext(resolve_bibliography=lambda name: AuthorDate())
+    source = (
+        "See \\cite{vaswani, devlin} and \\cite{vaswani}.\n\n"
+        '{{< references bib="bib/l.bib" style="apa" >}}\n'
+    )
+    doc = parse(render(source, context).html)
+    first, second = doc.select("span.citation")
+    assert first.id == "cite-back-0" and second.id == "cite-back-1"
+    assert normalise_space(first.text) == "(Vaswani et al., 2017; Devlin et al., 2019)"
+    assert [a.get("href") for a in first.select("a")] == ["#ref-0-vaswani", "#ref-0-devlin"]
+    assert not doc.select("sup.citation") and not doc.select(".ref-num")
+    assert [li.id for li in doc.select("li")] == ["ref-0-devlin", "ref-0-vaswani"]
+    back = doc.select_one("li#ref-0-vaswani .ref-back")
+    assert [a.get("href") for a in back.select("a")] == ["#cite-back-0", "#cite-back-1"]
+
+
+def test_back_links_are_separated_by_a_space():
+    """Several ↩ in one entry are joined by a space, as the theme's join(" ")."""
+    bibs = {"bib/refs.bib": FakeBibliography("/bib/refs.bib", ["a"])}
+    source = '\\cite{a} \\cite{a} \\cite{a}\n\n{{< references bib="bib/refs.bib" >}}\n'
+    html = render(source, context(bibs)).html
+    assert (
+        '<span class="ref-back"><a href="#cite-back-0" title="Back to citation 1">↩</a> '
+        '<a href="#cite-back-1" title="Back to citation 2">↩</a> '
+        '<a href="#cite-back-2" title="Back to citation 3">↩</a></span>'
+    ) in html
+
+
+class WithMath:
+    url = "/bib/m.bib"
+
+    def format(self, keys, style, locale=None):
+        return FormattedReferences(
+            {"k": "Rates of \ue0100\ue011 and \ue0101\ue011."},
+            math={"k": ("O(1/k^2)", "\\frac{")},
+            problems={},
+        )
+
+
+def test_math_in_an_entry_is_typeset_by_katex_and_bad_math_is_shown_with_a_warning():
+    """Formula placeholders in an entry become KaTeX HTML; one KaTeX refuses stays as its
+    source in a math-error span, with a warning."""
+    rendered = render(
+        '\\cite{k}\n\n{{< references bib="bib/m.bib" >}}\n',
+        RenderContext(resolve_bibliography=lambda name: WithMath()),
+    )
+    entry = parse(rendered.html).select_one("li#ref-0-k .csl-right-inline")
+    assert entry.select_one(".katex annotation").text == "O(1/k^2)"
+    assert entry.select_one(".math-error code").text == "\\frac{"
+    assert "\ue010" not in rendered.html
+    assert [w.code for w in rendered.warnings] == ["math-error"]
+
+
+class Unformattable:
+    url = "/bib/u.bib"
+
+    def format(self, keys, style, locale=None):
+        return FormattedReferences(
+            {"k": '<span class="ref-unformatted"><code>k</code> (misc): title = {T}</span>'},
+            problems={"k": "could not be formatted: citeproc-js printed nothing for it"},
+        )
+
+
+def test_an_entry_that_cannot_be_formatted_is_shown_raw_with_a_warning():
+    """The bibliography's problem becomes a cite-unformatted warning; the entry is listed."""
+    rendered = render(
+        '\\cite{k}\n\n{{< references bib="bib/u.bib" >}}\n',
+        RenderContext(resolve_bibliography=lambda name: Unformattable()),
+    )
+    assert parse(rendered.html).select_one("li#ref-0-k .ref-unformatted code").text == "k"
+    (warning,) = rendered.warnings
+    assert warning.code == "cite-unformatted" and "printed nothing" in warning.message
 
 
 class HostileBibliography(FakeBibliography):
     """Entries whose formatted HTML carries script: a field a hostile .bib could hold."""
 
-    def format(self, keys, style):
+    def format(self, keys, style, locale=None):
         self.calls.append((list(keys), style))
         return {
             key: f'<span class="entry">Entry {key}<script>alert(1)</script>'
@@ -382,3 +456,29 @@ def test_a_formatted_entry_is_sanitised_for_every_note_that_cites_it():
         assert "Entry evil" in html
     entry = parse(first).select_one("li#ref-0-evil .csl-entry")
     assert str(entry) == str(parse(second).select_one("li#ref-0-evil .csl-entry"))
+
+
+def test_an_unavailable_file_gives_a_warning_on_its_line_and_no_entries(bibs):
+    """A file the site says this note may not name (UnavailableBibliography) is not asked for
+    entries: the warning has the list's line and the site's reason; other files of the same
+    list still resolve (issue 16, item 11)."""
+    from scidraft.markup import UnavailableBibliography
+
+    bibs["bib/secret.bib"] = UnavailableBibliography("is private: attach it first.")
+    source = (
+        "See \\cite{a} and \\cite{x}.\n\n"
+        '{{< references bib="bib/secret.bib" >}}\n\n'
+        "Then \\cite{b}.\n\n"
+        '{{< references bib="bib/secret.bib,bib/refs.bib" >}}\n'
+    )
+    rendered = render(source, context(bibs))
+    assert [(w.line, w.code, w.message) for w in _codes(rendered, "bib-private")] == [
+        (3, "bib-private", "bibliography file bib/secret.bib is private: attach it first."),
+        (7, "bib-private", "bibliography file bib/secret.bib is private: attach it first."),
+    ]
+    doc = parse(rendered.html)
+    first, second = doc.select("div.references")
+    assert "Entry" not in first.text
+    assert "bibliography not available to this note: bib/secret.bib" in first.text
+    assert "Entry b" in second.text
+    assert not _codes(rendered, "cite-missing")

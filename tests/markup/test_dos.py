@@ -299,3 +299,54 @@ def test_time_waiting_on_the_javascript_engine_counts_against_the_budget():
     )
     rendered = _timed(formulas)
     assert "render-limit" in _codes(rendered)
+
+
+# --- Reference lists ---------------------------------------------------------------------------
+
+
+def test_five_thousand_reference_lists_render_in_time():
+    """Issue #16: 5,000 `{{< references >}}` lists (each after its own \\cite) took 10 s. The
+    file is looked up once per render, lists past citations.MAX_LISTS show their keys
+    unformatted with one warning, and the first lists are formatted by citation-js as usual."""
+    from bibliography.formatting import ParsedBibliography
+    from bibliography.parsing import parse_bibtex
+    from scidraft.markup import citations
+
+    parsed = parse_bibtex("@article{a, title = {Heat}, author = {Fourier, Joseph}, year = 1822}")
+    bibliography = ParsedBibliography("bib/refs.bib", parsed.entries)
+    looked_up = []
+
+    def resolve(name):
+        looked_up.append(name)
+        return bibliography
+
+    source = '\\cite{a}\n\n{{< references bib="bib/refs.bib" >}}\n\n' * 5_000
+    rendered = _timed(source, RenderContext(resolve_bibliography=resolve))
+    assert looked_up == ["bib/refs.bib"]
+    assert len(rendered.citations) == 5_000
+    assert "references-limit" in _codes(rendered)
+    assert rendered.html.count("Fourier J. Heat. 1822;") >= citations.MAX_LISTS
+    assert rendered.html.count("not formatted: too many reference lists") == 5_000 - 1_000
+    assert _codes(rendered) == {"references-limit"}
+    # Lists not formatted still record where each key is (references.bib, Scholar tags).
+    assert all(found.sources == {"a": "bib/refs.bib"} for found in rendered.citations)
+
+
+def test_five_thousand_lists_of_distinct_entries_stop_at_the_budget():
+    """Each list citing an entry not formatted before costs a citation-js call: once the
+    render's budget is spent the remaining lists show their keys, with one warning."""
+    from bibliography.formatting import ParsedBibliography, format_cache_clear
+    from bibliography.parsing import parse_bibtex
+
+    text = "\n".join(
+        f"@article{{k{n}, title = {{Heat {n}}}, author = {{Fourier, Joseph}}, year = 1822}}"
+        for n in range(5_000)
+    )
+    bibliography = ParsedBibliography("bib/refs.bib", parse_bibtex(text).entries)
+    format_cache_clear()
+    source = "".join(
+        f'\\cite{{k{n}}}\n\n{{{{< references bib="bib/refs.bib" >}}}}\n\n' for n in range(5_000)
+    )
+    rendered = _timed(source, RenderContext(resolve_bibliography=lambda name: bibliography))
+    assert "references-limit" in _codes(rendered)
+    assert 0 < rendered.html.count("Fourier J. Heat") < 5_000

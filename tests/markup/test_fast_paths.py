@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from markdown import treeprocessors
 from markdown.extensions.tables import TableProcessor
 
-from scidraft.hugo import split_front_matter
+from hugo.reading import split_front_matter
 from scidraft.markup import convert, limits, pipeline, protect
 from scidraft.markup.stash import Stash
 from tests.conftest import EXAMPLE_SITE

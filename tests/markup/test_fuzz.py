@@ -174,7 +174,7 @@ class HostileBibliography:
     def __init__(self, name: str):
         self.url = "/" + name
 
-    def format(self, keys, style):
+    def format(self, keys, style, locale=None):
         return {
             key: f'<span onclick="alert(1)">{key}</span><script>x</script>'
             f'<a href="javascript:alert(1)">doi</a>'

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from scidraft.hugo import split_front_matter
+from hugo.reading import split_front_matter
 from scidraft.markup import RenderContext, Rendered, jsengine, render
 
 from .dom import parse
@@ -39,7 +39,7 @@ class AnyBibliography:
     def __init__(self, name):
         self.url = "/" + name
 
-    def format(self, keys, style):
+    def format(self, keys, style, locale=None):
         return {key: f"<span>Entry {key}</span>" for key in keys}
 
 

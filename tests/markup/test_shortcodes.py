@@ -197,3 +197,11 @@ def test_unclosed_preview_warns():
     rendered = render(source)
     assert [w.line for w in rendered.warnings if w.code.startswith("shortcode")] == [3]
     assert "Start of card." in parse(rendered.html).text
+
+
+def test_every_known_shortcode_has_a_signature():
+    """The editor's completion and the syntax guide list exactly the shortcodes the engine
+    reads (shortcodes.SHORTCODES beside KNOWN)."""
+    from scidraft.markup.shortcodes import KNOWN, SHORTCODES
+
+    assert set(SHORTCODES) == KNOWN

@@ -11,9 +11,10 @@ from django.conf import settings as django_settings
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
+from hugo import loading
+from hugo.reading import NoteSource
 from notes import services
 from notes.models import Note, NoteRevision
-from scidraft.hugo import NoteSource
 
 MB = 1024 * 1024
 SECONDS = 5.0
@@ -97,9 +98,9 @@ def test_note_import_over_the_limit_creates_nothing(settings, db):
     (hugo_site_load reports it per file)."""
     settings.NOTE_BODY_MAX_BYTES = 100
     with pytest.raises(ValidationError, match="the limit is 100 bytes"):
-        services.note_import(source=_source("x" * 101))
+        loading.note_import(source=_source("x" * 101))
     assert not Note.objects.filter(slug="big").exists()
-    note, outcome = services.note_import(source=_source("x" * 100))
+    note, outcome = loading.note_import(source=_source("x" * 100))
     assert outcome == "created" and note.body == "x" * 100
 
 

@@ -82,8 +82,8 @@ def test_uploading_a_missing_file_re_renders_the_notes_that_name_it(db):
     """A note citing a file that does not exist yet shows the problem; once the file is
     imported the note is re-rendered on the same write path, and the problem is gone."""
     from bibliography.services import bibfile_import
-    from notes.services import note_import
-    from scidraft.hugo import NoteSource
+    from hugo.loading import note_import
+    from hugo.reading import NoteSource
 
     note, _ = note_import(
         source=NoteSource(
@@ -100,3 +100,45 @@ def test_uploading_a_missing_file_re_renders_the_notes_that_name_it(db):
     assert note.render_warnings == []
     assert "Arrived" in note.rendered_html
     assert NoteCitation.objects.get(note=note).bibfile.name == "bib/late.bib"
+
+
+@pytest.mark.django_db
+def test_references_ris_and_csl_json_hold_the_cited_entries_through_citation_js(
+    client, demo_loaded
+):
+    """references.ris and references.json: the same entries as references.bib, in citation
+    order, mapped by citation-js (the mapping the reference lists are formatted from)."""
+    import json
+
+    cited = list(
+        dict.fromkeys(
+            NoteCitation.objects.filter(note__slug=SLUG, bibfile__isnull=False).values_list(
+                "key", flat=True
+            )
+        )
+    )
+    response = client.get(f"/notes/{SLUG}/references.json")
+    assert response["Content-Type"].startswith("application/vnd.citationstyles.csl+json")
+    items = json.loads(response.content)
+    assert [item["id"] for item in items] == cited
+    assert all(item.get("title") and item.get("type") for item in items)
+    ris = client.get(f"/notes/{SLUG}/references.ris")
+    assert ris["Content-Type"].startswith("application/x-research-info-systems")
+    assert ris.content.decode().count("ER  - ") == len(cited)
+
+
+@pytest.mark.django_db
+def test_cite_this_note_follows_the_site_style(client, demo_loaded):
+    """The formatted citation is the note in the site's CSL style: Vancouver's `[Internet]`
+    by default, APA's `(2026, …)` date when the site chooses APA."""
+    from scidraft.site.models import SiteSettings
+
+    page = client.get(f"/notes/{SLUG}/").content.decode()
+    assert "[Internet]" in page.split('class="cite-text"')[1].split("</p>")[0]
+    from scidraft.site.caching import bump_generation
+
+    SiteSettings.objects.update(citation_style="apa")
+    bump_generation()  # a settings write does this; update() bypasses the write path
+    page = client.get(f"/notes/{SLUG}/").content.decode()
+    text = page.split('class="cite-text"')[1].split("</p>")[0]
+    assert "[Internet]" not in text and "https://notes.halden.example/notes/" in text

@@ -13,10 +13,10 @@ from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
 
+from hugo.loading import note_import, page_import
+from hugo.reading import NoteSource, PageSource
 from notes.models import Author, Note, NoteAuthor, Page, Status, Tag
 from notes.rendering import RENDERED_FIELDS
-from notes.services import note_import, page_import
-from scidraft.hugo import NoteSource, PageSource
 from scidraft.site.models import MenuItem, SiteSettings
 
 pytestmark = pytest.mark.django_db

@@ -6,9 +6,10 @@ import datetime as dt
 
 import pytest
 
+from hugo.loading import note_import, page_import
+from hugo.reading import NoteSource, PageSource
 from notes.models import Author, Note, NoteRevision, Page, Status, Tag
-from notes.services import author_for_identity, note_import, page_import, tag_get_or_create
-from scidraft.hugo import NoteSource, PageSource
+from notes.services import author_for_identity, tag_get_or_create
 
 
 def source(**fields) -> NoteSource:
@@ -171,53 +172,73 @@ def bib_setup(db):
 
 
 def _problems(note) -> set[str]:
-    """The citation warnings of the note's stored render."""
-    return {w["code"] for w in note.render_warnings if w["code"].startswith(("bib-", "cite-"))}
+    """The citation warnings of what the authors edit (the published note's working copy)."""
+    warnings = note.editor_copy.render_warnings
+    return {w["code"] for w in warnings if w["code"].startswith(("bib-", "cite-"))}
 
 
 def _attached(note) -> list[str]:
+    """The default bibliographies of what the authors edit."""
+    from notes.services import working_state
+
+    return working_state(Note.objects.get(pk=note.pk))["bibliographies"]
+
+
+def _live(note) -> list[str]:
     return list(
         note.bibliography_links.order_by("position").values_list("bibfile__name", flat=True)
     )
 
 
 def test_note_bibliographies_set_attaches_in_order_and_resolves_citations(bib_setup):
-    """The files are stored in the order given, and the stored render resolves citations
-    against them at once."""
-    from notes.services import note_bibliographies_set
+    """The files are kept in the order given, and the render of what the authors edit resolves
+    citations against them at once; publishing the changes makes them the note's."""
+    from notes.services import note_bibliographies_set, note_publish
 
     users, files, note = bib_setup
     assert _problems(note) == {"bib-missing"}
     note_bibliographies_set(
         note_id=note.pk, user=users["ada"], bibfile_ids=[files["site"].pk, files["ada"].pk]
     )
-    note.refresh_from_db()
+    note = Note.objects.get(pk=note.pk)
     assert _attached(note) == ["bib/site.bib", "bib/ada.bib"]
-    assert "The Art" in note.rendered_html and "Site LaTeX" in note.rendered_html
+    copy = note.editor_copy
+    assert "The Art" in copy.rendered_html and "Site LaTeX" in copy.rendered_html
     assert _problems(note) == set()
+    assert _live(note) == []  # readers: not yet
+    assert not note.citations.exclude(bib_name="").exists()
+    note_publish(note_id=note.pk, user=users["ada"], base_version=note.version)
+    note = Note.objects.get(pk=note.pk)
+    assert _live(note) == ["bib/site.bib", "bib/ada.bib"] and not note.has_unpublished_changes
+    assert "The Art" in note.rendered_html
     assert set(note.citations.values_list("key", "bib_name")) == {
         ("knuth", "bib/ada.bib"),
         ("lamport", "bib/site.bib"),
     }
     note_bibliographies_set(note_id=note.pk, user=users["ada"], bibfile_ids=[files["ada"]])
-    note.refresh_from_db()
+    note = Note.objects.get(pk=note.pk)
     assert _attached(note) == ["bib/ada.bib"]
-    assert "missing reference: lamport" in note.rendered_html
+    assert "missing reference: lamport" in note.editor_copy.rendered_html
     assert _problems(note) == {"cite-missing"}
 
 
-def test_note_bibliographies_set_bumps_the_content_generation(bib_setup):
-    """Readers of the published note see the new references: the generation moves."""
-    from notes.services import note_bibliographies_set
+def test_note_bibliographies_set_leaves_readers_alone_until_published(bib_setup):
+    """Attaching files to a published note changes its working copy only: the content
+    generation (every cached page) moves when the change is published, not before."""
+    from notes.services import note_bibliographies_set, note_publish
     from scidraft.site.models import ContentGeneration
 
     users, files, note = bib_setup
     before = ContentGeneration.objects.value()
     note_bibliographies_set(note_id=note.pk, user=users["ada"], bibfile_ids=[files["ada"].pk])
+    assert ContentGeneration.objects.value() == before
+    note = Note.objects.get(pk=note.pk)
+    note_publish(note_id=note.pk, user=users["ada"], base_version=note.version)
     assert ContentGeneration.objects.value() > before
     unchanged = ContentGeneration.objects.value()
     note_bibliographies_set(note_id=note.pk, user=users["ada"], bibfile_ids=[files["ada"].pk])
     assert ContentGeneration.objects.value() == unchanged  # same list: nothing written
+    assert not Note.objects.get(pk=note.pk).has_unpublished_changes
 
 
 def test_note_bibliographies_set_refuses_files_the_user_may_not_use(bib_setup):

@@ -19,10 +19,11 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from hugo import loading
+from hugo.reading import NoteSource
 from notes import services
 from notes.models import Note, NoteRevision
 from ops.outages import DatabaseOutageMiddleware
-from scidraft.hugo import NoteSource
 from scidraft.site.caching import local_pages
 
 pytestmark = pytest.mark.django_db
@@ -46,7 +47,7 @@ def database_down(only: str | None = None):
 
 @pytest.fixture
 def published(db):
-    note, _ = services.note_import(
+    note, _ = loading.note_import(
         source=NoteSource(
             path=f"{SLUG}.md",
             slug=SLUG,

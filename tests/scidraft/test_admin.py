@@ -78,9 +78,11 @@ def test_editor_manages_notes_but_not_site_settings(client, demo_loaded):
 def test_note_body_uses_the_markdownx_widget_and_no_markdownx_url_is_mounted(
     client, superuser, demo_loaded
 ):
-    """The body field is the markdownx editor; its stock anonymous endpoints are not served."""
+    """The body field of a draft is the markdownx editor; its stock anonymous endpoints are not
+    served."""
     client.force_login(superuser)
-    response = client.get(admin_url(Note, "change", Note.objects.first().pk))
+    draft = Note.objects.create(slug="admin-draft", title="Draft", body="x", status="draft")
+    response = client.get(admin_url(Note, "change", draft.pk))
     assert b"markdownx-editor" in response.content
     client.logout()
     assert client.post("/markdownx/markdownify/", {"content": "# x"}).status_code == 404

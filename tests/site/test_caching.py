@@ -12,9 +12,9 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from bibliography.services import bibfile_import
+from hugo.loading import note_import
+from hugo.reading import NoteSource
 from notes.models import Author, Environment, Note, Page, Status, Tag
-from notes.services import note_import
-from scidraft.hugo import NoteSource
 from scidraft.markup import ENGINE_VERSION, jsengine
 from scidraft.site.models import ContentGeneration, EntrySet, MenuItem, SiteSettings
 

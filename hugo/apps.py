@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class HugoConfig(AppConfig):
+    name = "hugo"
+    verbose_name = "Hugo sites"

@@ -1,0 +1,90 @@
+"""Writes to notes, pages, authors and tags: one function per action, by family.
+
+- records: the rows every write makes (authors and tags by name, revisions, the size check);
+- renders: a note's stored render and the citation rows of what it cites;
+- working: where a note's editable state lives (the row of a draft, the working copy of a
+  published note) and how it goes live;
+- authorship: bylines by consent, and who may pin notes;
+- editing: the editor's create, save, discard, restore and default bibliographies;
+- publishing: publish (or submit for review, or schedule) and unpublish;
+- review: an Editor's approval or sending back, an author's withdrawal.
+
+Importing a Hugo site is hugo.loading's. Views, commands and the admin call these; none of
+them writes a Note on its own.
+"""
+
+from .authorship import (
+    AuthorshipError,
+    authorship_confirm,
+    authorship_decline,
+    unconfirmed_authors,
+)
+from .editing import (
+    EDITOR_FIELDS,
+    SaveResult,
+    author_for_user,
+    note_bibliographies_set,
+    note_create,
+    note_save,
+    revision_restore,
+    working_copy_discard,
+)
+from .publishing import SUBMITTED, note_publish, note_unpublish
+from .records import (
+    assign_fields,
+    author_for_identity,
+    body_check,
+    is_editor,
+    note_metadata,
+    note_state,
+    revision_record,
+    tag_get_or_create,
+)
+from .renders import citations_store, note_render_store
+from .review import (
+    REVIEW_COMMENT_MAX_CHARS,
+    ReviewError,
+    awaiting_review,
+    note_review_approve,
+    note_review_send_back,
+    note_review_withdraw,
+)
+from .working import STATE_FIELDS, working_context, working_copy_refresh, working_state
+
+__all__ = [
+    "AuthorshipError",
+    "EDITOR_FIELDS",
+    "REVIEW_COMMENT_MAX_CHARS",
+    "STATE_FIELDS",
+    "SUBMITTED",
+    "ReviewError",
+    "SaveResult",
+    "assign_fields",
+    "author_for_identity",
+    "author_for_user",
+    "awaiting_review",
+    "authorship_confirm",
+    "authorship_decline",
+    "body_check",
+    "citations_store",
+    "is_editor",
+    "note_bibliographies_set",
+    "note_create",
+    "note_metadata",
+    "note_publish",
+    "note_render_store",
+    "note_review_approve",
+    "note_review_send_back",
+    "note_review_withdraw",
+    "note_save",
+    "note_state",
+    "note_unpublish",
+    "revision_record",
+    "revision_restore",
+    "tag_get_or_create",
+    "unconfirmed_authors",
+    "working_context",
+    "working_copy_discard",
+    "working_copy_refresh",
+    "working_state",
+]

@@ -1,0 +1,261 @@
+"""The web editor's writes: create, save (with optimistic locking), discard unpublished
+changes, restore a revision, and choose a note's default bibliographies."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.db.models import Q
+from django.utils.text import slugify
+
+from bibliography.models import BibFile
+from scidraft.site.caching import deferred_bumps
+
+from ..models import Author, Note, NoteAuthor, NoteRevision, Status
+from .authorship import authors_check, consents_request
+from .records import body_check, is_editor, note_state, revision_record
+from .renders import note_render_store
+from .working import (
+    bibliographies_set,
+    fields_apply,
+    state_with_fields,
+    version_bump,
+    working_copy_write,
+    working_state,
+)
+
+EDITOR_FIELDS = frozenset(
+    {
+        "title", "body", "slug", "date", "authors", "institute", "tags", "summary",
+        "description", "show_title", "promotion", "weight", "keywords", "canonical_url",
+        "disable_share", "search_hidden", "hidden_in_rss", "robots_noindex", "params",
+    }
+)  # fmt: skip
+
+
+@dataclass
+class SaveResult:
+    """What a save did: `conflict` means the note changed since `base_version` and nothing
+    was overwritten (the refused text is `revision`, kind "conflict")."""
+
+    note: Note
+    conflict: bool
+    revision: NoteRevision | None
+
+
+def editable_note(*, note_id: int, user) -> Note:
+    """The note, row-locked, if `user` may edit it; PermissionDenied otherwise."""
+    if not Note.objects.editable_by(user).filter(pk=note_id).exists():
+        raise PermissionDenied("You may not edit this note.")
+    return Note.objects.select_for_update().get(pk=note_id)
+
+
+def author_for_user(user) -> Author:
+    author = Author.objects.filter(user=user).first()
+    if author is not None:
+        return author
+    base = slugify(user.get_username(), allow_unicode=True) or "author"
+    handle, suffix = base, 2
+    while Author.objects.filter(handle=handle).exists():
+        handle, suffix = f"{base}-{suffix}", suffix + 1
+    author = Author(user=user, name=user.get_full_name() or user.get_username(), handle=handle)
+    author.full_clean()
+    author.save()
+    return author
+
+
+def _unique_note_slug(title: str) -> str:
+    base = (slugify(title, allow_unicode=True) or "note")[:190].strip("-") or "note"
+    slug, suffix = base, 2
+    while Note.objects.filter(slug=slug).exists():
+        slug, suffix = f"{base}-{suffix}", suffix + 1
+    return slug
+
+
+@transaction.atomic
+def note_create(*, user, title: str) -> Note:
+    """A new draft by `user`, who becomes its first author; revision 1."""
+    if not user.is_authenticated or not user.has_perm("notes.add_note"):
+        raise PermissionDenied("You may not create notes.")
+    title = " ".join(title.split())
+    note = Note(title=title, slug=_unique_note_slug(title), status=Status.DRAFT, created_by=user)
+    note.full_clean()
+    note.save()
+    NoteAuthor.objects.create(note=note, author=author_for_user(user), position=0)
+    note_render_store(note=note, force=True)
+    revision_record(note=note, kind=NoteRevision.Kind.SAVE, user=user, message="Created")
+    return note
+
+
+def _check_fields(fields: dict) -> None:
+    unknown = set(fields) - EDITOR_FIELDS
+    if unknown:
+        raise ValueError(f"Not editable here: {', '.join(sorted(unknown))}")
+
+
+def _rules_check(note: Note, state: dict, fields: dict, user) -> None:
+    """The authorship rules a save must keep (notes.services.authorship): an Author keeps
+    their own name on the note, and only Editors change its weight (pinning)."""
+    pinning = "weight" in fields and (fields["weight"] or 0) != (state.get("weight") or 0)
+    if pinning and not is_editor(user):
+        raise PermissionDenied("Only Editors pin notes: the weight is theirs to set.")
+    if "authors" in fields:
+        authors_check(note=note, current=state["authors"], wanted=fields["authors"], user=user)
+
+
+@transaction.atomic
+def note_save(
+    *, note_id: int, user, base_version: int, fields: dict, kind: str = NoteRevision.Kind.SAVE
+) -> SaveResult:
+    """Save the editor's fields if nobody saved since `base_version`; else keep them as a
+    "conflict" revision and change nothing.
+
+    A published note keeps its live version: saves and autosaves write its working copy,
+    which readers do not see until it is published (note_publish). A draft is written in
+    place. Authors with an account who are new to the note are asked to confirm."""
+    if kind not in {NoteRevision.Kind.SAVE, NoteRevision.Kind.AUTOSAVE}:
+        raise ValueError(f"Not a save kind: {kind}")
+    _check_fields(fields)
+    if "body" in fields:
+        body_check(fields["body"])
+    note = editable_note(note_id=note_id, user=user)
+    state = working_state(note)
+    wanted = state_with_fields(state, fields)
+    if note.version != base_version:
+        revision = revision_record(
+            note=note,
+            kind=NoteRevision.Kind.CONFLICT,
+            user=user,
+            base_version=base_version,
+            message=f"Refused: the note is at version {note.version}, not {base_version}.",
+            state=wanted,
+        )
+        return SaveResult(note=note, conflict=True, revision=revision)
+    _rules_check(note, state, fields, user)
+    if "authors" in fields:
+        consents_request(note=note, handles=wanted["authors"], user=user)
+    if note.status == Status.PUBLISHED:
+        working_copy_write(note, wanted, user)
+        version_bump(note)
+    else:
+        fields_apply(note, fields)
+    revision = revision_record(
+        note=note, kind=kind, user=user, base_version=base_version, state=working_state(note)
+    )
+    return SaveResult(note=note, conflict=False, revision=revision)
+
+
+def stale_result(note: Note, base_version: int) -> SaveResult | None:
+    if note.version == base_version:
+        return None
+    return SaveResult(note=note, conflict=True, revision=None)
+
+
+@transaction.atomic
+def working_copy_discard(*, note_id: int, user, base_version: int) -> SaveResult:
+    """Drop a published note's unpublished changes: the editor goes back to the live text
+    (kept as a revision, so nothing is lost)."""
+    note = editable_note(note_id=note_id, user=user)
+    stale = stale_result(note, base_version)
+    if stale is not None:
+        return stale
+    if note.working is None:
+        return SaveResult(note=note, conflict=False, revision=None)
+    working_copy_write(note, note_state(note), user)
+    version_bump(note)
+    revision = revision_record(
+        note=note,
+        kind=NoteRevision.Kind.RESTORE,
+        user=user,
+        base_version=base_version,
+        message="Discarded the unpublished changes",
+    )
+    return SaveResult(note=note, conflict=False, revision=revision)
+
+
+# Not the slug, date or authors: another note may have taken the slug since, restoring a date
+# could publish or unpublish, and a removed author's handle no longer resolves.
+_RESTORED_METADATA = (
+    "summary", "description", "institute", "show_title", "tags", "promotion", "weight",
+    "keywords", "canonical_url", "disable_share", "search_hidden", "hidden_in_rss",
+    "robots_noindex", "params",
+)  # fmt: skip
+
+
+@transaction.atomic
+def revision_restore(*, revision_id: int, user) -> SaveResult:
+    """Copy a revision's title, body and metadata into what the note's authors edit: the note
+    itself, or a published note's working copy (restoring never publishes). A weight only an
+    Editor may set is restored by Editors only."""
+    revision = NoteRevision.objects.filter(pk=revision_id).first()
+    if revision is None:
+        raise PermissionDenied("No such revision.")
+    note = editable_note(note_id=revision.note_id, user=user)
+    base_version = note.version
+    fields = {"title": revision.title, "body": revision.body}
+    for name in _RESTORED_METADATA:
+        if name in revision.metadata:
+            fields[name] = revision.metadata[name]
+    state = working_state(note)
+    if not is_editor(user):
+        fields.pop("weight", None)
+    if note.status == Status.PUBLISHED:
+        working_copy_write(note, state_with_fields(state, fields), user)
+        version_bump(note)
+    else:
+        fields_apply(note, fields)
+    result = revision_record(
+        note=note,
+        kind=NoteRevision.Kind.RESTORE,
+        user=user,
+        base_version=base_version,
+        message=f"Restored revision {revision.number}",
+        state=working_state(note),
+    )
+    return SaveResult(note=note, conflict=False, revision=result)
+
+
+# --- Default bibliographies (issue 6): the files a note's reference lists search -------------
+
+
+def attachable_bibfiles(user, note: Note, state: dict):
+    """The files `user` may make the note's defaults: those usable by them, and those already
+    chosen in what the authors edit (a co-author keeps another author's choice)."""
+    usable = BibFile.objects.usable_by(user, note=note).values("pk")
+    return BibFile.objects.filter(Q(pk__in=usable) | Q(name__in=state["bibliographies"]))
+
+
+@transaction.atomic
+def note_bibliographies_set(*, note_id: int, user, bibfile_ids) -> Note:
+    """Make `bibfile_ids` (ids or BibFiles, in order) the default bibliographies of what the
+    note's authors edit (a published note's working copy), re-rendered so citations resolve
+    against them at once.
+
+    Only files attachable by `user` may be named (attachable_bibfiles: usable by them, or
+    already chosen, so a co-author can keep another author's choice); otherwise
+    PermissionDenied and nothing changes.
+    """
+    note = editable_note(note_id=note_id, user=user)
+    wanted = list(dict.fromkeys(int(getattr(item, "pk", item)) for item in bibfile_ids))
+    state = working_state(note)
+    usable = dict(
+        attachable_bibfiles(user, note, state).filter(pk__in=wanted).values_list("pk", "name")
+    )
+    refused = [pk for pk in wanted if pk not in usable]
+    if refused:
+        raise PermissionDenied(
+            f"You may not attach these bibliography files: {', '.join(map(str, refused))}."
+        )
+    names = [usable[pk] for pk in wanted]
+    if state["bibliographies"] == names:
+        return note
+    if note.status == Status.PUBLISHED:
+        working_copy_write(note, {**state, "bibliographies": names}, user)
+    else:
+        # The link rows' signals bump the content generation, once for the whole change.
+        with deferred_bumps():
+            bibliographies_set(note, wanted)
+            note_render_store(note=note, force=True)
+    return note

@@ -1,0 +1,118 @@
+"""Publishing: publish a draft or a published note's changes (or submit them for review, or
+schedule them), and unpublish."""
+
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.utils import timezone
+
+from scidraft.site.models import SiteSettings
+
+from ..models import NoteRevision, Status
+from .authorship import consents_settle
+from .editing import SaveResult, editable_note, stale_result
+from .records import revision_record
+from .working import (
+    fields_apply,
+    fields_from_state,
+    version_bump,
+    working_copy_publish,
+    working_state,
+)
+
+SUBMITTED = "Submitted for review"  # the revision message of a review request
+
+
+@transaction.atomic
+def note_publish(*, note_id: int, user, base_version: int) -> SaveResult:
+    """Publish what the note's authors edit (a future date schedules it).
+
+    A draft becomes the live version; a published note's working copy replaces it ("Publish
+    changes"). When the site requires review, a user without notes.review_note submits
+    either for review instead, and the live version stays as it is until an Editor approves.
+    No version goes public naming an author with an account who has not confirmed (an
+    Editor's publish confirms for them)."""
+    if not user.has_perm("notes.publish_note"):
+        raise PermissionDenied("You may not publish notes.")
+    note = editable_note(note_id=note_id, user=user)
+    stale = stale_result(note, base_version)
+    if stale is not None:
+        return stale
+    review = SiteSettings.objects.current().require_review and not user.has_perm(
+        "notes.review_note"
+    )
+    copy = note.working
+    if note.status == Status.PUBLISHED and copy is None:
+        return SaveResult(note=note, conflict=False, revision=None)  # nothing unpublished
+    state = working_state(note)
+    if review:
+        return _submit(note, user, base_version)
+    consents_settle(note=note, handles=state["authors"], user=user)
+    if copy is not None:
+        working_copy_publish(note)
+        message = "Published the changes"
+    else:
+        note.status = Status.PUBLISHED
+        note.version += 1
+        note.full_clean()
+        note.save()
+        message = ""
+    revision = revision_record(
+        note=note,
+        kind=NoteRevision.Kind.PUBLISH,
+        user=user,
+        base_version=base_version,
+        message=message,
+    )
+    return SaveResult(note=note, conflict=False, revision=revision)
+
+
+def _submit(note, user, base_version: int) -> SaveResult:
+    """A review request: a draft's status becomes "review"; a published note's working copy is
+    marked submitted. Either way readers see nothing new."""
+    copy = note.working
+    if copy is not None:
+        copy.submitted_by, copy.submitted_at = user, timezone.now()
+        copy.save(update_fields=["submitted_by", "submitted_at"])
+        version_bump(note)
+    else:
+        note.status = Status.REVIEW
+        note.version += 1
+        note.full_clean()
+        note.save()
+    revision = revision_record(
+        note=note,
+        kind=NoteRevision.Kind.SAVE,
+        user=user,
+        base_version=base_version,
+        message=SUBMITTED,
+        state=working_state(note),
+    )
+    return SaveResult(note=note, conflict=False, revision=revision)
+
+
+@transaction.atomic
+def note_unpublish(*, note_id: int, user, base_version: int) -> SaveResult:
+    """Back to draft: readers no longer see it (also withdraws a review request). A published
+    note's unpublished changes become the draft, so nothing its authors wrote is lost."""
+    note = editable_note(note_id=note_id, user=user)
+    stale = stale_result(note, base_version)
+    if stale is not None:
+        return stale
+    copy = note.working
+    if copy is not None:
+        state = working_state(note)
+        copy.delete()
+        note._state.fields_cache.pop("working_copy", None)
+        note.status = Status.DRAFT
+        fields_apply(note, fields_from_state(state))
+    else:
+        note.status = Status.DRAFT
+        note.version += 1
+        note.full_clean()
+        note.save()
+    revision = revision_record(
+        note=note, kind=NoteRevision.Kind.UNPUBLISH, user=user, base_version=base_version
+    )
+    return SaveResult(note=note, conflict=False, revision=revision)

@@ -1,0 +1,217 @@
+"""Where a note's editable state lives, and how it goes live.
+
+A draft (or a note in its first review) has no live version: the editor writes the Note row.
+A published note has a live version, the Note row readers see, and at most one WorkingCopy
+with its authors' unpublished changes (ARCHITECTURE, "Data model"). Both are described by one
+shape, a *state*: note_state's dict (title, body, note_metadata's fields, bibliographies by
+name), so saving, restoring and publishing read the same way whichever holds it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from django.core.exceptions import ValidationError
+from django.db.models import F
+from django.utils import timezone
+
+from bibliography.models import BibFile
+from scidraft.markup import render
+from scidraft.site.caching import bump_generation, deferred_bumps
+
+from ..models import Author, Note, NoteAuthor, WorkingCopy
+from ..rendering import (
+    RENDERED_FIELDS,
+    apply_rendered,
+    context_for,
+    context_with_bibliographies,
+    source_hash,
+)
+from .records import assign_fields, note_state, tag_get_or_create
+from .renders import note_render_store
+
+# The parts of a state that the editor changes and publishing copies onto the live note.
+# note_metadata's other keys (status, date offset, math, share buttons) belong to the row.
+STATE_FIELDS = (
+    "title", "body", "slug", "date", "authors", "institute", "tags", "summary", "description",
+    "show_title", "promotion", "weight", "keywords", "canonical_url", "disable_share",
+    "search_hidden", "hidden_in_rss", "robots_noindex", "params", "bibliographies",
+)  # fmt: skip
+
+
+def working_state(note: Note) -> dict:
+    """What the note's authors are editing: its working copy, or the row itself."""
+    copy = note.working
+    if copy is None:
+        return note_state(note)
+    return {**note_state_defaults(note), **copy.fields, "title": copy.title, "body": copy.body}
+
+
+def note_state_defaults(note: Note) -> dict:
+    """The row's own values for the keys a working copy written before a field existed lacks."""
+    return {
+        "date_offset_minutes": note.date_offset_minutes,
+        "status": note.status,
+        "math": note.math,
+        "share_buttons": note.share_buttons,
+    }
+
+
+def state_with_fields(state: dict, fields: dict) -> dict:
+    """`state` with the editor's `fields` (note_save's values: a datetime, tag names, author
+    handles, BibFiles or names) written over it, in the state's JSON form."""
+    merged = dict(state)
+    for name, value in fields.items():
+        if name == "date":
+            value = value.isoformat() if value else None
+        elif name == "tags":
+            value = sorted(dict.fromkeys(" ".join(t.split()) for t in value if t.strip()))
+        elif name == "authors":
+            value = list(dict.fromkeys(value))
+        elif name == "bibliographies":
+            value = [getattr(item, "name", item) for item in value]
+        merged[name] = value
+    return merged
+
+
+def states_equal(a: dict, b: dict) -> bool:
+    return all(a.get(name) == b.get(name) for name in STATE_FIELDS)
+
+
+def working_copy_write(note: Note, state: dict, user) -> WorkingCopy | None:
+    """Keep `state` as the published note's working copy, rendered for the editor's preview and
+    the publish check. None, and no row, when it equals the live version. Readers see no
+    change: the row is not one the page cache listens to (scidraft.site.receivers)."""
+    copy = note.working
+    if states_equal(state, note_state(note)):
+        if copy is not None:
+            copy.delete()
+        note._state.fields_cache.pop("working_copy", None)
+        return None
+    copy = copy or WorkingCopy(note=note)
+    copy.title, copy.body = state["title"], state["body"]
+    copy.fields = {k: v for k, v in state.items() if k not in {"title", "body"}}
+    copy.updated_by = user if user is not None and user.is_authenticated else None
+    working_copy_render(copy)
+    copy.save()
+    note.working_copy = copy
+    return copy
+
+
+def working_context(note: Note):
+    """The render context of what the note's authors edit: its working copy's bibliographies."""
+    copy = note.working
+    if copy is None:
+        return context_for(note)
+    names = tuple(copy.fields.get("bibliographies") or ())
+    return context_with_bibliographies(context_for(note), names)
+
+
+def working_copy_render(copy: WorkingCopy) -> None:
+    """Render the working copy in its note's context with its own default bibliographies."""
+    names = tuple(copy.fields.get("bibliographies") or ())
+    context = context_with_bibliographies(context_for(copy.note), names)
+    rendered = render(copy.body, context)
+    apply_rendered(copy, rendered, source_hash(copy.body, context))
+
+
+def working_copy_refresh(*, note: Note) -> None:
+    """Render a working copy stored by an older engine again (the editor shows its render)."""
+    copy = note.working
+    if copy is not None:
+        working_copy_render(copy)
+        copy.save(update_fields=RENDERED_FIELDS)
+
+
+def version_bump(note: Note) -> None:
+    """A new optimistic-lock version without saving the row: the live fields are untouched,
+    so no signal fires and no cached page turns over."""
+    now = timezone.now()
+    Note.objects.filter(pk=note.pk).update(version=F("version") + 1, updated_at=now)
+    note.version += 1
+    note.updated_at = now
+
+
+def fields_from_state(state: dict) -> dict:
+    """The editor's values (note_save's `fields`) for a state's STATE_FIELDS."""
+    fields = {name: state[name] for name in STATE_FIELDS if name in state}
+    if fields.get("date"):
+        fields["date"] = dt.datetime.fromisoformat(fields["date"])
+    return fields
+
+
+def fields_apply(note: Note, fields: dict) -> None:
+    """Write the editor's values onto the note row, a new version, and re-render it."""
+    tags = fields.get("tags")
+    authors = fields.get("authors")
+    bibliographies = fields.get("bibliographies")
+    assign_fields(
+        note,
+        {k: v for k, v in fields.items() if k not in {"tags", "authors", "bibliographies"}},
+    )
+    note.version += 1
+    note.full_clean()
+    note.save()
+    if tags is not None:
+        note.tags.set([tag_get_or_create(name) for name in dict.fromkeys(tags) if name.strip()])
+    if authors is not None:
+        authors_set(note, authors)
+    if bibliographies is not None:
+        bibliographies_set(note, bibliographies)
+    note_render_store(note=note, force=True)
+
+
+def authors_set(note: Note, handles: list[str]) -> None:
+    """The note's authors, in order, from their handles; an unknown handle is an error."""
+    handles = list(dict.fromkeys(handles))
+    found = dict(Author.objects.filter(handle__in=handles).values_list("handle", "pk"))
+    missing = [handle for handle in handles if handle not in found]
+    if missing:
+        raise ValueError(f"No author has the handle {', '.join(missing)}.")
+    wanted = [found[handle] for handle in handles]
+    if list(note.authorships.values_list("author_id", flat=True)) == wanted:
+        return
+    note.authorships.all().delete()
+    NoteAuthor.objects.bulk_create(
+        NoteAuthor(note=note, author_id=pk, position=position) for position, pk in enumerate(wanted)
+    )
+    bump_generation()  # bulk_create sends no signal
+
+
+def bibliographies_set(note: Note, items) -> None:
+    """The note's default bibliographies, in order, from BibFiles, ids or names (the caller
+    has checked that they may be attached)."""
+    names = [item for item in items if isinstance(item, str)]
+    by_name = dict(BibFile.objects.filter(name__in=names).values_list("name", "pk"))
+    wanted = []
+    for item in items:
+        pk = by_name.get(item) if isinstance(item, str) else int(getattr(item, "pk", item))
+        if pk is not None and pk not in wanted:
+            wanted.append(pk)
+    current = list(
+        note.bibliography_links.order_by("position").values_list("bibfile_id", flat=True)
+    )
+    if current == wanted:
+        return
+    with deferred_bumps():
+        note.bibliography_links.all().delete()
+        for position, pk in enumerate(wanted):
+            note.bibliography_links.create(bibfile_id=pk, position=position)
+
+
+def working_copy_publish(note: Note) -> bool:
+    """Make the working copy the live version (a new version of the row) and drop it.
+    False when there was nothing to publish."""
+    copy = note.working
+    if copy is None:
+        return False
+    state = working_state(note)
+    slug = state.get("slug") or note.slug
+    if Note.objects.filter(slug=slug).exclude(pk=note.pk).exists():
+        raise ValidationError(
+            {"slug": f"Another note took the slug “{slug}” since: choose another and publish."}
+        )
+    fields_apply(note, fields_from_state(state))
+    copy.delete()
+    note._state.fields_cache.pop("working_copy", None)
+    return True
