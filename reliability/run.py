@@ -86,7 +86,7 @@ for number in range({owners}):
     User.objects.create_user(name, f"{{name}}@example.org", password).groups.add(group)
     owners.append([name, password])
 notes = list(Note.objects.published().order_by("-date").values_list("slug", flat=True)[:12])
-tags = list(Tag.objects.order_by("slug").values_list("slug", flat=True)[:3])
+tags = list(Tag.objects.public().order_by("slug").values_list("slug", flat=True)[:3])
 found = {{"accounts": accounts, "owners": owners, "notes": notes, "tags": tags}}
 print({mark!r} + json.dumps(found))
 """
