@@ -13,6 +13,7 @@ class RateLimitedLoginMixin:
     """Checks the rate limits before the password: a refused attempt never reaches it."""
 
     rate_limited = False
+    rate_limit_status = 429  # 503 when the limits could not be read
     retry_after = 0
 
     def clean(self):
@@ -23,6 +24,7 @@ class RateLimitedLoginMixin:
         attempt = services.login_attempt(self.request, username)
         if attempt.blocked:
             self.rate_limited = True
+            self.rate_limit_status = attempt.status
             self.retry_after = attempt.retry_after
             raise forms.ValidationError(attempt.message, code="rate_limited")
         try:
@@ -46,6 +48,7 @@ class ResetForm(PasswordResetForm):
     """Rate-limited per address (a message) and per email address (silently: no enumeration)."""
 
     rate_limited = False
+    rate_limit_status = 429
     retry_after = 0
 
     def __init__(self, *args, request=None, **kwargs):
@@ -60,6 +63,7 @@ class ResetForm(PasswordResetForm):
             attempt = services.reset_attempt(self.request, email)
             if attempt.blocked:
                 self.rate_limited = True
+                self.rate_limit_status = attempt.status
                 self.retry_after = attempt.retry_after
                 raise forms.ValidationError(attempt.message, code="rate_limited")
             self.send = attempt.send

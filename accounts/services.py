@@ -1,52 +1,59 @@
-"""Rate limits for logging in and for password reset requests, counted in Django's cache;
-and, at the end, the Admin's management of people (invite, role, deactivate).
+"""Rate limits for logging in and for password reset requests, counted in the database; and,
+at the end, the Admin's management of people (invite, role, deactivate).
 
-The cache is Redis in production (REDIS_URL), so the counts are shared by every process; the
-local-memory default counts per process. Each limit is a sliding window made of fifteen buckets
-(one minute each for a 15-minute window): a count is the sum of the buckets inside the window,
-and each bucket is incremented atomically (cache.incr), so concurrent requests cannot slip past
-a limit between a check and a write.
+The counts are rows of RateLimitEvent (accounts.models), one per counted event, not cache keys:
+a cache evicts them (allkeys-lru, under a flood of cached pages) or, full and without
+eviction, refuses to store them, and a limiter that cannot count must not let attempts
+through (issue 16, item 8). Each limit is a sliding window: an event counts for `window`
+seconds after it happened. An attempt is recorded first (committed on its own) and the counts
+read after, so of any number of parallel attempts at most the limit see a count within it.
+Rows that have left every window are deleted by a sweep, at most once a minute per process.
+If the database cannot be asked, the attempt is refused ("fails closed"); a login could not
+have succeeded without the database anyway.
 
-Logging in (settings, all overridable by environment variables):
-- ACCOUNTS_LOGIN_ACCOUNT_LIMIT failed attempts per account (normalised username), and
-- ACCOUNTS_LOGIN_ADDRESS_LIMIT failed attempts per client address (an IPv6 /64 counts as one),
-  each within ACCOUNTS_LOGIN_WINDOW seconds. The two limits are independent: an attacker behind
-  one address cannot lock more than a handful of accounts (the address limit stops them first),
-  and failures on one account never block other accounts. A browser that has logged in to an
-  account before carries a signed device cookie for it and is not held back by its address's
-  limit for that account, so a noisy neighbour behind the same NAT cannot lock everyone out.
-  Once a limit is reached the attempt is refused before the password is checked, so a correct
-  password reveals nothing either; a successful login clears the account's count.
+Logging in (settings, all overridable by environment variables), within ACCOUNTS_LOGIN_WINDOW:
+- ACCOUNTS_LOGIN_CLIENT_LIMIT failed attempts per account (normalised username) from one
+  client: the browser, if it has logged in to that account before (a signed device cookie
+  with a random id of its own), else the client address (an IPv6 /64 counts as one). An
+  attacker's wrong passwords pause their own client, not the account: its owner, from their
+  own browser or from anywhere else, still logs in.
+- ACCOUNTS_LOGIN_ADDRESS_LIMIT failed attempts per client address over all accounts, from
+  browsers that have not logged in to the account tried: one address cannot try a few
+  passwords on each of many accounts.
+- ACCOUNTS_LOGIN_ACCOUNT_LIMIT failed attempts per account from all such browsers together:
+  many addresses cannot share out the guesses on one account. Reaching it pauses only new
+  browsers; the owner's known browsers keep their own limit.
+Once a limit is reached the attempt is refused before the password is checked, so a correct
+password reveals nothing either, and it is not counted; a successful login clears its
+client's count.
 
 Password reset: ACCOUNTS_RESET_LIMIT requests per address (refused with a message) and per
 email address (silently not mailed, so the response never tells whether the address exists),
 within ACCOUNTS_RESET_WINDOW seconds.
-
-A cache outage never locks anyone out: the limiter logs it and lets the attempt through (the
-password is still checked).
 """
 
 from __future__ import annotations
 
-import contextlib
+import datetime as dt
 import hashlib
 import ipaddress
 import logging
 import math
 import re
+import secrets
 import time
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.contrib.auth.tokens import PasswordResetTokenGenerator
 from django.core import signing
-from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.core.mail import send_mail
-from django.db import transaction
+from django.db import DatabaseError, connection, transaction
+from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -57,12 +64,16 @@ from django.utils.text import slugify
 from notes.models import Author
 from scidraft.site.models import SiteSettings
 
+from .models import RateLimitEvent
+
 logger = logging.getLogger(__name__)
 
-BUCKETS = 15
 DEVICE_COOKIE = "scidraft_device"
 _DEVICE_SALT = "accounts.device"
 _DEVICE_MAX_AGE = 60 * 60 * 24 * 365
+# How long a client is asked to wait when the limits cannot be read (the database is down).
+UNAVAILABLE_RETRY = 30
+SWEEP_SECONDS = 60
 
 
 def clock() -> float:
@@ -78,73 +89,125 @@ def _digest(value: str) -> str:
     return hashlib.sha256(value.encode()).hexdigest()[:32]
 
 
+def _moment(seconds: float) -> dt.datetime:
+    return dt.datetime.fromtimestamp(seconds, tz=dt.UTC)
+
+
 # --- Sliding windows ------------------------------------------------------------------------
 
 
 class SlidingWindow:
-    """`limit` events per `window` seconds for each identifier, in cache buckets."""
+    """`limit` events per `window` seconds for each identifier of one scope."""
 
     def __init__(self, scope: str, limit: int, window: int):
         self.scope = scope
         self.limit = max(1, limit)
         self.window = max(1, window)
-        self.bucket_seconds = max(1, math.ceil(self.window / BUCKETS))
-        self.span = math.ceil(self.window / self.bucket_seconds)  # buckets in the window
 
-    def _key(self, ident: str, index: int) -> str:
-        return f"accounts:rl:{self.scope}:{_digest(ident)}:{index}"
 
-    def _indexes(self, now: float) -> range:
-        current = int(now // self.bucket_seconds)
-        return range(current - self.span + 1, current + 1)
+@dataclass(frozen=True)
+class Counted:
+    """One identifier under one window, as an attempt counts it."""
 
-    def counts(self, ident: str, now: float) -> list[tuple[int, int]]:
-        """(bucket index, count) for each bucket inside the window, oldest first."""
-        indexes = self._indexes(now)
-        keys = {self._key(ident, index): index for index in indexes}
-        found = cache.get_many(list(keys))
-        return [(index, int(found.get(key) or 0)) for key, index in keys.items()]
+    window: SlidingWindow
+    ident: str
 
-    def total(self, ident: str, now: float) -> int:
-        return sum(count for _, count in self.counts(ident, now))
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.window.scope, _digest(self.ident)
 
-    def hit(self, ident: str, now: float) -> str:
-        """Count one event now; returns the bucket key (for `undo`)."""
-        key = self._key(ident, int(now // self.bucket_seconds))
-        timeout = self.window + 2 * self.bucket_seconds
-        cache.add(key, 0, timeout)
-        try:
-            cache.incr(key)
-        except ValueError:  # expired between add and incr
-            cache.set(key, 1, timeout)
-        return key
 
-    @staticmethod
-    def undo(key: str) -> None:
-        with contextlib.suppress(ValueError):  # expired meanwhile
-            cache.decr(key)
+@dataclass
+class Tally:
+    """The events recorded for one attempt (their ids) and, per window, the times of the
+    others still inside it, oldest first."""
 
-    def clear(self, ident: str, now: float) -> None:
-        cache.delete_many([self._key(ident, index) for index in self._indexes(now)])
+    recorded: list[int] = field(default_factory=list)
+    others: dict[tuple[str, str], list[float]] = field(default_factory=dict)
 
-    def retry_after(self, ident: str, now: float) -> int:
-        """Seconds until one more event fits in the window; 0 if it fits now."""
-        counts = self.counts(ident, now)
-        remaining = sum(count for _, count in counts)
-        if remaining < self.limit:
+    def count(self, counted: Counted) -> int:
+        """Events in the window, this attempt's included."""
+        return len(self.others[counted.key]) + 1
+
+    def retry_after(self, counted: Counted, now: float) -> int:
+        """Seconds until one more event fits in the window beside the others."""
+        times = self.others[counted.key]
+        if len(times) < counted.window.limit:
             return 0
-        for index, count in counts:
-            remaining -= count
-            if remaining < self.limit:
-                # Bucket `index` leaves the window when bucket index + span begins.
-                return max(1, math.ceil((index + self.span) * self.bucket_seconds - now))
-        return self.window  # not reached: the loop empties the window
+        leaving = times[len(times) - counted.window.limit]
+        return max(1, math.ceil(leaving + counted.window.window - now))
 
 
-def login_account_window() -> SlidingWindow:
+def record(counting: list[Counted], now: float) -> Tally:
+    """Record one event in each window, commit it, then read every window's events: two
+    queries, whatever the number of windows."""
+    at = _moment(now)
+    rows = [RateLimitEvent(scope=scope, ident=ident, at=at) for scope, ident in _keys(counting)]
+    if connection.features.can_return_rows_from_bulk_insert:
+        RateLimitEvent.objects.bulk_create(rows)
+    else:  # the ids are needed to take the events back
+        for row in rows:
+            row.save()
+    tally = Tally(recorded=[row.pk for row in rows])
+    inside = Q()
+    for counted in counting:
+        scope, ident = counted.key
+        tally.others[counted.key] = []
+        inside |= Q(scope=scope, ident=ident, at__gt=_moment(now - counted.window.window))
+    found = (
+        RateLimitEvent.objects.filter(inside)
+        .exclude(pk__in=tally.recorded)
+        .order_by("at")
+        .values_list("scope", "ident", "at")
+    )
+    for scope, ident, moment in found:
+        tally.others[(scope, ident)].append(moment.timestamp())
+    sweep(now)
+    return tally
+
+
+def _keys(counting: list[Counted]) -> list[tuple[str, str]]:
+    return [counted.key for counted in counting]
+
+
+def forget(event_ids: list[int]) -> None:
+    if event_ids:
+        RateLimitEvent.objects.filter(pk__in=event_ids).delete()
+
+
+def clear(counted: Counted) -> None:
+    scope, ident = counted.key
+    RateLimitEvent.objects.filter(scope=scope, ident=ident).delete()
+
+
+_last_sweep = -math.inf  # time.monotonic() of this process's last sweep
+
+
+def sweep(now: float, *, force: bool = False) -> int:
+    """Delete the events that no window counts any more (as of `now`, the limiter's clock); at
+    most once a minute per process (each limit bounds its rows to its window, so the table
+    stays small between sweeps). Returns the number deleted."""
+    global _last_sweep
+    if not force and time.monotonic() - _last_sweep < SWEEP_SECONDS:
+        return 0
+    _last_sweep = time.monotonic()
+    login = _setting("ACCOUNTS_LOGIN_WINDOW", 15 * 60)
+    reset = _setting("ACCOUNTS_RESET_WINDOW", 3600)
+    expired = Q(scope__in=LOGIN_SCOPES, at__lte=_moment(now - login)) | Q(
+        scope__in=RESET_SCOPES, at__lte=_moment(now - reset)
+    )
+    deleted, _ = RateLimitEvent.objects.filter(expired).delete()
+    return deleted
+
+
+LOGIN_SCOPES = ("login-client", "login-address", "login-account")
+RESET_SCOPES = ("reset-address", "reset-email")
+
+
+def login_client_window() -> SlidingWindow:
     return SlidingWindow(
-        "login-account",
-        _setting("ACCOUNTS_LOGIN_ACCOUNT_LIMIT", 5),
+        "login-client",
+        _setting("ACCOUNTS_LOGIN_CLIENT_LIMIT", 5),
         _setting("ACCOUNTS_LOGIN_WINDOW", 15 * 60),
     )
 
@@ -153,6 +216,14 @@ def login_address_window() -> SlidingWindow:
     return SlidingWindow(
         "login-address",
         _setting("ACCOUNTS_LOGIN_ADDRESS_LIMIT", 20),
+        _setting("ACCOUNTS_LOGIN_WINDOW", 15 * 60),
+    )
+
+
+def login_account_window() -> SlidingWindow:
+    return SlidingWindow(
+        "login-account",
+        _setting("ACCOUNTS_LOGIN_ACCOUNT_LIMIT", 50),
         _setting("ACCOUNTS_LOGIN_WINDOW", 15 * 60),
     )
 
@@ -211,10 +282,11 @@ def client_address(request: HttpRequest | None) -> str:
 
 
 def remember_device(response: HttpResponse, username: str) -> None:
-    """After a successful login: this browser is known to the account (see the module doc)."""
+    """After a successful login: this browser is known to the account (see the module doc),
+    under a random id of its own, so that its failures are counted apart from others'."""
     response.set_signed_cookie(
         DEVICE_COOKIE,
-        _digest(normalise_username(username)),
+        f"{_digest(normalise_username(username))}:{secrets.token_urlsafe(12)}",
         salt=_DEVICE_SALT,
         max_age=_DEVICE_MAX_AGE,
         secure=settings.SESSION_COOKIE_SECURE,
@@ -223,16 +295,21 @@ def remember_device(response: HttpResponse, username: str) -> None:
     )
 
 
-def _known_device(request: HttpRequest | None, account: str) -> bool:
+def known_device(request: HttpRequest | None, account: str) -> str | None:
+    """The id of this browser if it has logged in to `account` before, else None."""
     if request is None:
-        return False
+        return None
     try:
         value = request.get_signed_cookie(
             DEVICE_COOKIE, default=None, salt=_DEVICE_SALT, max_age=_DEVICE_MAX_AGE
         )
     except signing.BadSignature:
-        return False
-    return value == _digest(account)
+        return None
+    if not value:
+        return None
+    owner, _, device = value.partition(":")
+    # A cookie set before devices had ids names the account only: one id for all of those.
+    return (device or "before-ids") if owner == _digest(account) else None
 
 
 def format_wait(seconds: int) -> str:
@@ -251,71 +328,84 @@ class LoginAttempt:
 
     blocked: bool = False
     retry_after: int = 0
-    reason: str = ""  # "account" or "address" when blocked
-    account: str = ""
-    address_key: str | None = None
+    # When blocked: "client" (this account from this browser or address), "account" (this
+    # account from browsers new to it), "address" (this address), or "unavailable".
+    reason: str = ""
+    client: Counted | None = None
+    recorded: list[int] = field(default_factory=list)
+
+    @property
+    def status(self) -> int:
+        return 503 if self.reason == "unavailable" else 429
 
     @property
     def message(self) -> str:
         wait = format_wait(self.retry_after)
-        if self.reason == "account":
+        if self.reason == "client":
             return (
                 "Too many failed attempts to log in to this account. For its safety, logging "
-                f"in to it is paused: try again in {wait}."
+                f"in to it from this browser or network is paused: try again in {wait}."
             )
+        if self.reason == "account":
+            return (
+                "Too many failed attempts to log in to this account, from many places. "
+                "Logging in to it from a browser that has not logged in to it before is "
+                f"paused: try again in {wait}."
+            )
+        if self.reason == "unavailable":
+            return f"Logging in is unavailable for a moment: try again in {wait}."
         return (
             "Too many failed log-in attempts from your network. Logging in from it is "
             f"paused: try again in {wait}."
         )
 
     def failed(self) -> None:
-        """The password was wrong: the counts made by login_attempt stand."""
+        """The password was wrong: the events recorded by login_attempt stand."""
 
     def succeeded(self) -> None:
-        """Correct password: clear the account's count and take back the address's."""
+        """Correct password: this attempt was no failure, and its client starts afresh."""
         try:
-            if self.account:
-                login_account_window().clear(self.account, clock())
-            if self.address_key:
-                SlidingWindow.undo(self.address_key)
-        except Exception:
-            logger.warning("login rate limiter: cache unavailable", exc_info=True)
+            forget(self.recorded)
+            if self.client is not None:
+                clear(self.client)
+        except DatabaseError:
+            logger.warning("login rate limiter: could not clear a count", exc_info=True)
 
 
 def login_attempt(request: HttpRequest | None, username: str) -> LoginAttempt:
-    """Count an attempt to log in as `username` and say whether it may check the password.
-
-    The attempt is counted first (atomically) and checked after, so parallel requests cannot
-    all pass a check made before any of them was counted.
-    """
+    """Count an attempt to log in as `username` and say whether it may check the password."""
     now = clock()
     account = normalise_username(username)
+    device = known_device(request, account)
     address = client_address(request)
-    by_account = login_account_window()
-    by_address = login_address_window()
+    # (what is counted, the reason given when its limit is reached); the client is counted
+    # first (LoginAttempt.client).
+    if device is not None:
+        limits = [(Counted(login_client_window(), f"{account}|device|{device}"), "client")]
+    else:
+        limits = [
+            (Counted(login_client_window(), f"{account}|address|{address}"), "client"),
+            (Counted(login_address_window(), address), "address"),
+            (Counted(login_account_window(), account), "account"),
+        ]
+    counting = [counted for counted, _ in limits]
     try:
-        account_key = by_account.hit(account, now)
-        address_key = by_address.hit(address, now)
-        over = []
-        if by_account.total(account, now) > by_account.limit:
-            over.append(("account", by_account, account))
-        if by_address.total(address, now) > by_address.limit and not _known_device(
-            request, account
-        ):
-            over.append(("address", by_address, address))
+        tally = record(counting, now)
+        over = [
+            (tally.retry_after(counted, now), reason)
+            for counted, reason in limits
+            if tally.count(counted) > counted.window.limit
+        ]
         if over:
             # Refused without checking the password: not a failure, so not counted.
-            SlidingWindow.undo(account_key)
-            SlidingWindow.undo(address_key)
-            retry_after, reason = max(
-                (window.retry_after(ident, now), reason) for reason, window, ident in over
-            )
+            forget(tally.recorded)
+            retry_after, reason = max(over)
             logger.info("login refused by the %s rate limit (address %s)", reason, address)
             return LoginAttempt(blocked=True, retry_after=max(1, retry_after), reason=reason)
-    except Exception:
-        logger.warning("login rate limiter: cache unavailable; not limiting", exc_info=True)
-        return LoginAttempt()
-    return LoginAttempt(account=account, address_key=address_key)
+    except DatabaseError:
+        logger.error("login rate limiter: database unavailable; refusing", exc_info=True)
+        return LoginAttempt(blocked=True, retry_after=UNAVAILABLE_RETRY, reason="unavailable")
+    return LoginAttempt(client=counting[0], recorded=tally.recorded)
 
 
 # --- Password reset ---------------------------------------------------------------------------
@@ -326,9 +416,19 @@ class ResetAttempt:
     blocked: bool = False  # this address asked too often: the form says so
     send: bool = True  # False when this email address was asked for too often: silently skipped
     retry_after: int = 0
+    unavailable: bool = False  # the limits could not be read: refused
+
+    @property
+    def status(self) -> int:
+        return 503 if self.unavailable else 429
 
     @property
     def message(self) -> str:
+        if self.unavailable:
+            return (
+                "Password reset is unavailable for a moment: "
+                f"try again in {format_wait(self.retry_after)}."
+            )
         return (
             "Too many password reset requests from your network: "
             f"try again in {format_wait(self.retry_after)}."
@@ -338,21 +438,21 @@ class ResetAttempt:
 def reset_attempt(request: HttpRequest | None, email: str) -> ResetAttempt:
     """Count a password reset request from this address for `email`."""
     now = clock()
-    address = client_address(request)
-    by_address = reset_address_window()
-    by_email = reset_email_window()
+    by_address = Counted(reset_address_window(), client_address(request))
+    target = unicodedata.normalize("NFKC", email).strip().casefold()
+    by_email = Counted(reset_email_window(), target)
     try:
-        key = by_address.hit(address, now)
-        if by_address.total(address, now) > by_address.limit:
-            SlidingWindow.undo(key)
-            return ResetAttempt(blocked=True, retry_after=by_address.retry_after(address, now))
-        target = unicodedata.normalize("NFKC", email).strip().casefold()
-        by_email.hit(target, now)
-        if by_email.total(target, now) > by_email.limit:
+        tally = record([by_address], now)
+        if tally.count(by_address) > by_address.window.limit:
+            forget(tally.recorded)
+            return ResetAttempt(blocked=True, retry_after=tally.retry_after(by_address, now))
+        tally = record([by_email], now)
+        if tally.count(by_email) > by_email.window.limit:
             logger.info("password reset mail for one address held back by rate limit")
             return ResetAttempt(send=False)
-    except Exception:
-        logger.warning("reset rate limiter: cache unavailable; not limiting", exc_info=True)
+    except DatabaseError:
+        logger.error("reset rate limiter: database unavailable; refusing", exc_info=True)
+        return ResetAttempt(blocked=True, retry_after=UNAVAILABLE_RETRY, unavailable=True)
     return ResetAttempt()
 
 

@@ -32,7 +32,7 @@ class AccountPage:
 
 def _rate_limited(response, form):
     if getattr(form, "rate_limited", False):
-        response.status_code = 429
+        response.status_code = form.rate_limit_status
         response["Retry-After"] = str(form.retry_after)
     return response
 

@@ -11,9 +11,11 @@ class NotesConfig(AppConfig):
         from . import receivers
         from .models import Note
 
-        def next_scheduled():
-            # A scheduled note goes live without a write: the page cache must know when.
-            return Note.objects.scheduled().order_by("date").values_list("date", flat=True).first()
+        def next_scheduled(since):
+            # A scheduled note goes live without a write: the page cache must know when (the
+            # first date after the generation's last change: scidraft.site.caching).
+            notes = Note.objects.scheduled(since)
+            return notes.order_by("date").values_list("date", flat=True).first()
 
         caching.due_sources.append(next_scheduled)
 

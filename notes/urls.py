@@ -43,5 +43,9 @@ urlpatterns = [
         name="author_page",
     ),
     # Standalone pages live at the root (about, A–Z pages): matched last.
-    re_path(r"^(?P<slug>[-\w]+)/$", cached_page(views.page_detail), name="page_detail"),
+    re_path(
+        r"^(?P<slug>[-\w]+)/$",
+        cached_page(views.page_detail, query=views.page_query),
+        name="page_detail",
+    ),
 ]

@@ -302,6 +302,24 @@ def author_detail(request, handle: str, page: int = 1):
     )  # fmt: skip
 
 
+# What the search page reads from its query string (notes.search.search_page); the other
+# standalone pages read nothing from it.
+SEARCH_QUERY = ("q", "page")
+
+
+def _search_page_slugs() -> frozenset[str]:
+    pages = Page.objects.published().filter(layout=Page.Layout.SEARCH)
+    return frozenset(pages.values_list("slug", flat=True))
+
+
+search_page_slugs = PerGeneration(_search_page_slugs)
+
+
+def page_query(request, slug: str) -> tuple[str, ...]:
+    """The query parameters page_detail reads for `slug` (cached_page's `query`)."""
+    return SEARCH_QUERY if slug in search_page_slugs.get(request_generation(request)) else ()
+
+
 def page_detail(request, slug: str):
     """A standalone page at the site root (theme-spec §3.3); search and archives have layouts."""
     page = get_object_or_404(Page.objects.published(), slug=slug)

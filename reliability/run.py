@@ -15,7 +15,11 @@ RELIABILITY_SECONDS (default 60) sets the length of the load scenario;
 RELIABILITY_AUTHORING_WORKERS (default 1) the authoring pool's workers, 0 sending the authors
 to the public pool with the readers (a site without the proxy's routing);
 RELIABILITY_PUBLIC_NICENESS (default 6) the public pool's niceness, the CPU weight that
-docker-compose.yml gives it. `run.py b` (or any of a, b, c) runs only the scenarios named.
+docker-compose.yml gives it; RELIABILITY_FLOOD_SECONDS (default 30) the length of the flood
+scenario d, and RELIABILITY_REDIS_MAXMEMORY (default 256mb, docker-compose.yml's) Redis's cap,
+with allkeys-lru as there. The app runs with ACCOUNTS_TRUSTED_PROXY_COUNT=1, as behind the
+proxy, so that d's clients are told apart by X-Forwarded-For. `run.py b` (or any of a, b, c,
+d) runs only the scenarios named.
 Everything is stopped and removed on the way out. The exit code is 1 when a scenario fails, 0
 otherwise (also when a tool is missing: then it says SKIP).
 """
@@ -39,7 +43,7 @@ sys.path.insert(1, str(ROOT / "benchmarks"))  # the benchmarks' table printer
 
 from _server import production_environment  # noqa: E402
 from _table import status, table  # noqa: E402
-from scenarios import Result, database_outage, load, redis_outage  # noqa: E402
+from scenarios import Result, database_outage, flood, load, redis_outage  # noqa: E402
 from servers import (  # noqa: E402
     PG_BIN,
     REDIS_SERVER,
@@ -59,7 +63,10 @@ AUTHORING_WORKERS = int(os.environ.get("RELIABILITY_AUTHORING_WORKERS", "1"))
 # docker-compose.yml gives the public pool a quarter of the default CPU weight (cpu_shares 256
 # of 1024); nice 6 is that weight for a process (272 of 1024).
 PUBLIC_NICENESS = int(os.environ.get("RELIABILITY_PUBLIC_NICENESS", "6"))
+REDIS_MAXMEMORY = os.environ.get("RELIABILITY_REDIS_MAXMEMORY", "256mb")
+OWNERS = 3  # accounts scenario d attacks
 DASH = "—"
+SEARCH_WORDS = ("theorem", "proof", "matrix", "error", "citation")
 MARK = "RELIABILITY-JSON "
 
 _SETUP = """
@@ -73,9 +80,15 @@ for number in range({authors}):
     user = User.objects.create_user(name, f"{{name}}@example.org", password)
     user.groups.add(group)
     accounts.append([name, password])
+owners = []
+for number in range({owners}):
+    name, password = f"owner{{number + 1}}", secrets.token_urlsafe(16)
+    User.objects.create_user(name, f"{{name}}@example.org", password).groups.add(group)
+    owners.append([name, password])
 notes = list(Note.objects.published().order_by("-date").values_list("slug", flat=True)[:12])
-tags = list(Tag.objects.order_by("slug").values_list("slug", flat=True)[:3])
-print({mark!r} + json.dumps({{"accounts": accounts, "notes": notes, "tags": tags}}))
+tags = list(Tag.objects.public().order_by("slug").values_list("slug", flat=True)[:3])
+found = {{"accounts": accounts, "owners": owners, "notes": notes, "tags": tags}}
+print({mark!r} + json.dumps(found))
 """
 
 _REVISIONS = """
@@ -94,7 +107,7 @@ class Site:
 
     def __init__(self, work: Path):
         self.work = work
-        self.redis = RedisServer(REDIS_PORT, work)
+        self.redis = RedisServer(REDIS_PORT, work, maxmemory=REDIS_MAXMEMORY)
         self.postgres = PostgresCluster(POSTGRES_PORT, work)
         self.env: dict[str, str] = {}
         self.server: Gunicorn | None = None
@@ -102,6 +115,7 @@ class Site:
         self.port = 0  # the public pool: readers
         self.authoring_port = 0  # the editor's paths (the public pool's, without a pool)
         self.accounts: list[list[str]] = []
+        self.owners: list[list[str]] = []
         self.cached: list[str] = []
         self.uncached: list[str] = []
 
@@ -132,7 +146,7 @@ class Site:
         self.env = production_environment(
             database, self.redis.url, ROOT / "staticfiles", "reliability",
             DATABASE_CONNECT_TIMEOUT="2", MEDIA_ROOT=str(self.work / "media"),
-            PYTHONUNBUFFERED="1",
+            PYTHONUNBUFFERED="1", ACCOUNTS_TRUSTED_PROXY_COUNT="1",
             # Every acknowledged autosave is checked under its own revision number: none are
             # coalesced into their run's revision here.
             NOTE_AUTOSAVE_COALESCE_SECONDS="0",
@@ -140,13 +154,16 @@ class Site:
         self.manage("migrate", "--noinput")
         self.manage("seed_demo")
         self.manage("collectstatic", "--noinput")
-        found = self.shell(_SETUP.format(authors=AUTHORS, mark=MARK))
+        found = self.shell(_SETUP.format(authors=AUTHORS, owners=OWNERS, mark=MARK))
         self.accounts = found["accounts"]
+        self.owners = found["owners"]
         notes, tags = found["notes"], found["tags"]
         self.cached = ["/", "/tags/", "/index.xml", "/page/2/"]
         self.cached += [f"/notes/{slug}/" for slug in notes[:8]]
         self.cached += [f"/tags/{slug}/" for slug in tags]
-        self.uncached = ["/", *[f"/notes/{slug}/" for slug in notes[8:12]]]
+        # Searches for words of the demo, each made unique (traffic._ReaderThreads): a query
+        # string on any other page is answered with that page from the cache.
+        self.uncached = [f"/search/?q={word}" for word in SEARCH_WORDS]
         ports = (port for port in GUNICORN_PORTS if port_free(port))
         self.port = next(ports)
         self.server = Gunicorn(
@@ -173,13 +190,14 @@ class Site:
         self.server.wait()
         self.warm()
         lines.append(
-            f"setup in {time.monotonic() - began:.0f} s: redis-server on 127.0.0.1:{REDIS_PORT}, "
+            f"setup in {time.monotonic() - began:.0f} s: redis-server on 127.0.0.1:{REDIS_PORT} "
+            f"(maxmemory {REDIS_MAXMEMORY}, allkeys-lru), "
             f"PostgreSQL ({PG_BIN}) on 127.0.0.1:{POSTGRES_PORT}, {pools}; demo site seeded; "
             f"{AUTHORS} authors"
         )
         lines.append(
             f"readers ask for {len(self.cached)} cacheable pages and, one request in 10 (in "
-            f"b: 5), a new query string on one of {len(self.uncached)} pages (a full render)"
+            f"b: 5), a new search for one of {len(self.uncached)} words (a full render)"
         )
         return lines
 
@@ -266,6 +284,7 @@ def main(argv: list[str]) -> int:
     """`run.py [a] [b] [c]`: the scenarios named, or all of them."""
     chosen = {arg.strip(".").lower() for arg in argv}
     seconds = float(os.environ.get("RELIABILITY_SECONDS", "60"))
+    flood_seconds = float(os.environ.get("RELIABILITY_FLOOD_SECONDS", "30"))
     print("Reliability: faults and load against gunicorn, its own Redis and PostgreSQL")
     print(
         f"machine: {os.cpu_count()} CPUs (nproc {len(os.sched_getaffinity(0))}), "
@@ -285,6 +304,10 @@ def main(argv: list[str]) -> int:
             ("a. Redis stopped 10 s under load", lambda: redis_outage(site)),
             ("b. PostgreSQL stopped 10 s under load", lambda: database_outage(site)),
             (f"c. 200 readers + {AUTHORS} authors, {seconds:g} s", lambda: load(site, seconds)),
+            (
+                f"d. query-string flood + login attack, {flood_seconds:g} s",
+                lambda: flood(site, flood_seconds),
+            ),
         ):
             if chosen and name[0] not in chosen:
                 continue
@@ -309,6 +332,11 @@ def main(argv: list[str]) -> int:
     print()
     print(report(results))
     print()
+    for result in results:
+        for title, header, rows in result.tables:
+            print(title)
+            print(table(header, rows))
+            print()
     for result in results:
         for line in result.notes + [f"FAIL: {problem}" for problem in result.problems]:
             print(f"{result.name[:2]} {line}")

@@ -57,11 +57,15 @@ def port_free(port: int) -> bool:
 
 
 class RedisServer:
-    """redis-server without persistence: a restart comes back empty, as after a crash."""
+    """redis-server without persistence: a restart comes back empty, as after a crash. Capped
+    at `maxmemory` with `policy`, as docker-compose.yml runs it (256mb, allkeys-lru)."""
 
-    def __init__(self, port: int, work: Path):
+    def __init__(self, port: int, work: Path, maxmemory: str = "256mb",
+                 policy: str = "allkeys-lru"):  # fmt: skip
         self.port = port
         self.work = work
+        self.maxmemory = maxmemory
+        self.policy = policy
         self.process: subprocess.Popen | None = None
         self.url = f"redis://127.0.0.1:{port}/0"
 
@@ -69,10 +73,34 @@ class RedisServer:
         log = (self.work / "redis.log").open("ab")
         self.process = subprocess.Popen(  # noqa: S603 - Debian's redis-server, fixed arguments
             [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", str(self.work), "--protected-mode", "yes"],
+             "--appendonly", "no", "--dir", str(self.work), "--protected-mode", "yes",
+             "--maxmemory", self.maxmemory, "--maxmemory-policy", self.policy],
             stdout=log, stderr=log,
         )  # fmt: skip
         wait_for_port(self.port, 10)
+
+    def client(self):
+        import redis
+
+        return redis.Redis.from_url(self.url, socket_timeout=5)
+
+    def memory(self) -> dict[str, int | str]:
+        """used_memory, maxmemory and its policy, the keys held and evicted so far."""
+        client = self.client()
+        memory, stats = client.info("memory"), client.info("stats")
+        return {
+            "used_memory": int(memory["used_memory"]),
+            "maxmemory": int(memory["maxmemory"]),
+            "policy": str(memory["maxmemory_policy"]),
+            "keys": int(client.dbsize()),
+            "evicted_keys": int(stats["evicted_keys"]),
+        }
+
+    def configure(self, **values: str) -> None:
+        """CONFIG SET each value (maxmemory, maxmemory-policy…) on the running server."""
+        client = self.client()
+        for name, value in values.items():
+            client.config_set(name.replace("_", "-"), value)
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -81,10 +109,7 @@ class RedisServer:
         self.process = None
 
     def keys(self) -> list[str]:
-        import redis
-
-        client = redis.Redis.from_url(self.url, socket_timeout=2)
-        return [key.decode() for key in client.scan_iter(count=1000)]
+        return [key.decode() for key in self.client().scan_iter(count=1000)]
 
 
 class PostgresCluster:

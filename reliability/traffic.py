@@ -2,8 +2,9 @@
 
 Readers are threads, each with its own connection (http.client) asking for its next page as
 soon as the last one answered: cached pages and, now and then, a page the cache cannot hold (a
-new query string: a full render). They run in processes of their own (about 50 threads each),
-so that neither they nor the authors are held back by the generator's interpreter lock. Every
+new search: a full render; a new query string on another page is that page from the cache).
+They run in processes of their own (about 50 threads each), so that neither they nor the
+authors are held back by the generator's interpreter lock. Every
 answer is recorded with its time, status and X-Cache header, so a scenario can count what
 happened in each phase (before, during and after an outage).
 
@@ -106,13 +107,16 @@ class Recorder:
 
 @dataclass(frozen=True)
 class ReadPlan:
-    """What the readers ask for: the cacheable pages, and the pages that one request in
-    `uncached_every` asks for with a new query string (a render)."""
+    """What the readers ask for: the cacheable pages, and the searches that one request in
+    `uncached_every` asks for, each made new by a unique `or` term (a render)."""
 
     port: int
     cached: list[str]
     uncached: list[str]
     uncached_every: int
+    # A flood (scenario d): every read carries a random query string, one in three a random
+    # search (kinds "junk" and "search") instead.
+    flood: bool = False
 
 
 class _ReaderThreads:
@@ -125,7 +129,7 @@ class _ReaderThreads:
         self.stopping = threading.Event()
         self.threads: list[threading.Thread] = []
         self._serial = itertools.count()
-        self._label = label  # makes the uncached query strings unique across processes and runs
+        self._label = label  # makes the uncached searches unique across processes and runs
 
     def _read(self, seed: int) -> None:
         plan = self.plan
@@ -134,8 +138,15 @@ class _ReaderThreads:
         try:
             while not self.stopping.is_set():
                 number = next(self._serial)
-                if plan.uncached and number % plan.uncached_every == 0:
-                    path = f"{chooser.choice(plan.uncached)}?r={self._label}-{number}"
+                if plan.flood:
+                    token = f"{self._label}x{number}x{chooser.getrandbits(32):08x}"
+                    if number % 3 == 0:
+                        path, kind = f"/search/?q={token}", "search"
+                    else:
+                        path = f"{chooser.choice(plan.cached)}?utm_{token[-4:]}={token}"
+                        kind = "junk"
+                elif plan.uncached and number % plan.uncached_every == 0:
+                    path = f"{chooser.choice(plan.uncached)}+or+x{self._label}x{number}"
                     kind = "uncached"
                 else:
                     path, kind = chooser.choice(plan.cached), "cached"
@@ -175,8 +186,9 @@ class Readers:
     the interpreter lock the authors' threads need (the generator is not what is measured)."""
 
     def __init__(self, port: int, recorder: Recorder, cached: list[str], uncached: list[str],
-                 count: int, uncached_every: int = 10, processes: int = 0):  # fmt: skip
-        self.plan = ReadPlan(port, cached, uncached, uncached_every)
+                 count: int, uncached_every: int = 10, processes: int = 0,
+                 flood: bool = False):  # fmt: skip
+        self.plan = ReadPlan(port, cached, uncached, uncached_every, flood)
         self.recorder = recorder
         self.count = count
         # About 50 threads a process: more in one process queue on its interpreter lock and
@@ -214,6 +226,42 @@ class Readers:
             if process.is_alive():
                 process.kill()
         self._children = []
+
+
+class Browser:
+    """A browser at a client address (sent as X-Forwarded-For, as the proxy in front does) that
+    logs in through the login form, keeping its cookies (CSRF, the device cookie) between
+    attempts, as a real one does."""
+
+    CHECKED = b"Please enter a correct"
+
+    def __init__(self, port: int, address: str):
+        self.conn = Connection(port)
+        self.headers = {"X-Forwarded-For": address}
+
+    def login(self, username: str, password: str) -> str:
+        """'logged in', 'wrong' (the password was checked), 'refused' (429), 'unavailable'
+        (503) or 'error <status>'."""
+        status, _, content = self.conn.request("GET", "/accounts/login/", headers=self.headers)
+        match = re.search(rb'name="csrfmiddlewaretoken" value="([^"]+)"', content)
+        if status != 200 or match is None:
+            return f"error {status}"
+        fields = {"csrfmiddlewaretoken": match.group(1).decode(), "username": username,
+                  "password": password}  # fmt: skip
+        status, _, content = self.conn.request(
+            "POST", "/accounts/login/", body=urllib.parse.urlencode(fields).encode(),
+            headers={**self.headers, "Content-Type": "application/x-www-form-urlencoded"},
+        )  # fmt: skip
+        if status == 302:
+            # Signed out again at once: the session ends, the device cookie stays.
+            self.conn.cookies.pop("sessionid", None)
+            return "logged in"
+        if status == 200 and self.CHECKED in content:
+            return "wrong"
+        return {429: "refused", 503: "unavailable"}.get(status, f"error {status}")
+
+    def close(self) -> None:
+        self.conn.close()
 
 
 @dataclass

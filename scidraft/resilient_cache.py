@@ -1,7 +1,8 @@
 """Django's Redis cache backend, made to degrade instead of fail when Redis is unreachable.
 
 SciDraft's cache only ever holds copies (rendered pages, the content generation read from the
-database, typeset formulas, login counters): losing it must cost speed, never a page
+database, typeset formulas; the login counters are in the database): losing it must cost speed,
+never a page
 (issue 10, "Faults"). So a connection or timeout error from Redis makes a read a miss and a
 write a no-op, logged once per outage and then at most every `LOG_INTERVAL` seconds, instead of
 becoming a 500. Short socket timeouts keep a hung or unreachable Redis from stalling requests.

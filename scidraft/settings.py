@@ -314,11 +314,16 @@ SCIDRAFT_PAGE_STALE_WHILE_REVALIDATE = env_int("SCIDRAFT_PAGE_STALE_WHILE_REVALI
 SCIDRAFT_PAGE_CACHE_TTL = env_int("SCIDRAFT_PAGE_CACHE_TTL", 60 * 60 * 24)
 # Bytes of recently served pages each process keeps in memory (keys never change content).
 SCIDRAFT_PAGE_LOCAL_BYTES = env_int("SCIDRAFT_PAGE_LOCAL_BYTES", 64 * 1024 * 1024)
+# Bytes of pages keyed by query parameters (search results) each process keeps, apart from the
+# others; they never go to the shared cache, so random searches cannot fill Redis.
+SCIDRAFT_PAGE_QUERY_LOCAL_BYTES = env_int("SCIDRAFT_PAGE_QUERY_LOCAL_BYTES", 8 * 1024 * 1024)
 # Milliseconds a reader who misses the cache waits for another thread or process that is already
 # rendering the same page, before rendering it too (after a write every hot page misses at once).
 SCIDRAFT_PAGE_RENDER_WAIT_MS = env_int("SCIDRAFT_PAGE_RENDER_WAIT_MS", 5000)
-# How long the generation number may be read from the cache before the database is asked again.
-SCIDRAFT_GENERATION_TTL = env_int("SCIDRAFT_GENERATION_TTL", 300)
+# How long the generation number may be read from the cache before the database is asked again;
+# 0 (the default without Redis) keeps it out of the cache: a local-memory cache is not shared by
+# processes, so a write from another one (manage.py, another worker) would not be seen.
+SCIDRAFT_GENERATION_TTL = env_int("SCIDRAFT_GENERATION_TTL", 300 if REDIS_URL else 0)
 # Milliseconds a process may reuse the generation it read, instead of asking the shared cache on
 # every page hit. Every write then waits this long after publishing the new generation, before
 # it answers, so no page is stale once the write's response is out (scidraft.site.caching).
@@ -341,9 +346,12 @@ EMAIL_PORT = env_int("EMAIL_PORT", 25)
 EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
 EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
-# Failed logins per account and per client address within the window (seconds).
-ACCOUNTS_LOGIN_ACCOUNT_LIMIT = env_int("ACCOUNTS_LOGIN_ACCOUNT_LIMIT", 5)
+# Failed logins within the window (seconds), counted in the database (accounts.services): per
+# account from one client (its known browser, else its address), per address over all
+# accounts, and per account from all browsers new to it.
+ACCOUNTS_LOGIN_CLIENT_LIMIT = env_int("ACCOUNTS_LOGIN_CLIENT_LIMIT", 5)
 ACCOUNTS_LOGIN_ADDRESS_LIMIT = env_int("ACCOUNTS_LOGIN_ADDRESS_LIMIT", 20)
+ACCOUNTS_LOGIN_ACCOUNT_LIMIT = env_int("ACCOUNTS_LOGIN_ACCOUNT_LIMIT", 50)
 ACCOUNTS_LOGIN_WINDOW = env_int("ACCOUNTS_LOGIN_WINDOW", 15 * 60)
 # Password reset requests per client address and per email address within the window.
 ACCOUNTS_RESET_LIMIT = env_int("ACCOUNTS_RESET_LIMIT", 5)

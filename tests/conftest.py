@@ -36,10 +36,11 @@ def _empty_cache():
     from django.core.cache import cache
 
     from scidraft.site import snapshot
-    from scidraft.site.caching import lease, local_pages
+    from scidraft.site.caching import lease, local_pages, local_queries
 
     cache.clear()
     local_pages.clear()
+    local_queries.clear()
     lease.drop()
     lease.last = None
     snapshot.forget_all()

@@ -1,6 +1,7 @@
 """Whole-response caching of public pages, keyed by the site's content generation.
 
-A page is cached under (host, path, query, generation). Every write a reader could see bumps
+A page is cached under (host, path, the query parameters it uses, generation). Every write a
+reader could see bumps
 the generation in its transaction (scidraft.site.receivers), so a new key is used from the
 moment the write commits; nothing is purged. A scheduled note going live needs no write: the
 generation read here knows the next due time and bumps once it has passed.
@@ -11,6 +12,16 @@ Cache errors (Redis down) degrade to rendering the page, logged; they never rais
 miss the same key at the same moment (every hot page, right after a write) wait for one render
 instead of each rendering it: within a process on an event, across processes on a claim in the
 shared cache.
+
+Only the query parameters a page declares (`cached_page(view, query=...)`: a search's `q` and
+`page`) are part of its key. The others (utm_*, fbclid, a cache-buster, a flood of random ones)
+are removed from the request before the view sees it, and the request is answered with the
+canonical page: it costs neither a render nor an entry, keeps the canonical page's ETag and
+304s, and no redirect round trip (which would also defeat a cache-busting `?v=`: the browser
+could hold the canonical URL stale for max-age). Pages keyed by query parameters (search
+results: any text, one entry per distinct search) are kept only in each process's memory,
+within SCIDRAFT_PAGE_QUERY_LOCAL_BYTES, never in the shared cache: a flood of random searches
+costs renders, not Redis memory.
 """
 
 from __future__ import annotations
@@ -21,14 +32,16 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from functools import wraps
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.core.cache import cache
 from django.db import DatabaseError, transaction
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict
+from django.urls import Resolver404, get_resolver
 from django.utils import timezone
 from django.utils.cache import get_conditional_response, patch_cache_control
 from django.utils.http import http_date, quote_etag
@@ -38,9 +51,11 @@ from .models import ContentGeneration
 logger = logging.getLogger(__name__)
 
 GENERATION_KEY = "site:generation"
-# Callables returning the next moment content becomes visible without a write (a scheduled
-# note's date); registered by the apps that have such content (notes).
-due_sources: list[Callable[[], dt.datetime | None]] = []
+# Callables returning the first moment after `since` (when the generation last changed) at
+# which content becomes visible without a write (a scheduled note's date), or None; registered
+# by the apps that have such content (notes). Counted from the last change, not from now, so
+# that a process reading the generation after that moment has passed still sees it is due.
+due_sources: list[Callable[[dt.datetime | None], dt.datetime | None]] = []
 
 
 def _safe(operation, *args, default=None):
@@ -51,15 +66,31 @@ def _safe(operation, *args, default=None):
         return default
 
 
-def _next_due() -> dt.datetime | None:
-    moments = [moment for source in due_sources if (moment := source()) is not None]
+def _next_due(since: dt.datetime | None) -> dt.datetime | None:
+    moments = [moment for source in due_sources if (moment := source(since)) is not None]
     return min(moments) if moments else None
 
 
 def _load_generation() -> tuple[int, float | None]:
-    row = ContentGeneration.objects.filter(pk=1).values_list("value", flat=True).first()
-    due = _next_due()
-    return (row or 0, due.timestamp() if due else None)
+    row = ContentGeneration.objects.filter(pk=1).values_list("value", "changed_at").first()
+    value, changed_at = row or (0, None)
+    known = lease.due
+    if known is not None and known[0] == value:
+        return known
+    due = _next_due(changed_at)
+    state = (value, due.timestamp() if due else None)
+    # Not kept from inside a transaction: it may roll back and its number go to another write.
+    if not transaction.get_connection().in_atomic_block:
+        lease.due = state
+    return state
+
+
+def _shared_generation() -> bool:
+    """Whether the generation is kept in the cache. Only a cache every process shares can hold
+    it: a local-memory cache (no REDIS_URL) would keep a number that another process's write
+    (manage.py, another worker) has replaced, for SCIDRAFT_GENERATION_TTL seconds (issue 16,
+    item 15). Without one it is read from the database, leased as with one."""
+    return settings.SCIDRAFT_GENERATION_TTL > 0
 
 
 class _Lease:
@@ -77,6 +108,10 @@ class _Lease:
         # The last generation read, lease or not: what pages are keyed by while neither the
         # shared cache nor the database can say (no write commits while the database is down).
         self.last: tuple[int, float | None] | None = None
+        # The generation last read from the database, with its next due time: that can change
+        # only with a write, and every write gives a new number, so a read of the database
+        # costs one query (the number), not two.
+        self.due: tuple[int, float | None] | None = None
 
     def held(self) -> tuple[int, float | None] | None:
         current = self.current
@@ -90,6 +125,7 @@ class _Lease:
 
     def drop(self) -> None:
         self.current = None
+        self.due = None
 
 
 lease = _Lease()
@@ -100,7 +136,8 @@ def _read_generation() -> tuple[int, float | None]:
     if state is not None:
         return state
     since = time.monotonic()
-    state = _safe(cache.get, GENERATION_KEY)
+    shared = _shared_generation()
+    state = _safe(cache.get, GENERATION_KEY) if shared else None
     if state is None:
         try:
             state = _load_generation()
@@ -113,7 +150,8 @@ def _read_generation() -> tuple[int, float | None]:
             return lease.last
         # add, not set: a value read before a concurrent write committed must not replace the
         # writer's (writers set; see publish_generation).
-        _safe(cache.add, GENERATION_KEY, state, settings.SCIDRAFT_GENERATION_TTL)
+        if shared:
+            _safe(cache.add, GENERATION_KEY, state, settings.SCIDRAFT_GENERATION_TTL)
     lease.hold(state, since)
     return state
 
@@ -125,7 +163,8 @@ def current_generation() -> int:
         with transaction.atomic():
             bump_generation()
         state = _load_generation()
-        _safe(cache.set, GENERATION_KEY, state, settings.SCIDRAFT_GENERATION_TTL)
+        if _shared_generation():
+            _safe(cache.set, GENERATION_KEY, state, settings.SCIDRAFT_GENERATION_TTL)
         lease.drop()
         value = state[0]
     return value
@@ -168,7 +207,8 @@ def bump_generation() -> None:
         _deferral.pending = True
         return
 
-    if not ContentGeneration.objects.filter(pk=1).update(value=F("value") + 1):
+    changed = ContentGeneration.objects.filter(pk=1)
+    if not changed.update(value=F("value") + 1, changed_at=timezone.now()):
         ContentGeneration.objects.get_or_create(pk=1, defaults={"value": 1})
     # Forget the cached number now (this transaction reads its own write) and publish the new
     # one once committed: that replaces any old value a concurrent reader added meanwhile.
@@ -190,7 +230,8 @@ def _publication_pending() -> bool:
 def publish_generation() -> None:
     """After the write commits: the new generation goes to the shared cache, then the writer
     waits out one lease, so that no process still holds an older one when it answers."""
-    _safe(cache.set, GENERATION_KEY, _load_generation(), settings.SCIDRAFT_GENERATION_TTL)
+    if _shared_generation():
+        _safe(cache.set, GENERATION_KEY, _load_generation(), settings.SCIDRAFT_GENERATION_TTL)
     lease.drop()
     seconds = settings.SCIDRAFT_GENERATION_LEASE_MS / 1000
     if seconds > 0:
@@ -202,10 +243,44 @@ def _personal(request: HttpRequest) -> bool:
     return bool(user is not None and user.is_authenticated)
 
 
-def page_key(request: HttpRequest, generation: int) -> str:
-    query = "&".join(sorted(request.GET.urlencode().split("&"))) if request.GET else ""
+def page_key(request: HttpRequest, generation: int, query: str = "") -> str:
+    """`query`: the canonical query string of the parameters the page uses (canonical_query)."""
     raw = f"{request.get_host()}|{request.path}|{query}|{generation}"
     return "page:" + hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+# What cached_page is told a page reads from its query string: names, or a callable given the
+# request and the view's arguments (a standalone page reads `q` only if it is the search page).
+QueryParameters = Iterable[str] | Callable[..., Iterable[str]]
+
+
+def page_query_parameters(request: HttpRequest) -> frozenset[str] | None:
+    """The query parameters the page at this path uses; None if it is not a cached page (then
+    nothing under its URL is ever stored, whatever the query)."""
+    try:
+        match = get_resolver(getattr(request, "urlconf", None)).resolve(request.path_info)
+    except Resolver404:
+        return None
+    declared = getattr(match.func, "page_query", None)
+    if declared is None:
+        return None
+    if callable(declared):
+        declared = declared(request, *match.args, **match.kwargs)
+    return frozenset(declared)
+
+
+def canonical_query(request: HttpRequest, names: frozenset[str]) -> str:
+    """Keep only the parameters in `names`, in the request itself too (so the view renders
+    exactly what the key says), and return them as the key's query string: sorted by name,
+    each name's values in the order sent. `?q=a&q=b` and `?q=b&q=a` are different searches
+    (a view reads the last value), so they never share a key."""
+    query = request.GET
+    kept = [(name, value) for name in sorted(names & query.keys()) for value in query.getlist(name)]
+    canonical = urlencode(kept)
+    if canonical != request.META.get("QUERY_STRING", ""):
+        request.META["QUERY_STRING"] = canonical
+        request.GET = QueryDict(canonical, encoding=request.encoding)
+    return canonical
 
 
 # Headers stored with a page. A hit is answered before the inner middleware runs, so the
@@ -273,9 +348,14 @@ class _LocalPages:
 
 
 local_pages = _LocalPages(max_bytes=settings.SCIDRAFT_PAGE_LOCAL_BYTES)
+# Pages keyed by query parameters (search results), apart: a flood of distinct searches pushes
+# out only other searches, never the site's pages, and never reaches the shared cache.
+local_queries = _LocalPages(max_bytes=settings.SCIDRAFT_PAGE_QUERY_LOCAL_BYTES)
 
 
-def _lookup(key: str) -> dict | None:
+def _lookup(key: str, shared: bool = True) -> dict | None:
+    if not shared:
+        return local_queries.get(key)
     entry = local_pages.get(key)
     if entry is None:
         entry = _safe(cache.get, key)
@@ -394,19 +474,28 @@ class PageCacheMiddleware:
             settings.SESSION_COOKIE_NAME in request.COOKIES
         ):
             return self.get_response(request)
-        key = page_key(request, request_generation(request))
-        entry = _lookup(key)
+        query = ""
+        if request.META.get("QUERY_STRING"):
+            names = page_query_parameters(request)
+            if names is None:  # not a cached page: nothing under this URL is ever stored
+                return self.get_response(request)
+            query = canonical_query(request, names)
+        shared = not query  # see the module's docstring
+        key = page_key(request, request_generation(request), query)
+        entry = _lookup(key, shared)
         if entry is not None:
             return _hit(request, entry)
         event, first = renders.claim(key)
         if not first:
             event.wait(settings.SCIDRAFT_PAGE_RENDER_WAIT_MS / 1000)
-            entry = _lookup(key)
+            entry = _lookup(key, shared)
             if entry is not None:
                 return _hit(request, entry)
             # Not stored (an error, a page that is not cached) or too slow: render it here.
-            return self._render(request, key)
+            return self._render(request, key, shared)
         try:
+            if not shared:  # another process never stores it where this one could find it
+                return self._render(request, key, shared)
             return self._render_once(request, key)
         finally:
             renders.release(key, event)
@@ -425,7 +514,7 @@ class PageCacheMiddleware:
         finally:
             shared_renders.release(key)
 
-    def _render(self, request: HttpRequest, key: str) -> HttpResponse:
+    def _render(self, request: HttpRequest, key: str, shared: bool = True) -> HttpResponse:
         response = self.get_response(request)
         if (
             getattr(request, "_page_cacheable", False)
@@ -434,14 +523,20 @@ class PageCacheMiddleware:
             and not _personal(request)
         ):
             entry = _store(response)
-            _safe(cache.set, key, entry, settings.SCIDRAFT_PAGE_CACHE_TTL)
-            local_pages.put(key, entry)
+            if shared:
+                _safe(cache.set, key, entry, settings.SCIDRAFT_PAGE_CACHE_TTL)
+                local_pages.put(key, entry)
+            else:
+                local_queries.put(key, entry)
         return response
 
 
-def cached_page(view):
+def cached_page(view, *, query: QueryParameters = ()):
     """Mark a public view cacheable: readers get ETag, 304s and public Cache-Control, and
-    PageCacheMiddleware stores the response; anyone logged in gets private, no-store."""
+    PageCacheMiddleware stores the response; anyone logged in gets private, no-store.
+
+    `query` names the query parameters the view reads (or is a callable given the request and
+    the view's arguments that returns them): only those reach the view and the page's key."""
 
     @wraps(view)
     def wrapper(request: HttpRequest, *args, **kwargs):
@@ -458,4 +553,5 @@ def cached_page(view):
         _public(response)
         return _revalidated(request, response)
 
+    wrapper.page_query = query if callable(query) else tuple(query)
     return wrapper

@@ -1,20 +1,13 @@
-"""Accounts fixtures: users, a clean cache (the rate-limit counters live there) and a clock."""
+"""Accounts fixtures: users and a clock. The rate limits count rows of the database, which
+each test's transaction rolls back."""
 
 from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import User
-from django.core.cache import cache
 
 from accounts import services
 from tests.people import PASSWORD
-
-
-@pytest.fixture(autouse=True)
-def _fresh_counters():
-    cache.clear()
-    yield
-    cache.clear()
 
 
 @pytest.fixture

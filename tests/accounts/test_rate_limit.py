@@ -1,4 +1,6 @@
-"""Login and reset rate limits: per account, per address, messages, waits, expiry."""
+"""Login and reset rate limits: per account and client, per address, per account from new
+browsers; messages, waits, expiry; counted in the database, never the cache (issue 16, item 8),
+and refusing when they cannot be counted."""
 
 from __future__ import annotations
 
@@ -6,9 +8,12 @@ import threading
 from unittest import mock
 
 import pytest
+from django.core.cache import cache
+from django.db import OperationalError, connection
 from django.test import Client, RequestFactory, override_settings
 
 from accounts import services
+from accounts.models import RateLimitEvent
 
 from .conftest import PASSWORD, login
 
@@ -70,7 +75,7 @@ def test_window_slides_and_counters_expire(client, alice, clock):
     assert logged_in(client)
 
 
-@override_settings(ACCOUNTS_LOGIN_WINDOW=30, ACCOUNTS_LOGIN_ACCOUNT_LIMIT=2)
+@override_settings(ACCOUNTS_LOGIN_WINDOW=30, ACCOUNTS_LOGIN_CLIENT_LIMIT=2)
 def test_short_window_from_settings(client, alice, clock):
     """The limits and window come from settings; a 30-second window says seconds."""
     fail(client, times=2)
@@ -97,12 +102,54 @@ def test_usernames_are_counted_case_and_space_insensitively(client, alice, clock
     assert login(client, "alice", PASSWORD).status_code == 429
 
 
-def test_an_account_paused_from_one_address_is_paused_from_every_address(alice, clock):
-    """The account limit is the account's, wherever the attempts come from."""
+def test_five_wrong_passwords_from_one_address_do_not_lock_the_owner_out(alice, clock):
+    """An attacker's five failures pause the account from the attacker's address only: its
+    owner, from another address, logs in (issue 16, item 8)."""
     fail(Client(), times=5, address=A)
-    response = login(Client(), "alice", PASSWORD, address=B)
+    assert login(Client(), "alice", PASSWORD, address=A).status_code == 429
+    owner = Client()
+    assert login(owner, "alice", PASSWORD, address=B).status_code == 302
+    assert logged_in(owner)
+
+
+def test_the_owners_browser_logs_in_behind_the_attackers_address(alice, clock):
+    """Behind the same address (a NAT) as the attacker, a browser that logged in to the
+    account before still logs in: it is a client of its own."""
+    owner = Client()
+    assert login(owner, "alice", PASSWORD, address=A).status_code == 302
+    owner.post("/accounts/logout/")
+    fail(Client(), times=5, address=A)
+    assert login(Client(), "alice", PASSWORD, address=A).status_code == 429
+    assert login(owner, "alice", PASSWORD, address=A).status_code == 302
+
+
+def test_each_known_browser_has_its_own_count(alice, clock):
+    """Five failures from one of the owner's browsers pause that browser, not the other."""
+    laptop, phone = Client(), Client()
+    for browser in (laptop, phone):
+        assert login(browser, "alice", PASSWORD, address=A).status_code == 302
+        browser.post("/accounts/logout/")
+    assert (
+        laptop.cookies[services.DEVICE_COOKIE].value != phone.cookies[services.DEVICE_COOKIE].value
+    )
+    fail(laptop, times=5, address=A)
+    assert login(laptop, "alice", PASSWORD, address=A).status_code == 429
+    assert login(phone, "alice", PASSWORD, address=A).status_code == 302
+
+
+@override_settings(ACCOUNTS_LOGIN_ACCOUNT_LIMIT=8)
+def test_guesses_shared_out_over_many_addresses_pause_new_browsers_only(alice, clock):
+    """Failures from many addresses (2 each from 4) reach the account's own limit: a browser
+    new to the account is paused everywhere, the owner's known browser is not."""
+    owner = Client()
+    assert login(owner, "alice", PASSWORD, address="192.0.2.200").status_code == 302
+    owner.post("/accounts/logout/")
+    for i in range(4):
+        fail(Client(), times=2, address=f"192.0.2.{i}")
+    response = login(Client(), "alice", PASSWORD, address="192.0.2.99")
     assert response.status_code == 429
-    assert ACCOUNT_MESSAGE in response.content.decode()
+    assert "from many places" in response.content.decode()
+    assert login(owner, "alice", PASSWORD, address="192.0.2.99").status_code == 302
 
 
 def test_a_paused_account_does_not_pause_other_accounts_from_the_same_address(alice, bob, clock):
@@ -194,14 +241,29 @@ def test_behind_a_trusted_proxy_each_client_is_counted_apart(alice, bob, clock):
     assert login(client, "bob", PASSWORD, address=proxy, HTTP_X_FORWARDED_FOR=B).status_code == 302
 
 
-def test_concurrent_attempts_cannot_pass_the_limit(db, clock):
-    """50 simultaneous wrong guesses: at most the limit reach the password check."""
+@pytest.mark.parametrize(
+    "address",
+    [
+        pytest.param(lambda i: A, id="one client"),
+        # Each from its own address: the account's limit over new browsers, set to 5 here.
+        pytest.param(lambda i: f"192.0.2.{i}", id="many addresses"),
+    ],
+)
+@override_settings(ACCOUNTS_LOGIN_ACCOUNT_LIMIT=5)
+def test_concurrent_attempts_cannot_pass_the_limit(transactional_db, clock, address):
+    """50 simultaneous wrong guesses: at most the limit reach the password check. (Each event
+    is committed before the counts are read; on SQLite's shared in-memory test database some
+    threads find the table locked instead, and are refused.)"""
     factory = RequestFactory()
     allowed = []
     lock = threading.Lock()
 
     def guess(i):
-        attempt = services.login_attempt(factory.post("/", REMOTE_ADDR=f"192.0.2.{i}"), "alice")
+        request = factory.post("/", REMOTE_ADDR=address(i))
+        try:
+            attempt = services.login_attempt(request, "alice")
+        finally:
+            connection.close()  # this thread's own connection
         with lock:
             allowed.append(not attempt.blocked)
 
@@ -213,16 +275,78 @@ def test_concurrent_attempts_cannot_pass_the_limit(db, clock):
     assert 1 <= sum(allowed) <= 5
 
 
-def test_cache_outage_does_not_lock_anyone_out(client, alice, monkeypatch):
-    """If the cache (Redis) fails, logins still work, with the password checked."""
+class FullCache:
+    """The cache as Redis at its memory cap with `noeviction` answers: writes refused."""
 
-    class Broken:
-        def __getattr__(self, name):
-            raise ConnectionError("cache down")
+    def __init__(self, monkeypatch):
+        from redis.exceptions import OutOfMemoryError
 
-    monkeypatch.setattr(services, "cache", Broken())
-    assert login(client, "alice", "wrong").status_code == 200
-    assert login(client, "alice", PASSWORD).status_code == 302
+        def refuse(*args, **kwargs):
+            raise OutOfMemoryError("command not allowed when used memory > 'maxmemory'.")
+
+        for name in ("add", "set", "incr", "decr", "set_many", "touch"):
+            monkeypatch.setattr(cache, name, refuse)
+
+
+def test_a_full_cache_does_not_switch_the_limit_off(client, alice, clock, monkeypatch):
+    """With the cache refusing writes (the security review: 25 of 25 wrong passwords were
+    checked, then the right one logged in), the sixth attempt is refused all the same."""
+    FullCache(monkeypatch)
+    fail(client, times=5)
+    with mock.patch("django.contrib.auth.forms.authenticate") as authenticate:
+        for _ in range(20):
+            assert login(client, "alice", "wrong password").status_code == 429
+        assert login(client, "alice", PASSWORD).status_code == 429
+    authenticate.assert_not_called()
+    assert not logged_in(client)
+
+
+def test_an_evicting_cache_does_not_reset_the_counts(client, alice, clock):
+    """The cache emptied after every attempt (allkeys-lru under a flood of pages): the counts
+    stand, because they are not in it."""
+    for _ in range(5):
+        fail(client)
+        cache.clear()
+    assert login(client, "alice", PASSWORD).status_code == 429
+
+
+def test_when_the_counts_cannot_be_read_logging_in_is_refused(client, alice, monkeypatch):
+    """Fails closed: the database unavailable to the limiter refuses the attempt with 503 and
+    Retry-After, before the password is checked."""
+
+    def down(*args, **kwargs):
+        raise OperationalError("connection refused")
+
+    monkeypatch.setattr(services, "record", down)
+    with mock.patch("django.contrib.auth.forms.authenticate") as authenticate:
+        response = login(client, "alice", PASSWORD)
+    authenticate.assert_not_called()
+    assert response.status_code == 503
+    assert response["Retry-After"] == str(services.UNAVAILABLE_RETRY)
+    assert "Logging in is unavailable for a moment" in response.content.decode()
+    assert not logged_in(client)
+
+
+def test_events_are_deleted_once_no_window_counts_them(alice, clock):
+    """The sweep deletes what left its window and keeps what is still counted."""
+    fail(Client(), times=3)
+    clock.advance(10 * 60)
+    fail(Client(), times=2)
+    assert RateLimitEvent.objects.count() == 5 * 3  # client, address and account, each
+    clock.advance(5 * 60)
+    assert services.sweep(services.clock(), force=True) == 3 * 3
+    assert RateLimitEvent.objects.count() == 2 * 3
+    clock.advance(10 * 60)
+    services.sweep(services.clock(), force=True)
+    assert not RateLimitEvent.objects.exists()
+
+
+def test_the_table_holds_digests_not_names_or_addresses(alice, clock):
+    """What is counted is stored as a digest."""
+    fail(Client(), times=1, address=A)
+    idents = set(RateLimitEvent.objects.values_list("ident", flat=True))
+    assert len(idents) == 3
+    assert not any("alice" in ident or A in ident for ident in idents)
 
 
 def test_wait_formatting():
@@ -262,3 +386,25 @@ def test_reset_mails_to_one_address_are_capped_silently(alice, mailoutbox, clock
         assert response.status_code == 302
         assert response["Location"] == "/accounts/password/reset/sent/"
     assert len(mailoutbox) == 5
+
+
+@pytest.mark.django_db
+def test_reset_requests_are_refused_when_the_counts_cannot_be_read(mailoutbox, monkeypatch):
+    """Fails closed for reset requests too: 503 with a message, no mail."""
+
+    def down(*args, **kwargs):
+        raise OperationalError("connection refused")
+
+    monkeypatch.setattr(services, "record", down)
+    response = reset("alice@example.org")
+    assert response.status_code == 503
+    assert "Password reset is unavailable for a moment" in response.content.decode()
+    assert mailoutbox == []
+
+
+def test_reset_limits_hold_with_the_cache_full(alice, mailoutbox, clock, monkeypatch):
+    """The reset limits do not depend on the cache either."""
+    FullCache(monkeypatch)
+    for i in range(5):
+        assert reset(f"someone{i}@example.org").status_code == 302
+    assert reset("alice@example.org").status_code == 429

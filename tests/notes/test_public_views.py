@@ -1258,7 +1258,7 @@ QUERY_BUDGET = {
     "tag page": 9,
     "author page": 9,
     "tag index": 6,
-    "search": 10,
+    "search": 11,  # which pages are search pages: once per generation (notes.views.page_query)
     "rss": 5,
     "sitemap": 6,
     "index.json": 5,

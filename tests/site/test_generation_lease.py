@@ -1,6 +1,10 @@
 """The generation lease: a process reuses the generation it read for a few milliseconds instead
 of asking the shared cache on every page hit, and writers wait one lease before answering, so no
-page is stale once a write has answered (scidraft.site.caching)."""
+page is stale once a write has answered (scidraft.site.caching). Without a shared cache (the
+embedded default) the generation is read from the database instead, leased the same way.
+
+The shared-cache tests keep the generation in the test process's cache, as Redis would
+(SCIDRAFT_GENERATION_TTL above 0, its default with REDIS_URL)."""
 
 from __future__ import annotations
 
@@ -12,8 +16,15 @@ from django.db import transaction
 
 from notes.models import Note
 from scidraft.site import caching
+from scidraft.site.models import ContentGeneration
 
 NOTE = "/notes/result-theorem-gronwall-inequality/"
+
+
+@pytest.fixture(autouse=True)
+def _generation_in_the_cache(settings, request):
+    if "without_shared_cache" not in request.node.name:
+        settings.SCIDRAFT_GENERATION_TTL = 300
 
 
 class CountingGets:
@@ -144,3 +155,77 @@ def test_with_the_database_down_and_the_key_gone_the_last_generation_seen_is_use
     caching.lease.last = None  # a process that never read one has nothing to fall back on
     with pytest.raises(OperationalError):
         caching.current_generation()
+
+
+class CountingReads:
+    """Counts the database reads of the generation."""
+
+    def __init__(self, monkeypatch):
+        self.count = 0
+        real_load = caching._load_generation
+
+        def load():
+            self.count += 1
+            return real_load()
+
+        monkeypatch.setattr(caching, "_load_generation", load)
+
+
+@pytest.mark.django_db
+def test_without_shared_cache_the_generation_is_read_from_the_database(
+    settings, monkeypatch, demo_loaded
+):
+    """No shared cache (SCIDRAFT_GENERATION_TTL 0): the cache is never asked, the database is,
+    once per lease; a number another process wrote is read at once."""
+    settings.SCIDRAFT_GENERATION_TTL = 0
+    settings.SCIDRAFT_GENERATION_LEASE_MS = 0
+    caching.lease.drop()
+    gets, reads = CountingGets(monkeypatch), CountingReads(monkeypatch)
+    first = caching.current_generation()
+    assert [caching.current_generation() for _ in range(4)] == [first] * 4
+    assert (gets.count, reads.count) == (0, 5)
+    cache.set(caching.GENERATION_KEY, (first - 1, None))  # a stale copy is never read
+    ContentGeneration.objects.filter(pk=1).update(value=first + 7)  # another process's write
+    assert caching.current_generation() == first + 7
+    settings.SCIDRAFT_GENERATION_LEASE_MS = 60_000
+    caching.lease.drop()
+    caching.current_generation()
+    ContentGeneration.objects.filter(pk=1).update(value=first + 8)
+    assert caching.current_generation() == first + 7  # within its lease
+    assert reads.count == 7
+
+
+@pytest.mark.django_db(transaction=True)
+def test_without_shared_cache_a_read_of_the_database_is_one_query(settings, demo_loaded):
+    """The next due time is known per generation number: a hit costs one query, not two."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    settings.SCIDRAFT_GENERATION_TTL = 0
+    settings.SCIDRAFT_GENERATION_LEASE_MS = 0
+    caching.lease.drop()
+    caching.current_generation()
+    with CaptureQueriesContext(connection) as queries:
+        caching.current_generation()
+    assert len(queries) == 1 and "site_contentgeneration" in queries[0]["sql"]
+
+
+@pytest.mark.django_db
+def test_a_scheduled_note_is_due_for_a_process_that_first_reads_after_its_date(
+    settings, monkeypatch, demo_loaded
+):
+    """The due time counts from the generation's last change, not from the moment it is read:
+    a process that first reads the generation after a scheduled note's date still bumps it."""
+    import datetime as dt
+
+    from django.utils import timezone
+
+    settings.SCIDRAFT_GENERATION_TTL = 0
+    note = Note.objects.published().first()
+    note.date = timezone.now() + dt.timedelta(hours=1)
+    note.save()
+    before = caching.current_generation()
+    later = timezone.now() + dt.timedelta(hours=2)
+    monkeypatch.setattr(timezone, "now", lambda: later)
+    caching.lease.drop()  # a process that never read the generation before
+    assert caching.current_generation() == before + 1

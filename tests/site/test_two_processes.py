@@ -20,6 +20,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -161,13 +162,15 @@ def _cached(base: str, path: str, *expected: str) -> str:
     return html
 
 
-def test_write_in_a_third_process_is_served_at_once_by_both(services, tmp_path):
-    """A publish and an edit committed by another process show at once on both servers."""
-    database, redis_url = services
-    name = f"scidraft_twoproc_{os.getpid()}_{secrets.token_hex(3)}"
-    prefix = f"twoproc-{secrets.token_hex(4)}"
+@contextmanager
+def own_site(database: dict, redis_url: str, label: str, redis_db: int, **extra: str):
+    """The environment of manage.py and gunicorn for a site of its own: a PostgreSQL database
+    (created here, dropped afterwards) and a key prefix in Redis database `redis_db` (its keys
+    deleted afterwards)."""
+    name = f"scidraft_{label}_{os.getpid()}_{secrets.token_hex(3)}"
+    prefix = f"{label}-{secrets.token_hex(4)}"
     parts = urllib.parse.urlsplit(redis_url)
-    redis_url = urllib.parse.urlunsplit(parts._replace(path=f"/{REDIS_DB}"))
+    redis_url = urllib.parse.urlunsplit(parts._replace(path=f"/{redis_db}"))
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "scidraft.settings",
@@ -176,9 +179,30 @@ def test_write_in_a_third_process_is_served_at_once_by_both(services, tmp_path):
         "REDIS_URL": redis_url,
         "CACHE_KEY_PREFIX": prefix,
         "LOG_LEVEL": "WARNING",
+        **extra,
     }
-    servers: list[subprocess.Popen] = []
     _admin(database, f'CREATE DATABASE "{name}"')
+    try:
+        yield env
+    finally:
+        _admin(database, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        import redis
+
+        client = redis.Redis.from_url(redis_url, socket_timeout=5)
+        keys = list(client.scan_iter(f"{prefix}:*"))
+        if keys:
+            client.delete(*keys)
+
+
+def test_write_in_a_third_process_is_served_at_once_by_both(services, tmp_path):
+    """A publish and an edit committed by another process show at once on both servers."""
+    database, redis_url = services
+    with own_site(database, redis_url, "twoproc", REDIS_DB) as env:
+        _write_seen_by_both(env, tmp_path)
+
+
+def _write_seen_by_both(env: dict, tmp_path: Path) -> None:
+    servers: list[subprocess.Popen] = []
     try:
         _manage(env, "migrate", "--noinput")
         _write(env, _note("alpha", "Alpha original", weight=1), _note("beta", "Beta note"))
@@ -217,10 +241,3 @@ def test_write_in_a_third_process_is_served_at_once_by_both(services, tmp_path):
     finally:
         for process in servers:
             _stop(process)
-        _admin(database, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        import redis
-
-        client = redis.Redis.from_url(redis_url, socket_timeout=5)
-        keys = list(client.scan_iter(f"{prefix}:*"))
-        if keys:
-            client.delete(*keys)
