@@ -42,7 +42,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         if options["check"]:
-            self.check(force=options["all"])
+            self.report_changes(force=options["all"])
             return
         force = options["all"]
         notes = pages = 0
@@ -59,7 +59,7 @@ class Command(BaseCommand):
                 pages += 1
         self.stdout.write(f"{notes} notes and {pages} pages rendered (engine {ENGINE_VERSION}).")
 
-    def check(self, *, force: bool) -> None:
+    def report_changes(self, *, force: bool) -> None:
         """Render what `rerender` would render, compare with the stored HTML, save nothing:
         a site owner sees what an engine upgrade changes (content written for the old engine
         that the new one reads differently) before running it."""
