@@ -7,7 +7,7 @@ from django.utils.html import format_html, format_html_join
 
 from .display import latex_to_text
 from .models import BibEntry, BibFile
-from .services import bib_text_check, bibfile_import
+from .services import bib_parse, bib_text_check, bibfile_import
 
 
 class BibFileForm(forms.ModelForm):
@@ -31,6 +31,9 @@ class BibFileForm(forms.ModelForm):
                 cleaned["raw"] = bib_text_check(upload.read())
             else:
                 cleaned["raw"] = bib_text_check(cleaned.get("raw") or "")
+            # Read here, within its CPU budget, so that a file that cannot be read in time is
+            # an error on the form (save_model cannot refuse); the import reuses the result.
+            cleaned["parsed"] = bib_parse(cleaned["raw"])
         except ValidationError as error:
             self.add_error("upload" if upload is not None else "raw", error)
         return cleaned
@@ -79,6 +82,7 @@ class BibFileAdmin(admin.ModelAdmin):
             name=form.cleaned_data["name"],
             raw=form.cleaned_data["raw"],
             owner=form.cleaned_data.get("owner") or (None if change else request.user),
+            parsed=form.cleaned_data["parsed"],
         )
         bibfile = result.bibfile
         if form.cleaned_data.get("description") != bibfile.description:
