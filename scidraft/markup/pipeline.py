@@ -72,6 +72,14 @@ def _plain_text(markup: str, stash: Stash) -> str:
     return " ".join(text.split())
 
 
+def _nesting_warning(limit: sanitise.NestingLimit, text: str) -> RenderWarning:
+    """The warning for HTML whose nesting was bounded, on the line of the source where it
+    starts (found by bounding the source's own HTML; line 1 if Markdown made the depth)."""
+    _, in_source = sanitise.limit_nesting(text)
+    line = text.count("\n", 0, in_source.first_offset) + 1 if in_source else 1
+    return RenderWarning(line, "html-nesting", limit.message())
+
+
 def _render_body(
     source: str,
     context: RenderContext,
@@ -95,7 +103,12 @@ def _render_body(
     converted = convert.to_html(text, stash, warnings)
     # The fallback is escaped text in <p>s, as nh3 writes it: cleaning it again changes nothing
     # and takes a second on 2 MB of `<`.
-    markup = converted.html if converted.fallback else sanitise.clean_author_html(converted.html)
+    limited: list[sanitise.NestingLimit] = []
+    if converted.fallback:
+        markup = converted.html
+    else:
+        markup = sanitise.clean_author_html(converted.html, limited)
+    warnings.extend(_nesting_warning(limit, text) for limit in limited)
     markup = sanitise.external_links(markup)
     toc = sanitise.clean_author_html(converted.toc)
     plain = _plain_text(markup, stash)
