@@ -69,7 +69,7 @@ def review_queue(request):
 
 
 def _review_page(request, note: Note, *, comment: str = "", status: int = 200):
-    rendered = markup_render(note.body, context_for(note))
+    rendered = markup_render(note.body, context_for(note, reader=request.user))
     flags = rendered.flags
     return render(
         request,

@@ -264,7 +264,7 @@ def note_preview(request, note_id: int):
     """markdownx's preview: the published renderer in the note's context, with its problems."""
     note = _editable(request, note_id)
     source = request.POST.get("content", "")
-    rendered = markup_render(source, context_for(note))
+    rendered = markup_render(source, context_for(note, reader=request.user))
     # Trusted: scidraft.markup sanitises its output; the problems list is escaped.
     return HttpResponse(mark_safe(problems_html(rendered.warnings) + rendered.html))  # noqa: S308
 

@@ -40,6 +40,7 @@ class _Body:
     labels: dict[str, dict]
     environments: list[dict]
     citations: list[CitationList]
+    references: dict[str, dict | None]
 
 
 def _unescape(text: str) -> str:
@@ -129,15 +130,23 @@ def _render_body(
                 },
             )
 
+    references: dict[str, dict | None] = {}
     markup, lists = fill.fill(
-        markup, stash, context, warnings, labels, card=card, card_bibs=card_bibs
+        markup,
+        stash,
+        context,
+        warnings,
+        labels,
+        card=card,
+        card_bibs=card_bibs,
+        references=references,
     )
     # The TOC repeats headings: their math and code, not their citation markers.
     for item in stash.items:
         if item.kind in {"cite", "ref"}:
             item.html = html_lib.escape(item.text)
     toc = fill.substitute(toc, stash)
-    return _Body(markup, toc, plain, stash, labels, env_state.found, lists)
+    return _Body(markup, toc, plain, stash, labels, env_state.found, lists, references)
 
 
 def render(source: str, context: RenderContext | None = None) -> Rendered:
@@ -180,6 +189,7 @@ def _render(source: str, context: RenderContext) -> Rendered:
         citations=body.citations,
         labels=body.labels,
         environments=body.environments,
+        references=body.references,
         warnings=limits.cap_warnings(
             sorted(warnings, key=lambda warning: (warning.line, warning.code))
         ),
@@ -195,6 +205,7 @@ def _render(source: str, context: RenderContext) -> Rendered:
             card_bibs=shortcodes.first_references_bibs(source),
         )
         result.card_html, result.has_preview = card.html, True
+        result.references = {**card.references, **result.references}
     else:
         result.card_html = result.html
     return result
