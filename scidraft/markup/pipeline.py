@@ -20,7 +20,7 @@ from .rendered import CitationList, Rendered, RenderWarning
 from .stash import TOKEN, Stash, strip_placeholder_characters
 
 # Bump when the output for the same source changes: stored renders are refreshed.
-ENGINE_VERSION = "3"
+ENGINE_VERSION = "4"
 
 _TAGS = re.compile(r"<[^>]+>")
 _BLOCK_TAGS = re.compile(

@@ -394,3 +394,43 @@ def test_markdowns_own_output_is_never_limited():
     html-nesting warning: Markdown's own output is never limited."""
     rendered = render(_mixed_body(200_000))
     assert "html-nesting" not in _codes(rendered)
+
+
+# --- Sizes in typeset math (issue 16) ----------------------------------------------------------
+
+_SIZES = re.compile(r'(?:width|height|margin-right|margin-left)[:=]"?(-?[\d.]+)em')
+
+
+def _largest_size(markup: str) -> float:
+    """The largest size, either way, that KaTeX's HTML or MathML sets in `markup`."""
+    return max((abs(float(value)) for value in _SIZES.findall(markup)), default=0.0)
+
+
+def test_a_rule_in_an_algorithm_is_capped_like_one_in_math():
+    """pseudocode.js typeset its math with KaTeX's defaults: `\\rule{3000em}{3000em}` was
+    drawn 3,000 em square. Now the math stage's maxSize applies inside algorithms too."""
+    source = (
+        "```pseudo-algorithm\n\\begin{algorithm}\n\\caption{Huge}\n\\begin{algorithmic}\n"
+        "\\STATE $\\rule{3000em}{3000em}$ and $x_1$\n\\end{algorithmic}\n\\end{algorithm}\n```\n"
+    )
+    rendered = _timed(source)
+    assert 'class="ps-root"' in rendered.html and rendered.warnings == []
+    assert _largest_size(rendered.html) == jsengine.KATEX_OPTIONS["maxSize"]
+
+
+@pytest.mark.parametrize(
+    "tex",
+    [r"\hspace{-3000em}x", r"\kern-3000em x", r"\mkern-30000mu x", r"\hspace{3000em}x"],
+)
+def test_spacing_is_capped_both_ways(tex):
+    """KaTeX caps sizes from above only: a negative space of 3,000 em moved the text after it
+    far out of the note. Every horizontal space is now within ±maxSize em."""
+    rendered = _timed(f"Before ${tex}$ after.")
+    assert rendered.warnings == []
+    assert _largest_size(rendered.html) == jsengine.KATEX_OPTIONS["maxSize"]
+
+
+def test_ordinary_spacing_is_unchanged():
+    """Thin, negative thin and quad spaces come out as KaTeX writes them."""
+    html_out = render(r"$a\!b\,c\quad d$").html
+    assert "margin-right:-0.1667em" in html_out and "margin-right:1em" in html_out
