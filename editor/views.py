@@ -3,7 +3,6 @@ view that takes a note looks it up in Note.objects.editable_by(request.user): 40
 
 from __future__ import annotations
 
-import difflib
 import json
 
 from django.contrib import messages
@@ -29,6 +28,7 @@ from scidraft.site.caching import deferred_bumps
 from scidraft.site.meta import PageMeta
 
 from .forms import NoteEditorForm
+from .revision_diff import revision_diff
 
 STATUS_FILTERS = ("draft", "review", "scheduled", "published")
 EDITOR_ASSETS = {"math": True, "algorithm": True, "code": True}
@@ -309,23 +309,23 @@ def note_autosave(request, note_id: int):
 def revision_list(request, note_id: int):
     """Who saved when, and the diff between any two revisions (?a=&b= numbers)."""
     note = _editable(request, note_id)
-    revisions = list(note.revisions.select_related("created_by").order_by("-number"))
-    by_number = {revision.number: revision for revision in revisions}
-    diff = None
+    # The list needs no bodies (each up to NOTE_BODY_MAX_BYTES): only the two compared are read.
+    revisions = list(
+        note.revisions.select_related("created_by").defer("body", "metadata").order_by("-number")
+    )
+    numbers = {revision.number for revision in revisions}
+    diff = diff_message = None
     try:
         a, b = int(request.GET.get("a", "")), int(request.GET.get("b", ""))
     except ValueError:
         a = b = None
-    if a in by_number and b in by_number:
-        # difflib escapes the lines; the descriptions are our own text.
-        diff = mark_safe(  # noqa: S308
-            difflib.HtmlDiff(wrapcolumn=80).make_table(
-                by_number[a].body.splitlines(),
-                by_number[b].body.splitlines(),
-                f"Revision {a}",
-                f"Revision {b}",
-            )
-        )
+    if a in numbers and b in numbers:
+        bodies = dict(note.revisions.filter(number__in=[a, b]).values_list("number", "body"))
+        compared = revision_diff(bodies[a], bodies[b], f"Revision {a}", f"Revision {b}")
+        # Every line of the revisions is escaped (difflib's table, or revision_diff's own);
+        # the labels are our own text.
+        diff = mark_safe(compared.html) if compared.html else None  # noqa: S308
+        diff_message = compared.message
     return render(
         request,
         "editor/revisions.html",
@@ -333,6 +333,7 @@ def revision_list(request, note_id: int):
             "note": note,
             "revisions": revisions,
             "diff": diff,
+            "diff_message": diff_message,
             "a": a,
             "b": b,
             "meta": _meta(f"Revisions of {note.title or note.slug}"),
