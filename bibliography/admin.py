@@ -11,7 +11,13 @@ from scidraft.markup.sanitise import clean_fragment
 from .display import latex_to_text
 from .formatting import entry_data, format_references, with_math_source
 from .models import BibEntry, BibFile
-from .services import bib_text_check, bibfile_import, bibfile_set_public, may_set_public
+from .services import (
+    bib_parse,
+    bib_text_check,
+    bibfile_import,
+    bibfile_set_public,
+    may_set_public,
+)
 
 
 class BibFileForm(forms.ModelForm):
@@ -35,6 +41,9 @@ class BibFileForm(forms.ModelForm):
                 cleaned["raw"] = bib_text_check(upload.read())
             else:
                 cleaned["raw"] = bib_text_check(cleaned.get("raw") or "")
+            # Read here, within its CPU budget, so that a file that cannot be read in time is
+            # an error on the form (save_model cannot refuse); the import reuses the result.
+            cleaned["parsed"] = bib_parse(cleaned["raw"])
         except ValidationError as error:
             self.add_error("upload" if upload is not None else "raw", error)
         return cleaned
@@ -91,6 +100,7 @@ class BibFileAdmin(admin.ModelAdmin):
             name=form.cleaned_data["name"],
             raw=form.cleaned_data["raw"],
             owner=form.cleaned_data.get("owner") or (None if change else request.user),
+            parsed=form.cleaned_data["parsed"],
         )
         bibfile = result.bibfile
         if form.cleaned_data.get("description") != bibfile.description:

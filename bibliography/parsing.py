@@ -18,25 +18,35 @@ How the text is read, and why:
   `@type{` at the start of a line at the entry's own level (outside any value) means the entry
   was never closed: it is reported and the next entry starts there. If braces never balance
   before the end of the file, the entry ends at the first `@type{` line.
+* The work is linear in the text (issue 16: entries that never close were quadratic), and
+  every parse runs within parse_seconds(text) of CPU time, the renderer's budget mechanism
+  (scidraft.markup.limits). A parse that runs out of it is `stopped`: no entries, and a
+  report line saying where, so callers refuse the file instead of keeping part of it.
 """
 
 from __future__ import annotations
 
+import bisect
+import functools
+import math
 import re
 from dataclasses import dataclass, field
 
 from pybtex.bibtex.utils import split_name_list, split_tex_string
 from pybtex.database import BibliographyData, Entry, Person
-from pybtex.database.input.bibtex import DuplicateField, Parser, UndefinedMacro
+from pybtex.database.input.bibtex import DuplicateField, LowLevelParser, Parser, UndefinedMacro
 from pybtex.exceptions import PybtexError
-from pybtex.scanner import PybtexSyntaxError
+from pybtex.scanner import Literal, PybtexSyntaxError, Token
 from pybtex.textutils import normalize_whitespace
+
+from scidraft.markup import limits
 
 # An entry starts with @type{ or @type( (BibTeX allows blanks and newlines in between).
 _ENTRY_START = re.compile(r"@\s*([A-Za-z][\w-]*)\s*([{(])")
 # Inside an entry, what changes the brace level or may end it: braces, parentheses, quotes and
 # a newline after which a line starts with @type{.
 _INSIDE = re.compile(r"""[{}()"]|\n(?=[ \t]*@\s*[A-Za-z][\w-]*\s*[{(])""")
+_BRACES_AND_ENTRY_LINES = re.compile(r"[{}]|\n(?=[ \t]*@\s*[A-Za-z][\w-]*\s*[{(])")
 # A swallowed line that looks like a whole entry, not a stray `@` in prose.
 _LOOKS_LIKE_ENTRY = re.compile(r"\s*@\s*[A-Za-z][\w-]*\s*[{(]\s*[^\s,={}()]+\s*,\s*[\w-]+\s*=")
 _COMMENT_LINE = re.compile(r"^[ \t]*%[^\r\n]*", re.MULTILINE)
@@ -57,6 +67,11 @@ MAX_ENTRY_CHARS = 2 * 1024 * 1024
 MAX_BRACE_GROUPS = 20_000
 # Names in one person field that are parsed; the rest become "others" (BibTeX's "et al.").
 MAX_PERSONS = 10_000
+# CPU seconds a parse may take per MB of text, and at least the renderer's budget (issue 16).
+# Parsing is linear, about 0.6 s per MB of ordinary entries (the 5,000-entry benchmark file,
+# 2 MB, takes 1.2 s), so a real file stays well inside this; whatever input still finds a slow
+# path in pybtex is stopped here instead of holding a worker, its transaction and its locks.
+PARSE_SECONDS_PER_MB = 2.0
 
 
 @dataclass
@@ -84,6 +99,13 @@ class ParseResult:
     entries: list[ParsedEntry] = field(default_factory=list)
     problems: list[ParseProblem] = field(default_factory=list)
     preamble: list[str] = field(default_factory=list)
+    # The CPU budget ran out: `entries` is empty and the last problem says where reading stopped.
+    stopped: bool = False
+
+
+@dataclass
+class _Progress:
+    offset: int = 0  # in the text: where the parse is, for the report when the budget runs out
 
 
 @dataclass
@@ -104,6 +126,60 @@ class _Stray:
     line: int
 
 
+class _BoundedScanner(LowLevelParser):
+    """pybtex's scanner in linear time, stopping when the parse's CPU budget is spent.
+
+    pybtex looks for the next of several delimiters by searching for each one from the current
+    position: inside a quoted value every brace searched again for the closing quote, to the
+    end of the entry, so 8,000 `{}` before 1 MB of text took 2.5 s. The delimiters are single
+    characters, so one search for any of them finds the nearest, which is the one pybtex picks.
+    """
+
+    # Calls between two looks at the budget: a look costs about as much as a call.
+    CHECK_EVERY = 64
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._calls = 0
+
+    def skip_to(self, patterns):
+        self._calls += 1
+        if not self._calls % self.CHECK_EVERY:
+            limits.check()
+        search, winners = _nearest(tuple(patterns))
+        if search is None:
+            return super().skip_to(patterns)
+        match = search(self.text, self.pos)
+        if match is None:
+            return None
+        value = self.text[self.pos : match.end()]
+        self.pos = match.end()
+        self.update_lineno(value)
+        return Token(value, winners[match.group()])
+
+    def parse_value_part(self):
+        # Once a value part: every loop of pybtex's over an entry reads one at each turn.
+        self._calls += 1
+        if not self._calls % self.CHECK_EVERY:
+            limits.check()
+        return super().parse_value_part()
+
+
+@functools.cache
+def _nearest(patterns: tuple) -> tuple:
+    """(search for the nearest of `patterns`, the pattern of each character it finds), when
+    every one is a single-character Literal; (None, None) otherwise."""
+    characters = {}
+    for pattern in patterns:
+        text = pattern.search.__self__.pattern if isinstance(pattern, Literal) else ""
+        character = re.sub(r"\\(.)", r"\1", text)
+        if len(character) != 1:
+            return None, None
+        characters.setdefault(character, pattern)
+    union = re.compile("[" + "".join(re.escape(character) for character in characters) + "]")
+    return union.search, characters
+
+
 class _CollectingParser(Parser):
     """pybtex's parser, collecting errors instead of raising them.
 
@@ -119,6 +195,26 @@ class _CollectingParser(Parser):
 
     def handle_error(self, error):
         self.errors.append(self._describe(error))
+
+    def parse_string(self, text):
+        # pybtex's own, reading through _BoundedScanner.
+        self.unnamed_entry_counter = 1
+        self.command_start = 0
+        scanner = _BoundedScanner(
+            text,
+            keyless_entries=self.keyless_entries,
+            handle_error=self.handle_error,
+            want_entry=self.data.want_entry,
+            filename=self.filename,
+            macros=self.macros,
+        )
+        for entry_type, body in scanner:
+            kind = entry_type.lower()
+            if kind == "preamble":
+                self.process_preamble(*body)
+            elif kind != "string":
+                self.process_entry(entry_type, *body)
+        return self.data
 
     def _describe(self, error: Exception) -> str:
         if isinstance(error, UndefinedMacro):
@@ -211,12 +307,15 @@ class _LineCounter:
         return self.line
 
 
-def _blocks(scan: str) -> tuple[list[_Block], list[_Stray]]:
+def _blocks(scan: str, progress: _Progress) -> tuple[list[_Block], list[_Stray]]:
     blocks: list[_Block] = []
     strays: list[_Stray] = []
     line_of = _LineCounter(scan)
+    structure = _Structure(scan, progress)
     position = 0
     while True:
+        progress.offset = position
+        limits.check()
         match = _ENTRY_START.search(scan, position)
         stray_end = match.start() if match else len(scan)
         stray = scan[position:stray_end]
@@ -227,7 +326,7 @@ def _blocks(scan: str) -> tuple[list[_Block], list[_Stray]]:
             return blocks, strays
         begin = match.start()
         line = line_of(begin)
-        close, cut, swallowed = _block_end(scan, match.end() - 1, match.group(2))
+        close, cut, swallowed = structure.block_end(match.end() - 1, match.group(2))
         if close is not None:
             end = resume = close + 1
         else:
@@ -247,39 +346,116 @@ def _blocks(scan: str) -> tuple[list[_Block], list[_Stray]]:
         position = resume
 
 
-def _block_end(scan: str, open_at: int, opener: str) -> tuple[int | None, int | None, int | None]:
-    """(offset of the closing delimiter or None, where to cut an unclosed block, first
-    entry-like `@` line swallowed inside a braced value)."""
-    paren = opener == "("
-    level = 0
-    in_quote = False
-    first_inner = None
-    swallowed = None
-    for token in _INSIDE.finditer(scan, open_at + 1):
-        char = token.group()
-        if char == "{":
-            level += 1
-        elif char == "}":
-            if level:
-                level -= 1
-            elif not paren:
-                return token.start(), None, swallowed
-        elif char == '"':
-            if paren and level == 0:
-                in_quote = not in_quote
-        elif char == ")":
-            if paren and level == 0 and not in_quote:
-                return token.start(), None, swallowed
-        elif char == "(":
-            continue
-        elif level == 0 and not in_quote:
-            # A new entry at the start of a line, outside any value: this one never closed.
-            return None, token.start(), None
+class _Structure:
+    """Where each block of the text ends, found in time linear in the whole text.
+
+    Scanning each block from its `@` until it closes is linear while blocks close, but an entry
+    that never closes is scanned to the end of the file, and the next one starts on its next
+    line: `"@misc{k, title = {x\n" * N` was scanned N times (26 s for 80 KB, issue 16). So the
+    braces are matched once for the whole text, with a stack: where a `{` closes depends only
+    on the text after it, so one pass serves every block, wherever it starts. A `(` entry ends
+    at a `)` outside braces and quotes; it is walked over its own level only (brace groups are
+    jumped over), and each walk remembers its outcome for every token it passed, so a later
+    walk that reaches the same token in the same quote state stops there.
+    """
+
+    def __init__(self, scan: str, progress: _Progress):
+        self.scan = scan
+        self.progress = progress
+        self.closes: dict[int, int] = {}  # offset of a `{` -> offset of its `}`
+        self.first_cut: dict[int, int] = {}  # offset of a `{` -> first entry line directly in it
+        self.entry_lines: list[int] = []  # offsets of the newline before each `@type{` line
+        stack: list[int] = []
+        for count, token in enumerate(_BRACES_AND_ENTRY_LINES.finditer(scan)):
+            char, offset = token.group(), token.start()
+            if not count % 4096:
+                progress.offset = offset
+                limits.check()
+            if char == "{":
+                stack.append(offset)
+            elif char == "}":
+                if stack:
+                    self.closes[stack.pop()] = offset
+            else:
+                self.entry_lines.append(offset)
+                if stack and stack[-1] not in self.first_cut:
+                    self.first_cut[stack[-1]] = offset
+        self._entry_like: list[int] | None = None
+        # (offset of a token, inside quotes) -> how a `(` entry walking through it ends.
+        self._walks: dict[tuple[int, bool], tuple[str, int | None]] = {}
+
+    def block_end(self, open_at: int, opener: str) -> tuple[int | None, int | None, int | None]:
+        """(offset of the closing delimiter or None, where to cut an unclosed block, first
+        entry-like `@` line swallowed inside a braced value)."""
+        if opener == "{":
+            close = self.closes.get(open_at)
+            cut = self.first_cut.get(open_at)
+            if cut is not None and (close is None or cut < close):
+                return None, cut, None  # a new entry at the entry's own level: never closed
+            outcome = ("close", close) if close is not None else ("open", None)
         else:
-            first_inner = token.start() if first_inner is None else first_inner
-            if swallowed is None and _LOOKS_LIKE_ENTRY.match(scan, token.start() + 1):
-                swallowed = token.start()
-    return None, first_inner, None
+            outcome = self._walk(open_at + 1)
+        kind, offset = outcome
+        if kind == "cut":
+            return None, offset, None
+        if kind == "open":
+            # Braces never balance: the entry ends at the first `@type{` line inside it.
+            return None, self._first_after(self.entry_lines, open_at), None
+        swallowed = self._first_after(self._entry_like_lines(), open_at)
+        return offset, None, swallowed if swallowed is not None and swallowed < offset else None
+
+    def _walk(self, position: int) -> tuple[str, int | None]:
+        """How a `(` entry whose text starts at `position` ends: ("close", offset of the `)`),
+        ("cut", offset of the newline before an `@type{` line at its own level) or ("open",
+        None) when it never closes."""
+        in_quote = False
+        passed: list[tuple[int, bool]] = []
+        outcome: tuple[str, int | None] = ("open", None)
+        while outcome == ("open", None):
+            jumped = False
+            for token in _INSIDE.finditer(self.scan, position):
+                char, offset = token.group(), token.start()
+                self.progress.offset = offset
+                limits.check()
+                known = self._walks.get((offset, in_quote))
+                if known is not None:
+                    outcome = known
+                    break
+                passed.append((offset, in_quote))
+                if char == "{":
+                    close = self.closes.get(offset)
+                    if close is None:
+                        break  # a group that never closes: neither does the entry
+                    position, jumped = close + 1, True
+                    break
+                if char == '"':
+                    in_quote = not in_quote
+                elif char == ")" and not in_quote:
+                    outcome = ("close", offset)
+                    break
+                elif char == "\n" and not in_quote:
+                    outcome = ("cut", offset)
+                    break
+                # A `}` at the entry's own level is stray, and `(` is text: both are read on.
+            if not jumped:
+                break
+        for state in passed:
+            self._walks[state] = outcome
+        return outcome
+
+    def _entry_like_lines(self) -> list[int]:
+        if self._entry_like is None:
+            self._entry_like = [
+                offset
+                for offset in self.entry_lines
+                if _LOOKS_LIKE_ENTRY.match(self.scan, offset + 1)
+            ]
+        return self._entry_like
+
+    @staticmethod
+    def _first_after(offsets: list[int], position: int) -> int | None:
+        index = bisect.bisect_right(offsets, position)
+        return offsets[index] if index < len(offsets) else None
 
 
 def _key_problem(block_text: str, opener: str) -> tuple[str, str | None]:
@@ -312,12 +488,43 @@ def _too_big(block_text: str) -> str:
     return ""
 
 
+def parse_seconds(text: str) -> float:
+    """The CPU time a parse of `text` may take."""
+    return max(limits.RENDER_SECONDS, PARSE_SECONDS_PER_MB * len(text) / (1024 * 1024))
+
+
 def parse_bibtex(text: str) -> ParseResult:
+    """Every entry of `text` that reads, and a report of every block that does not, in at
+    most parse_seconds(text) of CPU time: past it the result is `stopped`, with no entries and
+    a problem saying where reading stopped, so that no caller keeps half a file."""
+    progress = _Progress()
     result = ParseResult()
+    seconds = parse_seconds(text)
+    try:
+        with limits.budget(seconds, engine_seconds=math.inf):
+            _parse(text, result, progress)
+    except limits.BudgetExceeded:
+        line = text.count("\n", 0, progress.offset) + 1
+        result.entries, result.preamble, result.stopped = [], [], True
+        result.problems.sort(key=lambda problem: problem.line)
+        result.problems.append(
+            ParseProblem(
+                line,
+                "",
+                f"reading stopped here: the file took more than {seconds:.1f} s of CPU "
+                f"time to read (the limit for {limits.describe_bytes(len(text))} of text), so "
+                "nothing was imported and any earlier version is unchanged. Look here for an "
+                "entry that never closes or a value with thousands of braces, or split the file.",
+            )
+        )
+    return result
+
+
+def _parse(text: str, result: ParseResult, progress: _Progress) -> None:
     parser = _CollectingParser()
     seen: dict[str, int] = {}
     scan = _scan_text(text)
-    blocks, strays = _blocks(scan)
+    blocks, strays = _blocks(scan, progress)
     for stray in strays:
         for number, line_text in enumerate(stray.text.split("\n"), start=stray.line):
             line_text = line_text.strip()
@@ -335,6 +542,7 @@ def parse_bibtex(text: str) -> ParseResult:
     for block in blocks:
         if block.kind == "comment":
             continue
+        progress.offset = block.begin
         block_scan = scan[block.begin : block.end]
         key, key_problem = (
             ("", None) if block.kind in _NON_ENTRIES else _key_problem(block_scan, block.opener)
@@ -360,6 +568,8 @@ def parse_bibtex(text: str) -> ParseResult:
         parser.line_offset = block.line - 1
         try:
             data = parser.parse_string(block_scan)
+        except limits.BudgetExceeded:
+            raise
         except Exception as error:  # noqa: BLE001 - one block must never abort the file
             result.problems.append(ParseProblem(block.line, key, f"could not be read: {error}"))
             continue
@@ -412,4 +622,3 @@ def parse_bibtex(text: str) -> ParseResult:
                 )
             )
     result.problems.sort(key=lambda problem: problem.line)
-    return result

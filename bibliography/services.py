@@ -11,7 +11,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, connections, router, transaction
 
 from .models import BibEntry, BibFile
-from .parsing import ParseProblem, parse_bibtex
+from .parsing import ParseProblem, ParseResult, parse_bibtex
 from .signals import bibfile_changed
 
 
@@ -21,6 +21,27 @@ class BibImportResult:
     outcome: str  # "created", "updated" or "unchanged"
     entries_kept: int
     problems: list[ParseProblem]
+
+
+class BibParseStopped(ValidationError):
+    """Reading the file took longer than its CPU budget: nothing was written. `problems` is
+    the parse report, whose last line says where reading stopped."""
+
+    def __init__(self, problems: list[ParseProblem]):
+        self.problems = problems
+        stop = problems[-1]
+        super().__init__(f"Line {stop.line}: {stop.reason}")
+
+    def __str__(self) -> str:
+        return self.messages[0]
+
+
+def bib_parse(text: str) -> ParseResult:
+    """`text` parsed within its CPU budget (parse_seconds), or BibParseStopped."""
+    parsed = parse_bibtex(text)
+    if parsed.stopped:
+        raise BibParseStopped(parsed.problems)
+    return parsed
 
 
 def bib_size_check(size: int) -> None:
@@ -49,17 +70,40 @@ def bib_text_check(raw: bytes | str) -> str:
     return raw
 
 
-@transaction.atomic
 def bibfile_import(
-    *, name: str, raw: bytes | str, owner=None, only_new: bool = False
+    *,
+    name: str,
+    raw: bytes | str,
+    owner=None,
+    only_new: bool = False,
+    parsed: ParseResult | None = None,
 ) -> BibImportResult:
     """Create or update the file `name` from BibTeX text, updating entries in place by key.
 
     Unchanged text changes nothing, so importing the same file twice is a no-op. With
-    `only_new`, an existing file of that name is refused instead of updated.
+    `only_new`, an existing file of that name is refused instead of updated. `parsed` is
+    bib_parse(raw) when the caller has already read it (a form that shows the report).
+
+    The text is parsed before the transaction and the row lock (issue 16: a parse that took
+    minutes held both), within its CPU budget; a parse that runs out of it raises
+    BibParseStopped and writes nothing, so the file keeps its previous text and entries.
     """
     text = bib_text_check(raw)
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    stored = list(BibFile.objects.filter(name=name).values_list("sha256", flat=True)[:1])
+    if only_new and stored:
+        raise ValidationError(f"A bibliography file named {name} already exists.")
+    if parsed is None and stored != [digest]:
+        parsed = bib_parse(text)
+    with transaction.atomic():
+        return _bibfile_store(
+            name=name, text=text, digest=digest, owner=owner, only_new=only_new, parsed=parsed
+        )
+
+
+def _bibfile_store(
+    *, name: str, text: str, digest: str, owner, only_new: bool, parsed: ParseResult | None
+) -> BibImportResult:
     bibfile = BibFile.objects.select_for_update().filter(name=name).first()
     if only_new and bibfile is not None:
         raise ValidationError(f"A bibliography file named {name} already exists.")
@@ -67,8 +111,8 @@ def bibfile_import(
         # Same text, same report: the stored one, so re-importing still shows what failed.
         problems = [ParseProblem(**item) for item in bibfile.parse_report]
         return BibImportResult(bibfile, "unchanged", bibfile.entry_count, problems)
-
-    parsed = parse_bibtex(text)
+    if parsed is None:
+        parsed = bib_parse(text)  # the stored text changed since it was read above
     outcome = "updated" if bibfile is not None else "created"
     if bibfile is None:
         bibfile = BibFile(name=name, owner=owner)
@@ -147,17 +191,16 @@ def bibfile_create(*, user, name: str, raw: bytes | str) -> BibImportResult:
     if not user.is_authenticated or not user.has_perm("bibliography.add_bibfile"):
         raise PermissionDenied("You may not add bibliography files.")
     try:
-        with transaction.atomic():
-            return bibfile_import(name=name, raw=raw, owner=user, only_new=True)
+        return bibfile_import(name=name, raw=raw, owner=user, only_new=True)
     except IntegrityError:
         # Created by someone else between our look-up and our insert.
         raise ValidationError(f"A bibliography file named {name} already exists.") from None
 
 
-@transaction.atomic
 def bibfile_replace(*, user, bibfile_id: int, raw: bytes | str) -> BibImportResult:
     """New text for a file `user` may edit; entries are updated in place by key, so notes
-    citing the keys that remain keep resolving."""
+    citing the keys that remain keep resolving. Not one transaction: the parse comes before
+    bibfile_import's, which re-reads the row under its lock."""
     bibfile = BibFile.objects.editable_by(user).filter(pk=bibfile_id).first()
     if bibfile is None or not user.has_perm("bibliography.change_bibfile"):
         raise PermissionDenied("You may not change this bibliography file.")

@@ -122,6 +122,9 @@ def _import_message(request, result) -> None:
 def _add_service_error(form: forms.Form, error: Exception, field: str | None = None) -> None:
     if isinstance(error, PermissionDenied):
         form.add_error(None, str(error) or "You may not do this.")
+    elif isinstance(error, services.BibParseStopped):
+        # About the text, not the name: shown beside the upload or the pasted text.
+        form.add_error("upload" if form.cleaned_data.get("upload") else "text", error)
     else:
         form.add_error(field, error)
 

@@ -338,9 +338,9 @@ def guide_context(base: RenderContext | None = None) -> RenderContext:
         resolve_bibliography=_example_bibliography,
         default_bibliographies=(),
         resolve_data=lambda name: GUIDE_DATA if name == "guide-example" else None,
-        resolve_reference=lambda slug, label: (
-            GUIDE_TARGET if (slug, label) == ("example-note", "thm-main") else None
-        ),
+        resolve_references=lambda pairs: {
+            pair: GUIDE_TARGET for pair in pairs if pair == ("example-note", "thm-main")
+        },
     )
 
 

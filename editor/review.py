@@ -74,7 +74,7 @@ def _review_page(request, note: Note, *, comment: str = "", status: int = 200):
     """What would be published: a draft's text, or a published note's submitted changes (with
     what changes against the live version)."""
     state = services.working_state(note)
-    rendered = markup_render(state["body"], services.working_context(note))
+    rendered = markup_render(state["body"], services.working_context(note, reader=request.user))
     flags = rendered.flags
     copy = note.working
     authors = {a.handle: a for a in Author.objects.filter(handle__in=state["authors"])}

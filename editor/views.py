@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import difflib
 import json
 
 from django.contrib import messages
@@ -34,6 +33,7 @@ from scidraft.site.caching import deferred_bumps
 from scidraft.site.meta import PageMeta
 
 from .forms import NoteEditorForm
+from .revision_diff import revision_diff
 
 STATUS_FILTERS = ("draft", "review", "scheduled", "published", "changes")
 DASHBOARD_FILTERS = ("q", "status", "author", "tag", "problems")
@@ -389,10 +389,12 @@ def note_preview(request, note_id: int):
     note = _editable(request, note_id)
     source = request.POST.get("content", "")
     if _wants_json(request):
-        context = dataclasses.replace(services.working_context(note), source_lines=True)
+        context = dataclasses.replace(
+            services.working_context(note, reader=request.user), source_lines=True
+        )
         rendered = markup_render(source, context)
         return JsonResponse(preview_json(rendered, for_reviewers(request, rendered.html)))
-    rendered = markup_render(source, services.working_context(note))
+    rendered = markup_render(source, services.working_context(note, reader=request.user))
     body = for_reviewers(request, rendered.html)
     # Trusted: scidraft.markup sanitises its output; the problems list is escaped.
     return HttpResponse(mark_safe(problems_html(rendered.warnings) + body))  # noqa: S308
@@ -438,23 +440,23 @@ def note_autosave(request, note_id: int):
 def revision_list(request, note_id: int):
     """Who saved when, and the diff between any two revisions (?a=&b= numbers)."""
     note = _editable(request, note_id)
-    revisions = list(note.revisions.select_related("created_by").order_by("-number"))
-    by_number = {revision.number: revision for revision in revisions}
-    diff = None
+    # The list needs no bodies (each up to NOTE_BODY_MAX_BYTES): only the two compared are read.
+    revisions = list(
+        note.revisions.select_related("created_by").defer("body", "metadata").order_by("-number")
+    )
+    numbers = {revision.number for revision in revisions}
+    diff = diff_message = None
     try:
         a, b = int(request.GET.get("a", "")), int(request.GET.get("b", ""))
     except ValueError:
         a = b = None
-    if a in by_number and b in by_number:
-        # difflib escapes the lines; the descriptions are our own text.
-        diff = mark_safe(  # noqa: S308
-            difflib.HtmlDiff(wrapcolumn=80).make_table(
-                by_number[a].body.splitlines(),
-                by_number[b].body.splitlines(),
-                f"Revision {a}",
-                f"Revision {b}",
-            )
-        )
+    if a in numbers and b in numbers:
+        bodies = dict(note.revisions.filter(number__in=[a, b]).values_list("number", "body"))
+        compared = revision_diff(bodies[a], bodies[b], f"Revision {a}", f"Revision {b}")
+        # Every line of the revisions is escaped (difflib's table, or revision_diff's own);
+        # the labels are our own text.
+        diff = mark_safe(compared.html) if compared.html else None  # noqa: S308
+        diff_message = compared.message
     return render(
         request,
         "editor/revisions.html",
@@ -462,6 +464,7 @@ def revision_list(request, note_id: int):
             "note": note,
             "revisions": revisions,
             "diff": diff,
+            "diff_message": diff_message,
             "a": a,
             "b": b,
             "meta": _meta(f"Revisions of {note.title or note.slug}"),

@@ -4,6 +4,13 @@ The client's file name and Content-Type are never trusted (issue 10 "Upload safe
 must recognise the bytes as PNG, JPEG, GIF or WebP and decode them; the stored name is the
 content hash with the extension of the detected format, and the Content-Type served later is
 the detected one. SVG is refused: it is a document that can carry scripts.
+
+Decoding is bounded (issue 16: a 91 KB PNG of 24 megapixels decodes into 96 MB, and 8 at
+once grew a worker by 770 MB). The pixel count is read from the header and refused above
+IMAGE_UPLOAD_MAX_PIXELS before anything is decoded, with Pillow's own decompression-bomb guard
+set to the same number. A PNG's pixel data is then checked as it is inflated, a piece at a
+time, without a bitmap; a JPEG is decoded at an eighth of its size; GIF and WebP, which
+Pillow can only decode whole, are decoded one at a time per process (DECODES_AT_ONCE).
 """
 
 from __future__ import annotations
@@ -11,6 +18,9 @@ from __future__ import annotations
 import hashlib
 import io
 import re
+import struct
+import threading
+import zlib
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -35,6 +45,12 @@ _SVG_TAG = re.compile(rb"<svg[\s>/]", re.I)
 # Pillow names JPEG files that carry more pictures (phones' MPO: stereo pairs, depth maps)
 # "MPO"; they are JPEGs, and browsers show the first picture.
 _SAME_AS = {"MPO": "JPEG"}
+# Whole decodes (GIF, WebP; a progressive JPEG's coefficients) a process runs at a time: each
+# may take width × height × 4 bytes, so concurrent uploads queue instead of adding up.
+DECODES_AT_ONCE = 1
+_decoding = threading.BoundedSemaphore(DECODES_AT_ONCE)
+# Inflated PNG data looked at a time.
+_PNG_PIECE = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -86,7 +102,9 @@ def image_check(data: bytes) -> CheckedImage:
     limit = settings.IMAGE_UPLOAD_MAX_PIXELS
     allowed = list(FORMATS)
     try:
-        # open() reads the header only: the pixel count is checked before anything is decoded.
+        # open() reads the header only: the pixel count is checked before anything is decoded
+        # (and Pillow's own guard, set from the same setting, refuses more at open()).
+        pillow_limit(limit)
         with Image.open(io.BytesIO(data), formats=allowed) as probe:
             found = _SAME_AS.get(probe.format, probe.format)
             width, height = probe.size
@@ -95,10 +113,9 @@ def image_check(data: bytes) -> CheckedImage:
             if width * height > limit:
                 raise _too_many_pixels(limit, width, height)
             probe.verify()
-        # verify() only checks structure (PNG checksums); decoding the first frame finds
-        # truncated or corrupt pixel data.
-        with Image.open(io.BytesIO(data), formats=[found]) as image:
-            image.load()
+        # verify() only checks structure (PNG checksums); the pixel data is checked too, to
+        # find truncated or corrupt images, in bounded memory.
+        _check_pixels(data, found, width, height)
     except ValidationError:
         raise
     except Image.DecompressionBombError:
@@ -112,6 +129,85 @@ def image_check(data: bytes) -> CheckedImage:
         raise ValidationError(DAMAGED) from None
     extension, content_type = FORMATS[found]
     return CheckedImage(found, extension, content_type, width, height)
+
+
+def pillow_limit(pixels: int) -> None:
+    """Pillow's decompression-bomb guard at `pixels`, for every use of Pillow in the process:
+    it warns above, and refuses at open() above twice as many."""
+    Image.MAX_IMAGE_PIXELS = pixels
+
+
+def _check_pixels(data: bytes, found: str, width: int, height: int) -> None:
+    """Raise if the first picture's pixel data is truncated or corrupt, holding at most a
+    fraction of its bitmap (see the module docstring)."""
+    if found == "PNG":
+        _check_png_data(data)
+        return
+    with _decoding, Image.open(io.BytesIO(data), formats=[found]) as image:
+        if found == "JPEG":
+            # libjpeg decodes every block, scaled down by 8 in each direction.
+            image.draft(image.mode, (max(1, width // 8), max(1, height // 8)))
+        image.load()
+
+
+# Adam7: the seven passes of an interlaced PNG, as (x0, y0, dx, dy).
+_ADAM7 = ((0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2))
+_ADAM7 += ((0, 1, 1, 2),)
+_PNG_CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}
+
+
+def _check_png_data(data: bytes) -> None:
+    """Inflate the image data (the IDAT chunks) a piece at a time and check it is complete,
+    with a valid filter type at the start of every row, as Pillow's decoder would; nothing
+    is kept but counters. verify() has checked the chunks and their checksums."""
+    width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", data[16:29])
+    bits = depth * _PNG_CHANNELS[colour]
+    passes = _ADAM7 if interlace else ((0, 0, 1, 1),)
+    rows = []  # (offset of the first row in the inflated data, bytes per row with its filter)
+    offset = 0
+    for x0, y0, dx, dy in passes:
+        columns, count = -(-(width - x0) // dx), -(-(height - y0) // dy)
+        if columns <= 0 or count <= 0:
+            continue
+        stride = 1 + (columns * bits + 7) // 8
+        rows.append((offset, stride, count))
+        offset += stride * count
+    expected = offset
+
+    inflater = zlib.decompressobj()
+    seen = 0
+
+    def take(piece: bytes) -> None:
+        nonlocal seen
+        end = min(seen + len(piece), expected)
+        for first, stride, count in rows:
+            last = first + stride * (count - 1)
+            if last < seen or first >= end:
+                continue
+            start = first + max(0, -(-(seen - first) // stride)) * stride
+            filters = piece[start - seen : min(end, last + 1) - seen : stride]
+            if filters and max(filters) > 4:
+                raise ValueError("invalid PNG filter type")
+        seen += len(piece)
+
+    # Like Pillow's decoder, no more is inflated than the rows need: what follows them (the
+    # stream's checksum, stray data) is not looked at.
+    position = 8
+    while position + 8 <= len(data) and seen < expected:
+        length, kind = struct.unpack(">I4s", data[position : position + 8])
+        if kind == b"IEND":
+            break
+        if kind == b"IDAT":
+            pending = data[position + 8 : position + 8 + length]
+            while seen < expected and not inflater.eof:
+                piece = inflater.decompress(pending, min(_PNG_PIECE, expected - seen))
+                if not piece:
+                    break  # this chunk is used up
+                take(piece)
+                pending = inflater.unconsumed_tail
+        position += 12 + length
+    if seen < expected:
+        raise ValueError("truncated PNG image data")
 
 
 def _read_limited(uploaded_file) -> bytes:

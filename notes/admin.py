@@ -227,7 +227,9 @@ class NoteAdmin(MarkdownBodyMixin, admin.ModelAdmin):
             return HttpResponseNotAllowed(["POST"])
         if not any(request.user.has_perm(name) for name in PREVIEW_PERMISSIONS):
             raise PermissionDenied
-        rendered = markup_render(request.POST.get("content", ""), context_for(None))
+        rendered = markup_render(
+            request.POST.get("content", ""), context_for(None, reader=request.user)
+        )
         body = for_reviewers(request, rendered.html)
         # Trusted: scidraft.markup sanitises its output; the problems list is escaped.
         return HttpResponse(mark_safe(problems_html(rendered.warnings) + body))  # noqa: S308

@@ -164,6 +164,8 @@ class RenderedContent(models.Model):
     render_labels = models.JSONField(default=dict, blank=True, editable=False)
     render_citations = models.JSONField(default=list, blank=True, editable=False)
     render_warnings = models.JSONField(default=list, blank=True, editable=False)
+    # What each \ref to another note resolved to (Rendered.references): checked when read.
+    render_refs = models.JSONField(default=dict, blank=True, editable=False)
     render_version = models.CharField(max_length=40, blank=True, editable=False)
     source_hash = models.CharField(max_length=64, blank=True, editable=False)
 
@@ -252,7 +254,7 @@ class NoteQuerySet(models.QuerySet):
         two per read. Only these: every other column costs its conversion (six are JSON)."""
         return self.only(
             "slug", "title", "date", "date_offset_minutes", "institute", "show_title",
-            "render_flags", "rendered_card_html", "render_version", "source_hash",
+            "render_flags", "rendered_card_html", "render_version", "source_hash", "render_refs",
         )  # fmt: skip
 
     def with_authorships(self):
@@ -339,6 +341,14 @@ class NoteQuerySet(models.QuerySet):
         """Drafts submitted for their first publication and published notes whose changes were
         submitted."""
         return self.filter(Q(status=Status.REVIEW) | Q(working_copy__submitted_at__isnull=False))
+
+    def visible_to(self, user):
+        """What `user` may read: published notes, and those `user` may edit (drafts,
+        scheduled and in review included)."""
+        if not user.is_authenticated or not user.is_active:
+            return self.published()
+        editable = Note.objects.editable_by(user).values("pk")
+        return self.filter(Q(pk__in=self.published().values("pk")) | Q(pk__in=editable))
 
     def editable_by(self, user):
         if not user.is_authenticated or not user.is_active:

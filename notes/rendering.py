@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -80,14 +80,55 @@ class NoteBibliographies:
         return PRIVATE_BIBLIOGRAPHY
 
 
-def _resolve_reference(slug: str, label: str) -> ReferenceTarget | None:
-    row = Note.objects.filter(slug=slug).values("render_labels").first()
-    if row is None:
-        return None
-    target = (row["render_labels"] or {}).get(label)
-    if target is None:
-        return None
-    return ReferenceTarget(text=target["text"], url=f"/notes/{slug}/#{target['anchor']}")
+# Slugs asked for in one query: well under every database's limit on parameters.
+REFERENCE_SLUGS_PER_QUERY = 1_000
+
+
+def references_in(notes) -> Callable[[Collection[tuple[str, str]]], dict]:
+    """A RenderContext.resolve_references that finds labels in `notes` only (a queryset: what
+    the render's reader may see), every pair of a render in one query (one per
+    REFERENCE_SLUGS_PER_QUERY distinct notes)."""
+
+    def resolve(pairs: Collection[tuple[str, str]]) -> dict[tuple[str, str], ReferenceTarget]:
+        slugs = sorted({slug for slug, _ in pairs})
+        labels: dict[str, dict] = {}
+        for start in range(0, len(slugs), REFERENCE_SLUGS_PER_QUERY):
+            chunk = slugs[start : start + REFERENCE_SLUGS_PER_QUERY]
+            labels.update(notes.filter(slug__in=chunk).values_list("slug", "render_labels"))
+        found = {}
+        for slug, label in pairs:
+            target = (labels.get(slug) or {}).get(label)
+            if target is not None:
+                found[(slug, label)] = ReferenceTarget(
+                    text=target["text"], url=f"/notes/{slug}/#{target['anchor']}"
+                )
+        return found
+
+    return resolve
+
+
+def public_references(pairs: Collection[tuple[str, str]]) -> dict[tuple[str, str], ReferenceTarget]:
+    """Targets among the notes every reader sees: the stored render is public (issue 16: a
+    \\ref to a draft showed its label, and linked to it, on the published page)."""
+    return references_in(Note.objects.published())(pairs)
+
+
+def stale_references(rows) -> list:
+    """The rows (notes or pages, as read) whose stored cross-note references no longer
+    resolve as they did when rendered: a target published, come due, unpublished, renamed or
+    renumbered since. One query for all of them, none when no row has such a reference."""
+    wanted = {tuple(key.split(":", 1)) for row in rows for key in (row.render_refs or {})}
+    if not wanted:
+        return []
+    now = {
+        f"{slug}:{label}": {"text": target.text, "url": target.url}
+        for (slug, label), target in public_references(wanted).items()
+    }
+    return [
+        row
+        for row in rows
+        if any(now.get(key) != stored for key, stored in (row.render_refs or {}).items())
+    ]
 
 
 # The headless bundle whose images promotion-visual rows name (theme-spec §2.10).
@@ -122,16 +163,32 @@ def _resolve_data(name: str) -> Any:
     return {**row, "rows": rows}
 
 
-def context_for(note: Note | None = None, *, base: RenderContext | None = None) -> RenderContext:
+def context_for(
+    note: Note | None = None, *, base: RenderContext | None = None, reader=None
+) -> RenderContext:
     """The context a note renders in. `base` (from batch_context) reuses the site-wide parts
-    across many notes: an import renders thousands without asking for them again."""
+    across many notes: an import renders thousands without asking for them again.
+
+    Cross-note references resolve against published notes, as every stored render is shown
+    to the public; a preview for `reader` (the editor's, the reviewer's) also against the
+    notes `reader` may see."""
     defaults: tuple[str, ...] = ()
     if note is not None and note.pk is not None:
         defaults = tuple(
             note.bibliography_links.order_by("position").values_list("bibfile__name", flat=True)
         )
     if base is not None:
-        return context_with_bibliographies(base, defaults, note=note)
+        context = context_with_bibliographies(base, defaults, note=note)
+    else:
+        context = _site_context(note, defaults)
+    if reader is not None:
+        context = dataclasses.replace(
+            context, resolve_references=references_in(Note.objects.visible_to(reader))
+        )
+    return context
+
+
+def _site_context(note: Note | None, defaults: tuple[str, ...]) -> RenderContext:
     site = SiteSettings.objects.current()
     resolve = _resolve_bibliography
     if note is not None:
@@ -142,7 +199,7 @@ def context_for(note: Note | None = None, *, base: RenderContext | None = None) 
         default_bibliographies=defaults,
         citation_style=site.citation_style,
         citation_locale=site.language_code,
-        resolve_reference=_resolve_reference,
+        resolve_references=public_references,
         render_entry_index=render_entry_index,
         resolve_data=_resolve_data,
         promotion_link=site.promotion_link,
@@ -204,6 +261,7 @@ def apply_rendered(instance: RenderedContent, rendered: Rendered, digest: str) -
     instance.word_count = rendered.word_count
     instance.render_flags = rendered.flags
     instance.render_labels = rendered.labels
+    instance.render_refs = rendered.references
     instance.render_citations = [
         {"bib": lst.bib, "title": lst.title, "keys": lst.keys, "missing": lst.missing}
         for lst in rendered.citations
@@ -218,7 +276,7 @@ def apply_rendered(instance: RenderedContent, rendered: Rendered, digest: str) -
 RENDERED_FIELDS = [
     "rendered_html", "rendered_card_html", "rendered_toc", "rendered_text", "word_count",
     "render_flags", "render_labels", "render_citations", "render_warnings", "render_version",
-    "source_hash",
+    "source_hash", "render_refs",
 ]  # fmt: skip
 
 

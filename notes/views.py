@@ -32,7 +32,7 @@ from .presentation import (
     share_links,
     summary_of,
 )
-from .rendering import render_page
+from .rendering import RENDERED_FIELDS, render_page, stale_references
 from .services import note_render_store
 
 
@@ -61,10 +61,12 @@ def _pagination(base: str, page: int, pages: int) -> dict:
 
 
 def _refresh_stale(notes) -> None:
-    """Rows rendered by an older engine, or marked stale (environment kinds changed), are
-    rendered again when first read and saved, so this happens once per row."""
+    """Rows rendered by an older engine, marked stale (environment kinds changed) or whose
+    references to other notes now resolve differently (one published, unpublished or come
+    due since) are rendered again when first read and saved, so this happens once a change."""
+    stale = {note.pk for note in stale_references(notes)}
     for note in notes:
-        if note.render_version != ENGINE_VERSION or not note.source_hash:
+        if note.render_version != ENGINE_VERSION or not note.source_hash or note.pk in stale:
             note_render_store(note=note, force=True)
 
 
@@ -332,7 +334,11 @@ def page_detail(request, slug: str):
 
         return archives_page(request, page)
     site = site_settings(request)
-    if (page.render_flags or {}).get("has_entry_index") or page.render_version != ENGINE_VERSION:
+    if stale_references([page]):
+        # A note it references was published, unpublished or came due since: stored anew.
+        render_page(page)
+        page.save(update_fields=RENDERED_FIELDS)
+    elif (page.render_flags or {}).get("has_entry_index") or page.render_version != ENGINE_VERSION:
         # An entry index lists other notes: it is rendered now, so a note published or coming
         # due since the page was saved is in it. A row from an older engine is refreshed too.
         render_page(page)

@@ -98,13 +98,15 @@ def working_copy_write(note: Note, state: dict, user) -> WorkingCopy | None:
     return copy
 
 
-def working_context(note: Note):
-    """The render context of what the note's authors edit: its working copy's bibliographies."""
+def working_context(note: Note, *, reader=None):
+    """The render context of what the note's authors edit: its working copy's bibliographies;
+    with `reader` (a preview's), cross-note references also to the notes they may see."""
     copy = note.working
+    context = context_for(note, reader=reader)
     if copy is None:
-        return context_for(note)
+        return context
     names = tuple(copy.fields.get("bibliographies") or ())
-    return context_with_bibliographies(context_for(note), names)
+    return context_with_bibliographies(context, names)
 
 
 def working_copy_render(copy: WorkingCopy) -> None:

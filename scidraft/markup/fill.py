@@ -29,7 +29,22 @@ def _resolve_refs(
     labels: dict[str, dict],
     context: RenderContext,
     warnings: list[RenderWarning],
+    references: dict[str, dict | None],
 ) -> None:
+    """Fill each \\ref: a label of this note, else one of another note, asked of the context
+    for all of them at once. What each cross-note key resolved to is put in `references`."""
+    wanted = {
+        tuple(key.split(":", 1))
+        for item in items
+        for key in (item.data or {})["keys"]
+        if key not in labels and ":" in key
+    }
+    targets = context.resolve_references(wanted) if wanted else {}
+    for slug, label in wanted:
+        target = targets.get((slug, label))
+        references[f"{slug}:{label}"] = (
+            {"text": target.text, "url": target.url} if target is not None else None
+        )
     for item in items:
         data = item.data or {}
         parts = []
@@ -48,10 +63,7 @@ def _resolve_refs(
                     f"{html.escape(text)}</a>"
                 )
                 continue
-            target = None
-            if ":" in key:
-                slug, label = key.split(":", 1)
-                target = context.resolve_reference(slug, label)
+            target = targets.get(tuple(key.split(":", 1))) if ":" in key else None
             if target is not None:
                 parts.append(
                     f'<a class="ref ref-external" href="{html.escape(target.url)}">'
@@ -139,9 +151,11 @@ def fill(
     *,
     card: bool = False,
     card_bibs: tuple[str, ...] | None = None,
+    references: dict[str, dict | None] | None = None,
 ) -> tuple[str, list[CitationList]]:
     ordered = [stash.item(int(match.group(1))) for match in TOKEN.finditer(markup)]
     lists, trailing = citations.resolve(ordered, context, warnings, card=card, card_bibs=card_bibs)
-    _resolve_refs([item for item in ordered if item.kind == "ref"], labels, context, warnings)
+    refs = [item for item in ordered if item.kind == "ref"]
+    _resolve_refs(refs, labels, context, warnings, {} if references is None else references)
     markup = _hoist_blocks(markup, stash)
     return substitute(markup, stash) + trailing, lists

@@ -18,6 +18,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import threading
 import time
 from pathlib import Path
@@ -53,14 +54,27 @@ KATEX_OPTIONS = {
 
 _PRELUDE = """
 var SCIDRAFT_KATEX_OPTIONS = %s;
-function scidraftTex(tex, display) {
-  var options = Object.assign({}, SCIDRAFT_KATEX_OPTIONS, {displayMode: display,
-                              macros: Object.assign({}, SCIDRAFT_KATEX_OPTIONS.macros)});
-  return katex.renderToString(tex, options);
+function scidraftTexOptions(display) {
+  return Object.assign({}, SCIDRAFT_KATEX_OPTIONS, {displayMode: display,
+                       macros: Object.assign({}, SCIDRAFT_KATEX_OPTIONS.macros)});
 }
+function scidraftTex(tex, display) {
+  return katex.renderToString(tex, scidraftTexOptions(display));
+}
+// pseudocode.js calls the global katex.renderToString(tex) with KaTeX's defaults, among them
+// no maxSize: \\rule{3000em}{3000em} in an algorithm was drawn 3,000 em wide (issue 16). For
+// the call, the global is a KaTeX that applies the math stage's options.
 function scidraftPseudocode(source, captionCount) {
-  return pseudocode.renderToString(source, {lineNumber: true, captionCount: captionCount,
-                                             noEnd: false});
+  var katexItself = katex;
+  katex = {renderToString: function (tex) {
+    return katexItself.renderToString(tex, scidraftTexOptions(false));
+  }};
+  try {
+    return pseudocode.renderToString(source, {lineNumber: true, captionCount: captionCount,
+                                               noEnd: false});
+  } finally {
+    katex = katexItself;
+  }
 }
 """
 
@@ -341,7 +355,7 @@ def _tex_cached(tex: str, display: bool, version: str) -> tuple[bool, str]:
     if shared is not None:
         return tuple(shared)
     try:
-        result = (True, _call("scidraftTex", tex, display))
+        result = (True, cap_spacing(_call("scidraftTex", tex, display)))
     except JSStopped:
         raise  # not a property of the formula: neither cached here nor shared
     except JSError as error:
@@ -350,9 +364,31 @@ def _tex_cached(tex: str, display: bool, version: str) -> tuple[bool, str]:
     return result
 
 
+# KaTeX caps sizes at maxSize but only from above: \hspace{-3000em} or \kern-3000em is a margin
+# of -3,000 em that moves the text after it far outside the note (issue 16). Spacing is a
+# margin in KaTeX's HTML (and an <mspace> in its MathML); no real formula needs one wider than
+# maxSize either way.
+_SPACING = re.compile(r'(margin-(?:left|right):|<mspace width=")(-?\d+(?:\.\d+)?)em')
+# Part of the cache keys: output cached before spacing was capped is not reused.
+OUTPUT_REVISION = "spacing-capped"
+
+
+def cap_spacing(markup: str) -> str:
+    """KaTeX's `markup` with every horizontal margin within ±maxSize em."""
+    limit = KATEX_OPTIONS["maxSize"]
+
+    def capped(match: re.Match) -> str:
+        value = float(match.group(2))
+        if abs(value) <= limit:
+            return match.group(0)
+        return f"{match.group(1)}{limit if value > 0 else -limit}em"
+
+    return _SPACING.sub(capped, markup) if "margin-" in markup or "<mspace" in markup else markup
+
+
 def render_tex(tex: str, *, display: bool) -> str:
     """KaTeX HTML+MathML for `tex`; raises JSError with KaTeX's message on bad input."""
-    ok, result = _tex_cached(tex, display, katex_version())
+    ok, result = _tex_cached(tex, display, f"{katex_version()}+{OUTPUT_REVISION}")
     if not ok:
         raise JSError(result)
     return result
@@ -371,7 +407,7 @@ def tex_cache_clear() -> None:
 @functools.lru_cache(maxsize=2_000)
 def _pseudocode_cached(source: str, caption_count: int, version: str) -> tuple[bool, str]:
     try:
-        return True, _call("scidraftPseudocode", source, caption_count)
+        return True, cap_spacing(_call("scidraftPseudocode", source, caption_count))
     except JSStopped:
         raise
     except JSError as error:
@@ -385,7 +421,7 @@ def render_pseudocode(source: str, *, caption_count: int) -> str:
     """
     assets = versions()
     ok, result = _pseudocode_cached(
-        source, caption_count, f"{assets['pseudocode']}/{assets['katex']}"
+        source, caption_count, f"{assets['pseudocode']}/{assets['katex']}+{OUTPUT_REVISION}"
     )
     if not ok:
         raise JSError(result)

@@ -20,10 +20,10 @@ from .rendered import CitationList, Rendered, RenderWarning
 from .stash import TOKEN, Stash, strip_placeholder_characters
 
 # Bump when the output for the same source changes: stored renders are refreshed
-# (`manage.py rerender --check` lists what an upgrade changes). 5: the Markdown stage on
-# CommonMark as Hugo's Goldmark renders it (markdown-it-py), where 3 was Python-Markdown, and
-# reference lists through CSL (citation-js).
-ENGINE_VERSION = "5"
+# (`manage.py rerender --check` lists what an upgrade changes). 6: the Markdown stage on
+# CommonMark as Hugo's Goldmark renders it (markdown-it-py), where 3 was Python-Markdown;
+# reference lists through CSL (citation-js); cross-note references to published notes only.
+ENGINE_VERSION = "6"
 
 _TAGS = re.compile(r"<[^>]+>")
 _BLOCK_TAGS = re.compile(
@@ -43,6 +43,7 @@ class _Body:
     labels: dict[str, dict]
     environments: list[dict]
     citations: list[CitationList]
+    references: dict[str, dict | None]
 
 
 def _unescape(text: str) -> str:
@@ -75,6 +76,14 @@ def _plain_text(markup: str, stash: Stash) -> str:
     return " ".join(text.split())
 
 
+def _nesting_warning(limit: sanitise.NestingLimit, text: str) -> RenderWarning:
+    """The warning for HTML whose nesting was bounded, on the line of the source where it
+    starts (found by bounding the source's own HTML; line 1 if Markdown made the depth)."""
+    _, in_source = sanitise.limit_nesting(text)
+    line = text.count("\n", 0, in_source.first_offset) + 1 if in_source else 1
+    return RenderWarning(line, "html-nesting", limit.message())
+
+
 def _render_body(
     source: str,
     context: RenderContext,
@@ -101,11 +110,12 @@ def _render_body(
     )
     # The fallback is escaped text in <p>s, as nh3 writes it: cleaning it again changes nothing
     # and takes a second on 2 MB of `<`.
-    markup = (
-        converted.html
-        if converted.fallback
-        else sanitise.clean_author_html(converted.html, source_lines=lined)
-    )
+    limited: list[sanitise.NestingLimit] = []
+    if converted.fallback:
+        markup = converted.html
+    else:
+        markup = sanitise.clean_author_html(converted.html, limited, source_lines=lined)
+    warnings.extend(_nesting_warning(limit, text) for limit in limited)
     markup = sanitise.external_links(markup)
     toc = sanitise.clean_author_html(converted.toc)
     plain = _plain_text(markup, stash)
@@ -126,15 +136,23 @@ def _render_body(
                 },
             )
 
+    references: dict[str, dict | None] = {}
     markup, lists = fill.fill(
-        markup, stash, context, warnings, labels, card=card, card_bibs=card_bibs
+        markup,
+        stash,
+        context,
+        warnings,
+        labels,
+        card=card,
+        card_bibs=card_bibs,
+        references=references,
     )
     # The TOC repeats headings: their math and code, not their citation markers.
     for item in stash.items:
         if item.kind in {"cite", "ref"}:
             item.html = html_lib.escape(item.text)
     toc = fill.substitute(toc, stash)
-    return _Body(markup, toc, plain, stash, labels, env_state.found, lists)
+    return _Body(markup, toc, plain, stash, labels, env_state.found, lists, references)
 
 
 def render(source: str, context: RenderContext | None = None) -> Rendered:
@@ -177,6 +195,7 @@ def _render(source: str, context: RenderContext) -> Rendered:
         citations=body.citations,
         labels=body.labels,
         environments=body.environments,
+        references=body.references,
         warnings=limits.cap_warnings(
             sorted(warnings, key=lambda warning: (warning.line, warning.code))
         ),
@@ -192,6 +211,7 @@ def _render(source: str, context: RenderContext) -> Rendered:
             card_bibs=shortcodes.first_references_bibs(source),
         )
         result.card_html, result.has_preview = card.html, True
+        result.references = {**card.references, **result.references}
     else:
         result.card_html = result.html
     return result

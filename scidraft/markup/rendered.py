@@ -44,6 +44,9 @@ class Rendered:
     labels: dict[str, dict] = field(default_factory=dict)
     # Theorem-like environments in order, fenced blocks and bold lead-ins alike.
     environments: list[dict] = field(default_factory=list)
+    # "slug:label" of each \ref to another note → {"text", "url"} it resolved to, or None: a
+    # stored render is stale once these resolve differently (notes.rendering).
+    references: dict[str, dict | None] = field(default_factory=dict)
     warnings: list[RenderWarning] = field(default_factory=list)
 
     @property

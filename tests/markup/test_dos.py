@@ -4,13 +4,14 @@ warning that says what happened, and the engine keeps rendering normal notes aft
 from __future__ import annotations
 
 import html
+import re
 import sys
 import time
 import traceback
 
 import pytest
 
-from scidraft.markup import RenderContext, jsengine, limits, render
+from scidraft.markup import RenderContext, jsengine, limits, render, sanitise
 
 SECONDS = 5.0
 MB = 1024 * 1024
@@ -373,3 +374,137 @@ def test_five_thousand_lists_of_distinct_entries_stop_at_the_budget():
     rendered = _timed(source, RenderContext(resolve_bibliography=lambda name: bibliography))
     assert "references-limit" in _codes(rendered)
     assert 0 < rendered.html.count("Fourier J. Heat") < 5_000
+
+
+# --- HTML nesting before the sanitiser (issue 16) ----------------------------------------------
+
+_HTML_TAG = re.compile(r"<(/?)([a-z][a-z0-9]*)[^>]*>")
+_VOID_TAGS = {"br", "hr", "img", "col", "wbr", "input"}
+
+
+def _deepest(markup: str) -> int:
+    """How deep the elements of well-formed `markup` (nh3's output) nest."""
+    depth = deepest = 0
+    for closing, name in _HTML_TAG.findall(markup):
+        if name in _VOID_TAGS:
+            continue
+        depth += -1 if closing else 1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def _cleaned(markup: str) -> str:
+    """The sanitiser alone, asserting under SECONDS of CPU time."""
+    start = time.process_time()
+    cleaned = sanitise.clean_author_html(markup)
+    cpu = time.process_time() - start
+    assert cpu < SECONDS, f"took {cpu:.1f} s of CPU time"
+    return cleaned
+
+
+def test_a_hundred_thousand_nested_divs_render_in_time_with_a_warning():
+    """`<div>` × 100,000 (0.5 MB) took 29 s in nh3 (quadratic in depth): the tags past
+    MAX_DEPTH are left out with a warning on their line; the text around them renders."""
+    rendered = _timed("Intro.\n\n" + "<div>" * 100_000 + "\n\nAfter.")
+    (warning,) = rendered.warnings
+    assert (warning.line, warning.code) == (3, "html-nesting")
+    assert warning.message.startswith(f"99,900 HTML tags nested more than {sanitise.MAX_DEPTH}")
+    assert "<p>Intro.</p>" in rendered.html and "After." in rendered.html
+    assert _deepest(rendered.html) == sanitise.MAX_DEPTH
+
+
+# Each took time (and memory) growing with the square of its length in nh3 (issue 16).
+HOSTILE_HTML = [
+    # Open elements, each looked through by the next block-level tag.
+    pytest.param("<div>" * 100_000, id="divs"),
+    pytest.param("<ul><li>" * 50_000, id="list items"),
+    pytest.param("<a><div>" * 50_000, id="links around blocks"),
+    # Formatting elements left open across block ends are re-opened in every later block:
+    # 2,000 of these came out as 40 MB.
+    pytest.param("".join(f'<b class="c{i}">x<p>' for i in range(4_000)), id="reopened bold"),
+    pytest.param("".join(f'<div><i class="c{i}">x</div>' for i in range(4_000)), id="reopened"),
+    # Text outside a table's cells is moved in front of the table, one piece at a time.
+    pytest.param("<table>" + "x<br>" * 200_000, id="fostered text"),
+]
+
+
+@pytest.mark.parametrize("markup", HOSTILE_HTML)
+def test_hostile_html_is_sanitised_in_linear_time_and_size(markup):
+    """Each is cleaned in bounded time into output no larger than a few times its input,
+    nested no deeper than MAX_DEPTH (plus the formatting elements the parser re-opens)."""
+    cleaned = _cleaned(markup)
+    assert len(cleaned) < 3 * len(markup)
+    limit = sanitise.MAX_DEPTH + sanitise.MAX_REOPEN_AT_ONCE + 2
+    assert _deepest(cleaned) <= limit
+
+
+def test_text_outside_the_cells_of_a_huge_table_is_all_kept():
+    """Closing the table after MAX_FOSTERED pieces loses none of the author's text."""
+    cleaned = _cleaned("<table>" + "x<br>" * 200_000)
+    assert cleaned.count("x") == 200_000
+
+
+@pytest.mark.parametrize(
+    "markup",
+    [
+        "<p>one<p>two<ul><li>a<li>b</ul><dl><dt>t<dd>d</dl>",
+        "<p><b>bold<p>still bold, as the parser re-opens it</p>",
+        "<div><em>x</div><span>y</span>",
+        "<table><tr><td>a<td>b<tr><td>c</table>",
+        "<table><thead><tr><th>a</th></tr></thead><tbody><tr><td>1</td></tr></tbody></table>",
+        "<svg><circle r='1'/><path d='M0'/></svg><select><option>a<option>b</select>",
+        "<a href='/x'>one</a><a href='/y'>two<a href='/z'>three</a>",
+        "<textarea><div><div></textarea><script><b><b></script><!-- <div> -->",
+    ],
+)
+def test_ordinary_and_sloppy_html_is_passed_on_unchanged(markup):
+    """Real HTML, tidy or not, is far from every bound: the sanitiser gets it as written."""
+    padded = markup + "<span>pad</span>" * sanitise.MAX_DEPTH  # past the few-tags shortcut
+    assert sanitise.limit_nesting(padded) == (padded, None)
+
+
+def test_markdowns_own_output_is_never_limited():
+    """The body this file renders at the size limit (every construct, 2 MB) gets no
+    html-nesting warning: Markdown's own output is never limited."""
+    rendered = render(_mixed_body(200_000))
+    assert "html-nesting" not in _codes(rendered)
+
+
+# --- Sizes in typeset math (issue 16) ----------------------------------------------------------
+
+_SIZES = re.compile(r'(?:width|height|margin-right|margin-left)[:=]"?(-?[\d.]+)em')
+
+
+def _largest_size(markup: str) -> float:
+    """The largest size, either way, that KaTeX's HTML or MathML sets in `markup`."""
+    return max((abs(float(value)) for value in _SIZES.findall(markup)), default=0.0)
+
+
+def test_a_rule_in_an_algorithm_is_capped_like_one_in_math():
+    """pseudocode.js typeset its math with KaTeX's defaults: `\\rule{3000em}{3000em}` was
+    drawn 3,000 em square. Now the math stage's maxSize applies inside algorithms too."""
+    source = (
+        "```pseudo-algorithm\n\\begin{algorithm}\n\\caption{Huge}\n\\begin{algorithmic}\n"
+        "\\STATE $\\rule{3000em}{3000em}$ and $x_1$\n\\end{algorithmic}\n\\end{algorithm}\n```\n"
+    )
+    rendered = _timed(source)
+    assert 'class="ps-root"' in rendered.html and rendered.warnings == []
+    assert _largest_size(rendered.html) == jsengine.KATEX_OPTIONS["maxSize"]
+
+
+@pytest.mark.parametrize(
+    "tex",
+    [r"\hspace{-3000em}x", r"\kern-3000em x", r"\mkern-30000mu x", r"\hspace{3000em}x"],
+)
+def test_spacing_is_capped_both_ways(tex):
+    """KaTeX caps sizes from above only: a negative space of 3,000 em moved the text after it
+    far out of the note. Every horizontal space is now within ±maxSize em."""
+    rendered = _timed(f"Before ${tex}$ after.")
+    assert rendered.warnings == []
+    assert _largest_size(rendered.html) == jsengine.KATEX_OPTIONS["maxSize"]
+
+
+def test_ordinary_spacing_is_unchanged():
+    """Thin, negative thin and quad spaces come out as KaTeX writes them."""
+    html_out = render(r"$a\!b\,c\quad d$").html
+    assert "margin-right:-0.1667em" in html_out and "margin-right:1em" in html_out

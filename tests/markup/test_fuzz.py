@@ -187,9 +187,10 @@ def _context() -> RenderContext:
     return RenderContext(
         resolve_bibliography=lambda name: None if "nofile" in name else HostileBibliography(name),
         default_bibliographies=("bib/default.bib",),
-        resolve_reference=lambda slug, label: ReferenceTarget(
-            text="<b>Lemma 9</b>", url=f"/notes/{slug}/#{label}"
-        ),
+        resolve_references=lambda pairs: {
+            (slug, label): ReferenceTarget(text="<b>Lemma 9</b>", url=f"/notes/{slug}/#{label}")
+            for slug, label in pairs
+        },
         render_entry_index=lambda name, params: (
             '<ul onmouseover="alert(1)"><li><a href="javascript:alert(1)">x</a></li></ul>'
         ),

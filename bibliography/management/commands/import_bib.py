@@ -7,7 +7,7 @@ from pathlib import Path
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from bibliography.services import bib_size_check, bibfile_import
+from bibliography.services import BibParseStopped, bib_size_check, bibfile_import
 
 
 class Command(BaseCommand):
@@ -34,15 +34,23 @@ class Command(BaseCommand):
             result = bibfile_import(name=name, raw=raw)
         except OSError as error:
             raise CommandError(f"cannot read {path}: {error.strerror or error}") from None
+        except BibParseStopped as error:
+            self._report(path, error.problems)
+            raise CommandError(
+                f"{path}: nothing was imported (reading it took too long)."
+            ) from None
         except ValidationError as error:
             raise CommandError(f"{path}: {' '.join(error.messages)}") from None
 
         self.stdout.write(f"{result.entries_kept} entries kept ({result.outcome}) in {name}")
-        for problem in result.problems:
-            key = f" {problem.key}:" if problem.key else ""
-            self.stderr.write(f"{path}:{problem.line}:{key} {problem.reason}")
+        self._report(path, result.problems)
         if result.problems:
             raise CommandError(
                 f"{len(result.problems)} block(s) of {path} could not be read cleanly "
                 "(listed above); every other entry was kept."
             )
+
+    def _report(self, path: Path, problems) -> None:
+        for problem in problems:
+            key = f" {problem.key}:" if problem.key else ""
+            self.stderr.write(f"{path}:{problem.line}:{key} {problem.reason}")

@@ -1,0 +1,160 @@
+"""`\\ref{slug:label}` to other notes: looked up in one query per render, and only among the
+notes the page's reader may see (issue 16, items 4 and 10).
+
+A stored render is public, so it resolves against published notes only; the editor's and the
+reviewer's previews also against the notes that user may edit. A stored render whose targets
+have since been published, unpublished or come due is rendered again when it is next read.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+
+import pytest
+from django.utils import timezone
+
+from notes import services
+from notes.models import Note, NoteAuthor, Status
+from notes.rendering import context_for
+from notes.services import note_render_store
+from scidraft.markup import render
+from tests.people import user_in_group
+
+pytestmark = pytest.mark.django_db
+
+LEMMA = ":::lemma[Shift invariance]{#lem-shift}\nA statement.\n:::\n"
+CITING = "See \\ref{target:lem-shift} for the proof.\n"
+MISSING = '<span class="ref-missing"'
+
+
+def _note(slug: str, body: str, *, status=Status.PUBLISHED, date=None, author=None) -> Note:
+    """A note saved and rendered as the services store it; `author` (a user) may edit it."""
+    note = Note.objects.create(
+        slug=slug,
+        title=slug.title(),
+        body=body,
+        status=status,
+        date=date or timezone.now() - dt.timedelta(days=1),
+        created_by=author,
+    )
+    if author is not None:
+        NoteAuthor.objects.create(note=note, author=services._author_for_user(author), position=0)
+    note_render_store(note=note, force=True)
+    return note
+
+
+def _link(html: str) -> bool:
+    return 'href="/notes/target/#lem-shift">Lemma 1</a>' in html
+
+
+# --- One query per render (item 4) -------------------------------------------------------------
+
+
+def test_twenty_thousand_cross_note_references_take_one_query(django_assert_max_num_queries):
+    """20,000 `\\ref{slug:label}` to 50 notes took a query each (15 s): now all of a render's
+    references are looked up together, and resolve as before."""
+    for n in range(50):
+        _note(f"note-{n}", f":::lemma{{#lem-{n}}}\nL.\n:::\n")
+    body = "\n".join(f"Line \\ref{{note-{n % 50}:lem-{n % 50}}}." for n in range(20_000))
+    context = context_for(None)
+    start = time.process_time()
+    with django_assert_max_num_queries(1):
+        rendered = render(body, context)
+    assert time.process_time() - start < 5.0
+    assert rendered.html.count('class="ref ref-external"') == 20_000
+    assert 'href="/notes/note-7/#lem-7">Lemma 1</a>' in rendered.html
+    assert not any(warning.code == "ref-unresolved" for warning in rendered.warnings)
+
+
+# --- Only what the reader may see (item 10) ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("status", "days"),
+    [
+        pytest.param(Status.DRAFT, -1, id="draft"),
+        pytest.param(Status.REVIEW, -1, id="in review"),
+        pytest.param(Status.PUBLISHED, +3, id="scheduled"),
+    ],
+)
+def test_the_stored_render_does_not_resolve_notes_readers_cannot_see(client, status, days):
+    """A published note citing a draft, a note in review or a scheduled note shows `??` and
+    warns, on its public page: no label text of the hidden note, no link to it."""
+    _note("target", LEMMA, status=status, date=timezone.now() + dt.timedelta(days=days))
+    citing = _note("citing", CITING)
+    assert MISSING in citing.rendered_html and not _link(citing.rendered_html)
+    assert [warning["code"] for warning in citing.render_warnings] == ["ref-unresolved"]
+    page = client.get("/notes/citing/").content.decode()
+    assert MISSING in page and "Lemma 1" not in page and "/notes/target/" not in page
+
+
+def test_a_published_target_resolves_in_the_stored_render():
+    """The published case is unchanged: a link with the label's text."""
+    _note("target", LEMMA)
+    assert _link(_note("citing", CITING).rendered_html)
+
+
+def test_the_editor_preview_resolves_the_authors_own_drafts(client):
+    """Ada's preview resolves her own draft; Bert's preview of his note does not see it."""
+    ada, bert = user_in_group("ada", "Author"), user_in_group("bert", "Author")
+    _note("target", LEMMA, status=Status.DRAFT, author=ada)
+    mine = _note("mine", "", status=Status.DRAFT, author=ada)
+    his = _note("his", "", status=Status.DRAFT, author=bert)
+    client.force_login(ada)
+    assert _link(client.post(f"/write/{mine.pk}/preview/", {"content": CITING}).content.decode())
+    client.force_login(bert)
+    preview = client.post(f"/write/{his.pk}/preview/", {"content": CITING}).content.decode()
+    assert MISSING in preview and "Lemma 1" not in preview
+
+
+def test_an_editors_preview_resolves_any_draft():
+    """Editors may read every note, so their previews (the review page) resolve drafts."""
+    eve = user_in_group("eve", "Editor")
+    _note("target", LEMMA, status=Status.DRAFT)
+    assert _link(render(CITING, context_for(None, reader=eve)).html)
+    assert not _link(render(CITING, context_for(None)).html)
+
+
+# --- Stored renders follow their targets -------------------------------------------------------
+
+
+def test_a_note_is_rendered_again_when_a_target_is_published_or_unpublished(client):
+    """Reading the citing note after its target was published shows the link; after it was
+    unpublished, `??` again. Each change costs one render, not one per read."""
+    eve = user_in_group("eve", "Editor")
+    target = _note("target", LEMMA, status=Status.DRAFT)
+    _note("citing", CITING)
+    services.note_publish(note_id=target.pk, user=eve, base_version=target.version)
+    assert _link(client.get("/notes/citing/").content.decode())
+    assert _link(Note.objects.get(slug="citing").rendered_html)
+    target.refresh_from_db()
+    services.note_unpublish(note_id=target.pk, user=eve, base_version=target.version)
+    page = client.get("/notes/citing/").content.decode()
+    assert MISSING in page and "Lemma 1" not in page
+    stored = Note.objects.get(slug="citing")
+    assert stored.render_refs == {"target:lem-shift": None}
+
+
+def test_a_note_is_rendered_again_once_a_scheduled_target_comes_due(client, monkeypatch):
+    """No write happens when a scheduled note goes live: the citing note's page resolves it
+    once its date has passed."""
+    _note("target", LEMMA, date=timezone.now() + dt.timedelta(hours=1))
+    _note("citing", CITING)
+    assert MISSING in client.get("/notes/citing/").content.decode()
+    later = timezone.now() + dt.timedelta(hours=2)
+    monkeypatch.setattr(timezone, "now", lambda: later)
+    assert _link(client.get("/notes/citing/").content.decode())
+
+
+def test_reading_a_current_note_costs_no_render(client, monkeypatch):
+    """A note whose references still resolve as stored is not rendered again on read."""
+    _note("target", LEMMA)
+    _note("citing", CITING)
+    calls = []
+    monkeypatch.setattr(
+        "notes.views.note_render_store", lambda **kwargs: calls.append(kwargs["note"].slug)
+    )
+    client.get("/notes/citing/")
+    client.get("/")
+    assert calls == []
