@@ -39,7 +39,7 @@ def _note(slug: str, body: str, *, status=Status.PUBLISHED, date=None, author=No
         created_by=author,
     )
     if author is not None:
-        NoteAuthor.objects.create(note=note, author=services._author_for_user(author), position=0)
+        NoteAuthor.objects.create(note=note, author=services.author_for_user(author), position=0)
     note_render_store(note=note, force=True)
     return note
 
