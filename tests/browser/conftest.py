@@ -17,6 +17,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from tests.browser.worker import in_worker
+from tests.conftest import EXAMPLE_SITE
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO_NOTES = ROOT / "demo" / "content" / "notes"
@@ -91,6 +92,25 @@ def demo_site(browser, transactional_db, live_server):
     return live_server.url
 
 
+def _import_example_site() -> None:
+    out = io.StringIO()
+    try:
+        call_command("import_hugo", str(EXAMPLE_SITE), stdout=out)
+    except CommandError as error:
+        raise AssertionError(f"import_hugo failed: {error}\n{out.getvalue()}") from error
+
+
+@pytest.fixture
+def example_site_live(browser, transactional_db, live_server):
+    """The live server's base URL with the theme's real example site imported (70 notes, its
+    pages and bibliographies), for comparing pages with the reference screenshots. Skips where
+    ../shared is not beside the checkout."""
+    if not EXAMPLE_SITE.is_dir():
+        pytest.skip("../shared/reference/scidraft-exampleSite is not beside the checkout")
+    in_worker(_import_example_site)
+    return live_server.url
+
+
 @dataclass
 class Recorder:
     """What one page did on the network and in its console."""
@@ -140,20 +160,36 @@ class Recorder:
         ]
 
 
-@pytest.fixture
-def new_page(browser, demo_site):
-    """Open a page in a fresh context: `new_page(**context_options)` returns (page, recorder)."""
+def _page_opener(browser, base_url):
+    """`open_page(**context_options)` -> (page, recorder), each in a fresh context."""
     contexts = []
 
     def open_page(**options):
-        context = browser.new_context(base_url=demo_site, **options)
+        context = browser.new_context(base_url=base_url, **options)
         context.set_default_timeout(10_000)
         contexts.append(context)
         page = context.new_page()
-        recorder = Recorder(host=urlsplit(demo_site).netloc)
+        recorder = Recorder(host=urlsplit(base_url).netloc)
         recorder.attach(page)
         return page, recorder
 
+    return open_page, contexts
+
+
+@pytest.fixture
+def new_page(browser, demo_site):
+    """Open a page of the demo site in a fresh context: `new_page(**context_options)` returns
+    (page, recorder)."""
+    open_page, contexts = _page_opener(browser, demo_site)
+    yield open_page
+    for context in contexts:
+        context.close()
+
+
+@pytest.fixture
+def new_example_page(browser, example_site_live):
+    """As new_page, on the imported example site."""
+    open_page, contexts = _page_opener(browser, example_site_live)
     yield open_page
     for context in contexts:
         context.close()
