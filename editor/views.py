@@ -434,18 +434,26 @@ def note_autosave(request, note_id: int):
     )
 
 
+def _diff_markup(compared):
+    """A RevisionDiff's table, for a template."""
+    # Every piece of the revisions' text is escaped by revision_diff; the rest is our markup.
+    return mark_safe(compared.html) if compared.html else None  # noqa: S308
+
+
 @never_cache
 @login_required
 @require_GET
 def revision_list(request, note_id: int):
-    """Who saved when, and the diff between any two revisions (?a=&b= numbers)."""
+    """Who saved when; the diff of any two revisions, picked in the list (?a=&b= numbers)."""
     note = _editable(request, note_id)
     # The list needs no bodies (each up to NOTE_BODY_MAX_BYTES): only the two compared are read.
     revisions = list(
         note.revisions.select_related("created_by").defer("body", "metadata").order_by("-number")
     )
-    numbers = {revision.number for revision in revisions}
-    diff = diff_message = None
+    numbers = [revision.number for revision in revisions]
+    for revision, before in zip(revisions, [*numbers[1:], None], strict=True):
+        revision.previous_number = before  # for its "Changes" link
+    diff = compared = None
     try:
         a, b = int(request.GET.get("a", "")), int(request.GET.get("b", ""))
     except ValueError:
@@ -453,10 +461,10 @@ def revision_list(request, note_id: int):
     if a in numbers and b in numbers:
         bodies = dict(note.revisions.filter(number__in=[a, b]).values_list("number", "body"))
         compared = revision_diff(bodies[a], bodies[b], f"Revision {a}", f"Revision {b}")
-        # Every line of the revisions is escaped (difflib's table, or revision_diff's own);
-        # the labels are our own text.
-        diff = mark_safe(compared.html) if compared.html else None  # noqa: S308
-        diff_message = compared.message
+        diff = _diff_markup(compared)
+    else:
+        # Preselected: the newest revision against the one before it.
+        a, b = (numbers[1] if len(numbers) > 1 else None), (numbers[0] if numbers else None)
     return render(
         request,
         "editor/revisions.html",
@@ -464,7 +472,7 @@ def revision_list(request, note_id: int):
             "note": note,
             "revisions": revisions,
             "diff": diff,
-            "diff_message": diff_message,
+            "compared": compared,
             "a": a,
             "b": b,
             "meta": _meta(f"Revisions of {note.title or note.slug}"),
@@ -475,10 +483,32 @@ def revision_list(request, note_id: int):
 
 @never_cache
 @login_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def revision_restore_view(request, note_id: int, revision_id: int):
+    """GET asks first: what restoring would change in the text being edited, and where it goes
+    (a published note's working copy, never the live version). POST restores."""
     note = _editable(request, note_id)
     revision = get_object_or_404(NoteRevision, pk=revision_id, note=note)
+    if request.method == "GET":
+        state = services.working_state(note)
+        compared = revision_diff(
+            state["body"], revision.body, "The text being edited", f"Revision {revision.number}"
+        )
+        return render(
+            request,
+            "editor/restore_confirm.html",
+            {
+                "note": note,
+                "revision": revision,
+                "title_changes": state["title"] != revision.title,
+                "current_title": state["title"],
+                "diff": _diff_markup(compared),
+                "compared": compared,
+                "published": note.status == Status.PUBLISHED,
+                "meta": _meta(f"Restore revision {revision.number}?"),
+                "assets": {},
+            },
+        )
     result = services.revision_restore(revision_id=revision.pk, user=request.user)
     if result.note.status == Status.PUBLISHED:
         messages.success(

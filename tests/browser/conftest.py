@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -191,6 +192,58 @@ def new_example_page(browser, example_site_live):
     """As new_page, on the imported example site."""
     open_page, contexts = _page_opener(browser, example_site_live)
     yield open_page
+    for context in contexts:
+        context.close()
+
+
+@pytest.fixture
+def editor_site(browser, transactional_db, live_server):
+    """The live server with ada, an Author, and her bibliography bib/refs.bib (EDITOR_BIB)."""
+    from bibliography.services import bibfile_import
+    from tests.browser.editing import EDITOR_BIB
+    from tests.browser.test_editor import _author
+
+    def setup():
+        bibfile_import(name="bib/refs.bib", raw=EDITOR_BIB, owner=_author("ada"))
+
+    in_worker(setup)
+    return live_server.url
+
+
+@pytest.fixture
+def open_editor(browser, editor_site):
+    """`open_editor(note, **context)` → the editor page of `note`, signed in as ada; the page's
+    `errors` collects script errors and CSP reports."""
+    from tests.browser.editing import BODY
+    from tests.browser.test_editor import PASSWORD
+
+    contexts = []
+
+    def opener(note, **options):
+        context = browser.new_context(base_url=editor_site, **options)
+        context.set_default_timeout(15_000)
+        contexts.append(context)
+        page = context.new_page()
+        page.errors = []
+        page.on("pageerror", lambda error: page.errors.append(str(error)))
+        page.on(
+            "console",
+            lambda message: (
+                page.errors.append(message.text)
+                if message.type == "error" or "Content Security Policy" in message.text
+                else None
+            ),
+        )
+        page.goto("/accounts/login/")
+        page.fill("input[name=username]", "ada")
+        page.fill("input[name=password]", PASSWORD)
+        page.click("button[type=submit]")
+        page.wait_for_url(re.compile(r"/write/"))
+        page.goto(f"/write/{note.pk}/")
+        page.locator(BODY).wait_for()
+        return page
+
+    yield opener
     for context in contexts:
         context.close()
 

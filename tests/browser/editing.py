@@ -2,6 +2,16 @@
 
 from __future__ import annotations
 
+from tests.browser.worker import in_worker
+
+# The bibliography the `editor_site` fixture gives ada; editor_note() makes it the note's.
+EDITOR_BIB = (
+    "@book{knuth, title={The Art of Computer Programming}, author={Knuth, Donald},"
+    " year=1968}\n"
+    "@article{lamport, title={Time, Clocks and the Ordering of Events},"
+    " author={Lamport, Leslie}, year=1978}\n"
+)
+
 BODY = ".editor-source .cm-content"
 _API = "SciDraftBody.of(document.querySelector('textarea[name=body]'))"
 
@@ -38,3 +48,29 @@ def selected_text(page) -> str:
 def count_changes(page) -> None:
     """window.changes counts the body's change events (what preview and autosave listen to)."""
     page.evaluate(f"() => {{ window.changes = 0; {_API}.onChange(() => window.changes++); }}")
+
+
+def editor_note(title: str, body: str, *, publish: bool = False):
+    """A note of ada's (the `editor_site` fixture's author) with `body` saved and EDITOR_BIB
+    as its bibliography, published if asked; made in a worker thread (it renders)."""
+    from django.contrib.auth.models import User
+
+    from bibliography.models import BibFile
+    from notes import services
+    from notes.models import Note
+
+    def create():
+        user = User.objects.get(username="ada")
+        note = services.note_create(user=user, title=title)
+        note = services.note_save(
+            note_id=note.pk, user=user, base_version=note.version, fields={"body": body}
+        ).note
+        services.note_bibliographies_set(
+            note_id=note.pk, user=user, bibfile_ids=[BibFile.objects.get(name="bib/refs.bib").pk]
+        )
+        if publish:
+            note = Note.objects.get(pk=note.pk)
+            services.note_publish(note_id=note.pk, user=user, base_version=note.version)
+        return Note.objects.get(pk=note.pk)
+
+    return in_worker(create)

@@ -11,25 +11,13 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.contrib.auth.models import User
 
-from bibliography.models import BibFile
-from bibliography.services import bibfile_import
-from notes import services
 from notes.models import Note, NoteRevision
-from tests.browser.editing import BODY, body_has_focus, body_text, place_cursor
-from tests.browser.test_editor import PASSWORD
-from tests.browser.test_editor import _author as author_with_grants
+from tests.browser.editing import BODY, body_has_focus, body_text, editor_note, place_cursor
 from tests.browser.worker import in_worker
 
 pytestmark = pytest.mark.browser
 
-BIB = (
-    "@book{knuth, title={The Art of Computer Programming}, author={Knuth, Donald},"
-    " year=1968}\n"
-    "@article{lamport, title={Time, Clocks and the Ordering of Events},"
-    " author={Lamport, Leslie}, year=1978}\n"
-)
 SHOWCASE = r"""# Heat flow
 
 The solution $u(x,t)$ satisfies \(u_t = \alpha u_{xx}\), see \cite{knuth}.
@@ -54,68 +42,6 @@ flowchart LR
   A --> B
 ```
 """
-
-
-def _note(title: str, body: str, *, publish: bool = False) -> Note:
-    def create():
-        user = User.objects.get(username="ada")
-        note = services.note_create(user=user, title=title)
-        note = services.note_save(
-            note_id=note.pk, user=user, base_version=note.version, fields={"body": body}
-        ).note
-        services.note_bibliographies_set(
-            note_id=note.pk, user=user, bibfile_ids=[BibFile.objects.get(name="bib/refs.bib").pk]
-        )
-        if publish:
-            note = Note.objects.get(pk=note.pk)
-            services.note_publish(note_id=note.pk, user=user, base_version=note.version)
-        return Note.objects.get(pk=note.pk)
-
-    return in_worker(create)
-
-
-@pytest.fixture
-def site(browser, transactional_db, live_server):
-    def setup():
-        user = author_with_grants("ada")
-        bibfile_import(name="bib/refs.bib", raw=BIB, owner=user)
-
-    in_worker(setup)
-    return live_server.url
-
-
-@pytest.fixture
-def open_editor(browser, site):
-    """`open_editor(note, **context)` → the editor page of `note`, signed in as ada."""
-    contexts = []
-
-    def opener(note: Note, **options):
-        context = browser.new_context(base_url=site, **options)
-        context.set_default_timeout(15_000)
-        contexts.append(context)
-        page = context.new_page()
-        page.errors = []
-        page.on("pageerror", lambda error: page.errors.append(str(error)))
-        page.on(
-            "console",
-            lambda message: (
-                page.errors.append(message.text)
-                if message.type == "error" or "Content Security Policy" in message.text
-                else None
-            ),
-        )
-        page.goto("/accounts/login/")
-        page.fill("input[name=username]", "ada")
-        page.fill("input[name=password]", PASSWORD)
-        page.click("button[type=submit]")
-        page.wait_for_url(re.compile(r"/write/"))
-        page.goto(f"/write/{note.pk}/")
-        page.locator(BODY).wait_for()
-        return page
-
-    yield opener
-    for context in contexts:
-        context.close()
 
 
 def _preview_answered(page) -> None:
@@ -156,7 +82,7 @@ def test_highlighting_and_editing_basics(open_editor, screenshots):
     """The textarea is hidden behind CodeMirror, with line numbers and soft wrap; math (with
     the TeX inside coloured), environments, shortcodes, citations and code fences are
     highlighted; brackets match; search and replace works; the form posts CodeMirror's text."""
-    note = _note("Showcase", SHOWCASE)
+    note = editor_note("Showcase", SHOWCASE)
     page = open_editor(note)
     assert page.locator("textarea[name=body]").is_hidden()
     assert page.locator(".cm-lineNumbers .cm-gutterElement", has_text="12").count() == 1
@@ -187,7 +113,7 @@ def test_highlighting_and_editing_basics(open_editor, screenshots):
 def test_cite_completion_offers_the_notes_bibliography(open_editor):
     """Typing \\cite{ lists the entries of the note's bibliography with authors and year;
     typing narrows it; Enter inserts the key."""
-    note = _note("Citing", "Start.\n")
+    note = editor_note("Citing", "Start.\n")
     page = open_editor(note)
     place_cursor(page, len("Start."))
     page.keyboard.type(" See \\cite{")
@@ -207,12 +133,12 @@ def test_cite_completion_offers_the_notes_bibliography(open_editor):
 def test_ref_completion_offers_this_notes_and_other_notes_labels(open_editor):
     """\\ref{ lists the labels of this note (from the live preview: an environment and an
     equation) and slug:label of another published note."""
-    _note(
+    editor_note(
         "Elsewhere",
         ":::lemma[Other]{#lem-other}\nText.\n:::\n",
         publish=True,
     )
-    note = _note("Referring", SHOWCASE)
+    note = editor_note("Referring", SHOWCASE)
     page = open_editor(note)
     _preview_answered(page)
     place_cursor(page, len(SHOWCASE))
@@ -237,7 +163,7 @@ def test_ref_completion_offers_this_notes_and_other_notes_labels(open_editor):
 def test_environment_shortcode_and_math_completion(open_editor):
     """::: plus a letter lists the site's environment kinds; {{< the shortcodes; a backslash in
     math the math commands."""
-    note = _note("Completing", "\n")
+    note = editor_note("Completing", "\n")
     page = open_editor(note)
     place_cursor(page, 0)
     page.keyboard.type(":::le")
@@ -257,7 +183,7 @@ def test_environment_shortcode_and_math_completion(open_editor):
 def test_problems_mark_the_gutter_and_follow_typing(open_editor):
     """A warning marks its line in the gutter and hovering shows its message; typing a line
     above moves the marker at once, and the next preview moves the panel's entry with it."""
-    note = _note("Problems", "Intro.\n\nSee \\cite{ghost}.\n\n{{< references >}}\n")
+    note = editor_note("Problems", "Intro.\n\nSee \\cite{ghost}.\n\n{{< references >}}\n")
     page = open_editor(note)
     _preview_answered(page)
     marker = page.locator(".cm-gutter-lint .cm-lint-marker")
@@ -295,7 +221,7 @@ def test_source_and_preview_scroll_together(open_editor):
         f"## Section {n}\n\nParagraph {n} with $x_{{{n}}}^2$ and some words to fill it."
         for n in range(1, 81)
     )
-    note = _note("Long", body)
+    note = editor_note("Long", body)
     page = open_editor(note, viewport={"width": 1400, "height": 900})
     _preview_answered(page)
     page.wait_for_selector(".editor-preview [data-source-line]")
@@ -325,7 +251,7 @@ def test_source_and_preview_scroll_together(open_editor):
 def test_a_cite_insert_is_one_undo_step_at_the_cursor(open_editor):
     """The cite picker inserts at the cursor, keeping a selection, and one Ctrl+Z removes
     exactly the insert, leaving what was typed just before."""
-    note = _note("Undo", "Intro.\n")
+    note = editor_note("Undo", "Intro.\n")
     page = open_editor(note)
     place_cursor(page, len("Intro."))
     page.keyboard.type(" Known")
@@ -349,7 +275,7 @@ def test_a_cite_insert_is_one_undo_step_at_the_cursor(open_editor):
 def test_ctrl_s_saves_through_the_form_and_keeps_the_place(open_editor):
     """Ctrl+S in the text is the Save button: the whole form is saved (a revision of kind
     save, the version goes up), and the editor comes back with the cursor where it was."""
-    note = _note("Saving", "One.\n")
+    note = editor_note("Saving", "One.\n")
     page = open_editor(note)
     place_cursor(page, len("One."))
     page.keyboard.type(" Two.")
@@ -381,7 +307,7 @@ def test_ctrl_s_saves_through_the_form_and_keeps_the_place(open_editor):
 def test_syntax_guide_panel_inserts_an_example(open_editor):
     """The Syntax guide opens inside the editor with examples rendered by the engine; an
     example's Insert puts its source at the cursor, and one Ctrl+Z takes it out."""
-    note = _note("Guide", "Before.\n")
+    note = editor_note("Guide", "Before.\n")
     page = open_editor(note)
     place_cursor(page, len("Before.\n"))
     page.click(".editor-help-toggle")
@@ -404,7 +330,7 @@ def test_syntax_guide_panel_inserts_an_example(open_editor):
 def test_phone_width_shows_source_and_preview_as_tabs(open_editor, screenshots):
     """At 390 px the page does not scroll sideways; Source and Preview are tabs showing one
     pane at a time; the preview tab shows the place the source was at."""
-    note = _note("Phone", SHOWCASE)
+    note = editor_note("Phone", SHOWCASE)
     page = open_editor(note, viewport={"width": 390, "height": 844}, is_mobile=True)
     _preview_answered(page)
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
@@ -434,7 +360,7 @@ def test_phone_width_shows_source_and_preview_as_tabs(open_editor, screenshots):
 @pytest.mark.parametrize("theme", ["light", "dark"])
 def test_screenshots_in_both_themes(open_editor, screenshots, theme):
     """The editor in the light and the dark theme (test-artifacts/screenshots/)."""
-    note = _note(f"Theme {theme}", SHOWCASE)
+    note = editor_note(f"Theme {theme}", SHOWCASE)
     page = open_editor(note, viewport={"width": 1400, "height": 900})
     page.evaluate("(theme) => localStorage.setItem('pref-theme', theme)", theme)
     page.reload()
@@ -453,7 +379,7 @@ def test_screenshots_in_both_themes(open_editor, screenshots, theme):
 def test_every_control_is_reachable_by_keyboard_and_named(open_editor):
     """Every control of the editor form has an accessible name and is in the tab order;
     Tab from the title reaches the editor, and Escape then Tab leaves it."""
-    note = _note("Keys", "Text.\n")
+    note = editor_note("Keys", "Text.\n")
     page = open_editor(note)
     unnamed = page.evaluate(
         """() => [...document.querySelectorAll([
@@ -496,7 +422,7 @@ def test_the_editor_runs_under_the_sites_policy(open_editor):
     """The bundle is a module script from the site itself, with no eval and no inline script:
     under the site's Content-Security-Policy the editor mounts, is styled (CodeMirror's base
     theme applies), and the page reports no violation."""
-    note = _note("Policy", "Some $x^2$ text with \\cite{knuth}.\n")
+    note = editor_note("Policy", "Some $x^2$ text with \\cite{knuth}.\n")
     page = open_editor(note)
     _preview_answered(page)
     header = page.evaluate(

@@ -100,8 +100,9 @@ RULES: dict[str, dict[str, dict[str, object]]] = {
             "admin": INTO_APP,
         },
     },  # fmt: skip
+    # GET asks for confirmation (what restoring changes), POST restores.
     "restore": {
-        "GET": POST_ONLY_GET,
+        "GET": ALL_ALLOWED_GET,
         "POST": {
             "anonymous": LOGIN,
             "own": INTO_APP,
