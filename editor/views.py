@@ -117,7 +117,9 @@ def dashboard(request):
             "editor": editor,
             "status_filters": STATUS_FILTERS,
             "author_options": Author.objects.filter(is_active=True).values_list("handle", "name"),
-            "tag_options": Tag.objects.order_by("name").values_list("slug", "name"),
+            "tag_options": Tag.objects.offered_to(user)
+            .order_by("name")
+            .values_list("slug", "name"),
             "requests": AuthorConsent.objects.pending_for(user)
             .select_related("note", "requested_by")
             .order_by("created_at"),

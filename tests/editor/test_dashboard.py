@@ -114,3 +114,27 @@ def test_the_edit_link_shows_to_people_who_may_edit_only(client, author, other_a
         assert "no-store" in response["Cache-Control"]
     again = anonymous.get(url)
     assert edit not in again.content.decode()
+
+
+def test_the_tag_filter_offers_an_author_only_tags_they_may_see(client, author, other_author):
+    """The dashboard's tag filter lists public tags and those of the Author's own notes, never
+    a tag typed on someone else's draft (issue 16, item 9); Editors see every tag."""
+    (bert_draft,) = _notes(other_author, 1, "Bert's")
+    bert_draft.tags.add(services.tag_get_or_create("Secret merger"))
+    (ada_draft,) = _notes(author, 1, "Ada's")
+    ada_draft.tags.add(services.tag_get_or_create("My own idea"))
+    (ada_published,) = _notes(author, 1, "Ada's public")
+    _publish(ada_published, author).tags.add(services.tag_get_or_create("Heat"))
+    client.force_login(author)
+    text = _listed(client)
+    assert '<option value="heat">Heat</option>' in text
+    assert '<option value="my-own-idea">My own idea</option>' in text
+    assert "Secret merger" not in text
+
+
+def test_an_editor_is_offered_every_tag(client, editor_user, other_author):
+    """Editors may edit every note, so every tag is in their filter."""
+    (bert_draft,) = _notes(other_author, 1, "Bert's")
+    bert_draft.tags.add(services.tag_get_or_create("Secret merger"))
+    client.force_login(editor_user)
+    assert "Secret merger" in _listed(client)
