@@ -268,9 +268,13 @@ class Converted(NamedTuple):
     fallback: bool = False
 
 
-def to_html(text: str, stash: Stash, warnings: list[RenderWarning] | None = None) -> Converted:
+def to_html(
+    text: str, stash: Stash, warnings: list[RenderWarning] | None = None, source_line=None
+) -> Converted:
     """Markdown → HTML and the TOC HTML. A body Markdown cannot finish within the render's
-    budget (or that exhausts the stack) becomes escaped paragraphs and a warning."""
+    budget (or that exhausts the stack) becomes escaped paragraphs and a warning. The old stage
+    never marked source lines (only the editor preview asks for them): `source_line` is taken
+    and left unused, so the pipeline of today can call it."""
     md = getattr(_local, "markdown", None)
     if md is None:
         md = _local.markdown = _new_markdown()
