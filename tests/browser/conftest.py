@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import os
-import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -214,38 +213,20 @@ def editor_site(browser, transactional_db, live_server):
 def open_editor(browser, editor_site):
     """`open_editor(note, **context)` → the editor page of `note`, signed in as ada; the page's
     `errors` collects script errors and CSP reports."""
-    from tests.browser.editing import BODY
-    from tests.browser.test_editor import PASSWORD
+    from tests.browser.editing import BODY, signed_in
 
-    contexts = []
+    pages = []
 
     def opener(note, **options):
-        context = browser.new_context(base_url=editor_site, **options)
-        context.set_default_timeout(15_000)
-        contexts.append(context)
-        page = context.new_page()
-        page.errors = []
-        page.on("pageerror", lambda error: page.errors.append(str(error)))
-        page.on(
-            "console",
-            lambda message: (
-                page.errors.append(message.text)
-                if message.type == "error" or "Content Security Policy" in message.text
-                else None
-            ),
-        )
-        page.goto("/accounts/login/")
-        page.fill("input[name=username]", "ada")
-        page.fill("input[name=password]", PASSWORD)
-        page.click("button[type=submit]")
-        page.wait_for_url(re.compile(r"/write/"))
+        page = signed_in(browser, editor_site, "ada", **options)
+        pages.append(page)
         page.goto(f"/write/{note.pk}/")
         page.locator(BODY).wait_for()
         return page
 
     yield opener
-    for context in contexts:
-        context.close()
+    for page in pages:
+        page.context.close()
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 from tests.browser.worker import in_worker
+from tests.people import PASSWORD
 
 # The bibliography the `editor_site` fixture gives ada; editor_note() makes it the note's.
 EDITOR_BIB = (
@@ -74,3 +77,28 @@ def editor_note(title: str, body: str, *, publish: bool = False):
         return Note.objects.get(pk=note.pk)
 
     return in_worker(create)
+
+
+def signed_in(browser, base_url: str, username: str, **options):
+    """A page in a fresh context, signed in as `username` (password PASSWORD), on the page
+    the login leads to; `page.errors` collects script errors and CSP reports. Close the page's
+    context when done."""
+    context = browser.new_context(base_url=base_url, **options)
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    page.errors = []
+    page.on("pageerror", lambda error: page.errors.append(str(error)))
+    page.on(
+        "console",
+        lambda message: (
+            page.errors.append(message.text)
+            if message.type == "error" or "Content Security Policy" in message.text
+            else None
+        ),
+    )
+    page.goto("/accounts/login/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(re.compile(r"/write/"))
+    return page

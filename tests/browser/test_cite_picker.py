@@ -7,20 +7,18 @@ loop, in which the math engine refuses to run.
 
 from __future__ import annotations
 
-import re
-
 import pytest
 from django.contrib.auth.models import Permission, User
 from playwright.sync_api import expect
 
 from bibliography.services import bibfile_import
 from notes import services
-from tests.browser.editing import BODY, body_has_focus, body_text
+from tests.browser.editing import BODY, body_has_focus, body_text, signed_in
 from tests.browser.worker import in_worker
+from tests.people import PASSWORD
 
 pytestmark = pytest.mark.browser
 
-PASSWORD = "correct horse battery staple"
 BIB = (
     "@book{knuth, title={The Art of Computer Programming}, author={Knuth, Donald}, year=1968}\n"
     "@book{lamport, title={A {D}ocument Preparation System}, author={Lamport, Leslie},"
@@ -56,27 +54,10 @@ def note_id(browser, transactional_db, live_server, settings) -> int:
 
 @pytest.fixture
 def page(browser, live_server, note_id):
-    context = browser.new_context(base_url=live_server.url)
-    context.set_default_timeout(15_000)
-    page = context.new_page()
-    page.errors = []
-    page.on("pageerror", lambda error: page.errors.append(str(error)))
-    page.on(
-        "console",
-        lambda message: (
-            page.errors.append(message.text)
-            if message.type == "error" or "Content Security Policy" in message.text
-            else None
-        ),
-    )
-    page.goto("/accounts/login/")
-    page.fill("input[name=username]", "ada")
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(re.compile(r"/write/"))
+    page = signed_in(browser, live_server.url, "ada")
     page.goto(f"/write/{note_id}/")
     yield page
-    context.close()
+    page.context.close()
 
 
 def _body_value(page) -> str:

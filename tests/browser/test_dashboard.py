@@ -8,8 +8,8 @@ import re
 
 import pytest
 
+from tests.browser.editing import signed_in
 from tests.browser.worker import in_worker
-from tests.people import PASSWORD
 
 pytestmark = pytest.mark.browser
 
@@ -46,18 +46,6 @@ def _site():
     return Note.objects.get(pk=public.pk).slug
 
 
-def _signed_in(browser, live_server, name: str, **options):
-    context = browser.new_context(base_url=live_server.url, **options)
-    context.set_default_timeout(15_000)
-    page = context.new_page()
-    page.goto("/accounts/login/")
-    page.fill("input[name=username]", name)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(re.compile(r"/write/"))
-    return context, page
-
-
 def _titles(page) -> set[str]:
     return {
         text.split(" · ")[0].strip()
@@ -71,7 +59,7 @@ def test_an_editor_sees_every_note_and_filters_them(
     """Eve's dashboard lists every author's notes; Status "In review" keeps Bert's submission,
     "Has problems" Ada's broken draft; Only mine empties the list."""
     in_worker(_site)
-    context, page = _signed_in(browser, live_server, "eve", viewport={"width": 1280, "height": 900})
+    page = signed_in(browser, live_server.url, "eve", viewport={"width": 1280, "height": 900})
     page.goto("/write/?scope=all")
     assert _titles(page) >= {"Ada's draft", "Ada's paper", "Bert's submission"}
     page.screenshot(path=str(screenshots / "editor-dashboard-editor.png"), full_page=True)
@@ -87,7 +75,7 @@ def test_an_editor_sees_every_note_and_filters_them(
     page.goto("/write/")
     page.get_by_role("link", name="Only mine").click()
     assert _titles(page) == set()
-    context.close()
+    page.context.close()
 
 
 def test_an_author_sees_only_their_notes_and_an_edit_link_on_their_page(
@@ -96,13 +84,13 @@ def test_an_author_sees_only_their_notes_and_an_edit_link_on_their_page(
     """Ada's dashboard lists her two notes, not Bert's; her published note's public page shows
     Edit to her, which opens the editor; Bert sees no Edit link there."""
     slug = in_worker(_site)
-    context, page = _signed_in(browser, live_server, "ada")
+    page = signed_in(browser, live_server.url, "ada")
     assert _titles(page) == {"Ada's draft", "Ada's paper"}
     page.goto(f"/notes/{slug}/")
     page.get_by_role("link", name="Edit", exact=True).click()
     page.wait_for_url(re.compile(r"/write/\d+/$"))
-    context.close()
-    context, page = _signed_in(browser, live_server, "bert")
+    page.context.close()
+    page = signed_in(browser, live_server.url, "bert")
     page.goto(f"/notes/{slug}/")
     assert page.get_by_role("link", name="Edit", exact=True).count() == 0
-    context.close()
+    page.context.close()

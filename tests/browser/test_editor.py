@@ -23,10 +23,10 @@ from tests.browser.editing import (
     selected_text,
 )
 from tests.browser.worker import in_worker
+from tests.people import PASSWORD
 
 pytestmark = pytest.mark.browser
 
-PASSWORD = "correct horse battery staple"
 BIB = "@book{knuth, title={The Art of Computer Programming}, author={Knuth, Donald}, year=1968}"
 GRANTS = ("add_note", "change_note", "view_note", "publish_note", "view_author")
 
