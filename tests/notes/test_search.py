@@ -16,6 +16,7 @@ from django.utils import timezone
 from notes import search
 from notes.models import Note, Page, Status
 from notes.services import note_render_store
+from scidraft.markup import excerpt
 from scidraft.site.models import SiteSettings
 
 pytestmark = pytest.mark.django_db
@@ -137,9 +138,10 @@ def test_excerpt_typesets_math(client, demo_loaded):
 
 def test_excerpt_math_in_summary_source():
     """`$..$` and `\\(..\\)` in a summary are typeset; a bad formula stays as escaped source."""
-    segments = search.segments_from_text(r"Rate \(|\lambda_2|\) and $x<y$ and \(\frac{\)")
-    html_out, has_math = search.excerpt(segments, None)
-    assert has_math and html_out.count('class="katex"') == 2
+    segments = excerpt.segments_from_text(r"Rate \(|\lambda_2|\) and $x<y$ and \(\frac{\)")
+    found = excerpt.Excerpt(segments)
+    html_out = found.html()
+    assert found.has_math and html_out.count('class="katex"') == 2
     assert "\\frac{" in html.unescape(html_out)
     assert "<y" not in html_out.replace("&lt;y", "")
 
