@@ -34,6 +34,11 @@ class Segment:
     math: bool = False
     display: bool = False
     html: str = ""
+    more: bool = False  # Hugo's `<!--more-->`: the author's summary ends here
+
+
+DIVIDER = "<!--more-->"
+_MORE = Segment("", more=True)
 
 
 # --- Reading rendered HTML ----------------------------------------------------------------------
@@ -132,7 +137,8 @@ def segments_from_html(markup: str, max_words: int | None = None) -> tuple[Segme
     """The readable text of rendered HTML, in order: runs of text (entities decoded, blocks
     separated by a space, inline markup joining its neighbours) and formulas. Diagrams, code
     blocks, algorithms, reference lists and hidden elements are left out. With `max_words`,
-    reading stops once more than that many words were read (a formula counts as one)."""
+    reading stops once more than that many words were read (a formula counts as one). The
+    summary divider is a `more` segment."""
     segments: list[Segment] = []
     pieces: list[str] = []
     count = 0
@@ -160,7 +166,10 @@ def segments_from_html(markup: str, max_words: int | None = None) -> tuple[Segme
         position = match.end()
         closing, name, attributes = match.group(1), (match.group(2) or "").lower(), match.group(3)
         if not name:
-            continue  # a comment
+            if match.group() == DIVIDER:
+                flush()
+                segments.append(_MORE)
+            continue
         if closing:
             if name in _BLOCK:
                 pieces.append(" ")
@@ -194,11 +203,12 @@ def segments_from_html(markup: str, max_words: int | None = None) -> tuple[Segme
 
 
 def _trimmed(segments: list[Segment]) -> tuple[Segment, ...]:
-    if segments and not segments[0].math:
-        segments[0] = Segment(segments[0].text.lstrip())
-    if segments and not segments[-1].math:
-        segments[-1] = Segment(segments[-1].text.rstrip())
-    return tuple(segment for segment in segments if segment.math or segment.text)
+    text = [index for index, segment in enumerate(segments) if not segment.more]
+    if text and not segments[text[0]].math:
+        segments[text[0]] = Segment(segments[text[0]].text.lstrip())
+    if text and not segments[text[-1]].math:
+        segments[text[-1]] = Segment(segments[text[-1]].text.rstrip())
+    return tuple(segment for segment in segments if segment.math or segment.text or segment.more)
 
 
 # --- Reading text an author wrote (a summary, a description) ------------------------------------
@@ -332,7 +342,13 @@ def excerpt(
 ) -> Excerpt:
     """The first `words` words (or about `chars` characters) of `segments`, whole words and
     whole formulas; with `around`, a window that starts about a third of its length before the
-    first match outside a formula (from the start when nothing matches)."""
+    first match outside a formula (from the start when nothing matches). Without `around`, the
+    text before a summary divider is the excerpt, marked as cut."""
+    divided = False
+    if any(segment.more for segment in segments):
+        divider = next(index for index, segment in enumerate(segments) if segment.more)
+        divided = around is None
+        segments = segments[:divider] + (() if divided else segments[divider + 1 :])
     units = _units(segments)
     if not units:
         return Excerpt(())
@@ -371,7 +387,10 @@ def excerpt(
         else:
             chosen.append(Segment(unit.text))
     return Excerpt(
-        _trimmed(chosen), cut_before=start > 0, cut_after=end < len(units), matched=hit is not None
+        _trimmed(chosen),
+        cut_before=start > 0,
+        cut_after=end < len(units) or divided,
+        matched=hit is not None,
     )
 
 

@@ -111,6 +111,7 @@ def _render_body(
     stash = Stash()
     counters: dict[str, int] = {}
     text = code.protect_code(source, stash, warnings, counters)
+    text = shortcodes.summary_divider(text, stash)
     text = shortcodes.process(text, stash, context, warnings, shortcodes.ShortcodeState())
     math_state = MathState()
     text = protect_math(text, stash, math_state, warnings)
