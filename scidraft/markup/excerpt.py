@@ -4,9 +4,9 @@
 An excerpt is read from rendered HTML, never from the source: references keep their visible
 labels (`Lemma 2`, `[3]`, `(Vaswani et al., 2017)`), formulas stay whole (KaTeX's own output in
 HTML, the TeX between `\\(…\\)` or `\\[…\\]` in plain text), and what is not prose is left out:
-diagrams, code blocks, pseudo-algorithms, reference lists, footnotes, promotions and anything
-hidden. Reading stops once it has the words it needs, so a long note costs no more than a
-short one; skipped blocks are jumped over by searching for their end tag.
+diagrams, code blocks, pseudo-algorithms, reference lists, footnotes and anything hidden.
+Reading stops once it has the words it needs, so a long note costs no more than a short one;
+skipped blocks are jumped over by searching for their end tag.
 
 The HTML form is escaped text and KaTeX spans copied whole from the stored render (a cut never
 falls inside one), with `<mark>` around search matches, and it is cleaned once more by an
@@ -55,7 +55,6 @@ _CLASS = re.compile(r"""\bclass\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.I
 _HIDDEN = re.compile(r"(?:^|\s)hidden(?:\s|=|$)", re.I)
 _ANNOTATION = re.compile(r'<annotation encoding="application/x-tex">(.*?)</annotation>', re.S)
 _KATEX_OPEN = re.compile(r'<span class="katex">')
-_SPAN_TAG = re.compile(r"<span\b[^>]*>|</span>")
 _VOID = _names("area base br col embed hr img input link meta source track wbr")
 _BLOCK = _names(
     "p div li ul ol dl dt dd h1 h2 h3 h4 h5 h6 pre table thead tbody tfoot tr td th caption "
@@ -63,7 +62,8 @@ _BLOCK = _names(
     "br hr"
 )
 # Not prose: left out with everything in them. Classes are the engine's own (code.py,
-# citations.py, shortcodes.py, convert.py's footnotes).
+# citations.py, convert.py's footnotes, shortcodes.py's glossary panel, which repeats the
+# definitions of the terms in the text).
 _SKIPPED_TAGS = frozenset({"pre", "script", "style", "template", "svg", "math", "nav"})
 _SKIPPED_CLASSES = frozenset(
     {
@@ -73,12 +73,8 @@ _SKIPPED_CLASSES = frozenset(
         "references",
         "footnotes",
         "footnote-ref",
-        "textual-promotion",
-        "promotion-visual",
-        "image-gallery",
         "glossary-panel",
         "toc",
-        "code-lang",
     }
 )
 _SPACES = re.compile(r"\s+")
@@ -120,13 +116,18 @@ def _formula(markup: str, start: int, end: int, display: bool) -> Segment | None
 
 
 def _span_end(markup: str, start: int) -> int:
-    """Index just past the </span> closing the <span> that opens at `start`."""
-    depth = 0
-    for match in _SPAN_TAG.finditer(markup, start):
-        depth += -1 if match.group().startswith("</") else 1
-        if depth == 0:
-            return match.end()
-    return len(markup)
+    """Index just past the </span> closing the <span> that opens at `start`. KaTeX nests
+    dozens of spans in a formula: each step jumps to the next `</span>` and counts the spans
+    opened before it, both in C."""
+    depth, position = 0, start
+    while True:
+        close = markup.find("</span>", position)
+        if close < 0:
+            return len(markup)
+        depth += markup.count("<span", position, close) - 1
+        position = close + len("</span>")
+        if depth <= 0:
+            return position
 
 
 def _words(text: str) -> int:
@@ -239,6 +240,7 @@ def segments_from_text(text: str) -> tuple[Segment, ...]:
 
 # --- Cutting ------------------------------------------------------------------------------------
 
+_WORDY = re.compile(r"\w")
 _UNIT = re.compile(r"\s*\S+\s*$|\s*\S+|\s+$")
 
 
@@ -373,11 +375,16 @@ def excerpt(
             break
         used += cost
         end += 1
-    if chars is not None and end < len(units) and start > 0:
+    if chars is not None and end == len(units) and start > 0:
         # Near the end of the text: start earlier rather than show less.
         while start > 0 and used + len(units[start - 1].text) <= chars:
             start -= 1
             used += len(units[start].text)
+    # Not from the punctuation that ends the sentence before.
+    while (
+        0 < start < end - 1 and units[start].math is None and not _WORDY.search(units[start].text)
+    ):
+        start += 1
     chosen: list[Segment] = []
     for unit in units[start:end]:
         if unit.math is not None:
