@@ -183,6 +183,8 @@ def segments_from_html(markup: str, max_words: int | None = None) -> tuple[Segme
         if "katex" in classes or "katex-display" in classes:
             end = _span_end(markup, match.start())
             formula = _formula(markup, match.start(), end, display="katex-display" in classes)
+            if formula is None and end == length:
+                break  # a formula cut off by the end of a prefix (notes.excerpts)
             if formula is not None:
                 if formula.display:
                     pieces.append(" ")

@@ -193,3 +193,12 @@ def test_summary_divider_ends_the_summary_but_not_search():
     assert summary.text() == "Opening \\(x\\). …" and summary.cut_after
     found = ex.excerpt(segments, chars=300, around=re.compile("Later"))
     assert found.matched and "Later words." in found.text()
+
+
+def test_a_prefix_cut_inside_a_formula_leaves_it_out():
+    """HTML that ends inside a formula (a list reads only the start of a long card) gives the
+    words before it, never KaTeX's inner text."""
+    markup = render("Words before $\\frac{a}{b} + \\sqrt{c}$ after.").card_html
+    cut = markup[: markup.index("<annotation") - 40]
+    found = ex.excerpt(ex.segments_from_html(cut), words=70)
+    assert found.text() == "Words before" and not found.has_math
