@@ -131,7 +131,7 @@ def test_payloads_stay_inert_in_every_quote(client):
     tag_page = client.get("/tags/payloads/").content.decode()
     entry = tag_page.split('<div class="entry-content">')[1].split("</div>")[0]
     assert not violations(entry) and "<a " not in entry and "<img" not in entry
-    search = client.get("/search/", {"q": "quuxword alert"}).content.decode()
+    search = client.get("/search/", {"q": "quuxword"}).content.decode()
     preview = search.split('<div class="search-preview">')[1].split("</div>")[0]
     assert not violations(preview) and "<a " not in preview and "<img" not in preview
     index = json.loads(client.get("/index.json").content)
