@@ -8,7 +8,6 @@ offset each note was written in, formatted from tuples so the process locale nev
 from __future__ import annotations
 
 import datetime as dt
-import re
 from dataclasses import dataclass, field
 
 from django.http import HttpResponse, JsonResponse
@@ -20,12 +19,12 @@ from django.utils.encoding import iri_to_uri
 from scidraft.site.meta import PageMeta, absolute
 from scidraft.site.models import SiteSettings
 
+from .excerpts import DESCRIPTION, excerpt_of
 from .models import Note, Page, Tag, in_written_offset
 from .presentation import MONTHS, date_long, month_name
 from .search import EXCLUDED_LAYOUTS, searchable_pages
 
 DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
-SUMMARY_WORDS = 70
 _EMPTY = r"^\s*$"
 
 
@@ -54,15 +53,6 @@ def tag_path(slug: str) -> str:
     return iri_to_uri(f"/tags/{slug}/")
 
 
-def auto_summary(item) -> str:
-    """Hugo's `.Summary`: the front-matter summary, else the first 70 words of the text."""
-    if item.summary.strip():
-        return item.summary.strip()
-    words = item.rendered_text.split()
-    text = " ".join(words[:SUMMARY_WORDS])
-    return text + ("…" if len(words) > SUMMARY_WORDS else "")
-
-
 def _site(request) -> SiteSettings:
     return SiteSettings.objects.current()
 
@@ -77,13 +67,17 @@ def indexed_notes():
 _INDEX_FIELDS = ("slug", "title", "summary", "rendered_text")
 
 
+def _indexed(queryset):
+    return queryset.only(*_INDEX_FIELDS).with_excerpt_source()
+
+
 def index_json(request):
     """The theme's search index: `{title, content, permalink, summary}` per page."""
     site = _site(request)
     entries = []
-    for note in indexed_notes().only(*_INDEX_FIELDS):
+    for note in _indexed(indexed_notes()):
         entries.append(_index_entry(note, absolute(request, site, note_path(note))))
-    for page in searchable_pages().order_by("weight", "title").only(*_INDEX_FIELDS):
+    for page in _indexed(searchable_pages().order_by("weight", "title")):
         entries.append(_index_entry(page, absolute(request, site, page_path(page))))
     return JsonResponse(entries, safe=False, json_dumps_params={"ensure_ascii": False})
 
@@ -93,7 +87,8 @@ def _index_entry(item, permalink: str) -> dict:
         "title": item.title,
         "content": item.rendered_text,
         "permalink": permalink,
-        "summary": auto_summary(item),
+        # Hugo's .Summary, as plain text: formulas as TeX between delimiters.
+        "summary": excerpt_of(item).text(),
     }
 
 
@@ -105,7 +100,7 @@ class FeedItem:
     title: str
     link: str
     date: dt.datetime
-    description: str
+    description: str  # HTML, escaped once more in the XML as RSS 2.0 carries it
     content: str = ""
 
     @property
@@ -120,7 +115,6 @@ _RSS_FIELDS = (
     "date_offset_minutes",
     "summary",
     "description",
-    "rendered_text",
     "rendered_html",
 )
 
@@ -145,7 +139,7 @@ def _feed_item(request, site, item, path: str, date: dt.datetime) -> FeedItem:
         title=item.title or item.slug,
         link=absolute(request, site, path),
         date=date,
-        description=item.description.strip() or auto_summary(item),
+        description=excerpt_of(item, lead=DESCRIPTION).html(),
         content=item.rendered_html if site.show_full_text_in_rss else "",
     )
 
@@ -174,8 +168,8 @@ def site_rss(request):
     """`/index.xml`: every published note and dated standalone page (Hugo's home feed)."""
     site = _site(request)
     limit = site.rss_limit or None
-    notes = list(rss_notes().only(*_RSS_FIELDS)[:limit])
-    pages = list(rss_pages().only(*_RSS_FIELDS)[:limit])
+    notes = list(rss_notes().only(*_RSS_FIELDS).with_excerpt_source()[:limit])
+    pages = list(rss_pages().only(*_RSS_FIELDS).with_excerpt_source()[:limit])
     items = [_feed_item(request, site, note, note_path(note), note.local_date) for note in notes]
     items += [_feed_item(request, site, page, page_path(page), page.local_date) for page in pages]
     return _rss_response(request, site, title=site.title, path="/", items=items)
@@ -186,7 +180,7 @@ def tag_rss(request, slug: str):
     site = _site(request)
     tag = get_object_or_404(Tag.objects.public(), slug=slug)
     limit = site.rss_limit or None
-    notes = rss_notes().filter(tags=tag).only(*_RSS_FIELDS)[:limit]
+    notes = rss_notes().filter(tags=tag).only(*_RSS_FIELDS).with_excerpt_source()[:limit]
     items = [_feed_item(request, site, note, note_path(note), note.local_date) for note in notes]
     return _rss_response(
         request, site, title=f"{tag.name} on {site.title}", path=tag_path(tag.slug), items=items
@@ -295,9 +289,9 @@ class ArchiveYear:
         return sum(len(month.entries) for month in self.months)
 
 
-def _untitled(text: str, words: int = 10) -> str:
-    parts = re.sub(r"\s+", " ", text).strip().split(" ")
-    return " ".join(parts[:words]) + ("…" if len(parts) > words else "")
+def _untitled(note, words: int = 10) -> str:
+    """An untitled note's opening words stand for its title."""
+    return excerpt_of(note, lead=(), words=words).text()
 
 
 def archive_years(notes) -> list[ArchiveYear]:
@@ -311,7 +305,7 @@ def archive_years(notes) -> list[ArchiveYear]:
         name = month_name(date.month)
         if not months or months[-1].name != name:
             months.append(ArchiveMonth(name))
-        title = note.title or _untitled(note.rendered_text) or note.slug
+        title = note.title or _untitled(note) or note.slug
         months[-1].entries.append(ArchiveEntry(title, note_path(note), date))
     return years
 
@@ -322,7 +316,9 @@ def archives_page(request, page: Page):
     notes = Note.objects.published().order_by("-date", "slug")
     # Sorting by the UTC instant then grouping by local date: a note written just after
     # midnight in its own offset lands in its own month, as Hugo groups it.
-    notes = notes.only("slug", "title", "date", "date_offset_minutes", "rendered_text")
+    notes = notes.only("slug", "title", "date", "date_offset_minutes").with_excerpt_source(
+        untitled_only=True
+    )
     meta = PageMeta(
         title=f"{page.title} | {site.title}",
         description=page.description or page.summary or site.description,

@@ -15,6 +15,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
+from django.db.models.functions import Left
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -192,7 +193,26 @@ class Status(models.TextChoices):
     PUBLISHED = "published", "Published"
 
 
-class NoteQuerySet(models.QuerySet):
+# How much of the card HTML an excerpt reads (notes.excerpts): far more than 70 words and their
+# formulas need, without loading the whole card of every long note a list or feed quotes.
+EXCERPT_SOURCE_CHARS = 64_000
+
+
+class RenderedQuerySet(models.QuerySet):
+    def with_excerpt_source(self, *, untitled_only: bool = False):
+        """Each row with `excerpt_source`, the start of its card HTML (notes.excerpts); with
+        `untitled_only`, only rows without a title get it (their opening words stand in)."""
+        source = Left("rendered_card_html", EXCERPT_SOURCE_CHARS)
+        if untitled_only:
+            source = models.Case(
+                models.When(title="", then=source),
+                default=models.Value(""),
+                output_field=models.TextField(),
+            )
+        return self.annotate(excerpt_source=source)
+
+
+class NoteQuerySet(RenderedQuerySet):
     def published(self, now: dt.datetime | None = None):
         """What readers see: published, due, and not empty (theme-spec §1.1)."""
         now = now or timezone.now()
@@ -262,8 +282,10 @@ class NoteQuerySet(models.QuerySet):
         return self.prefetch_related(_authorships())
 
     def for_entries(self):
-        """List entries (tags, authors): title, summary and date; no byline."""
-        return self.only("slug", "title", "summary", "rendered_text", "date", "date_offset_minutes")
+        """List entries (tags, authors): title, summary or excerpt, and date; no byline."""
+        return self.only(
+            "slug", "title", "summary", "date", "date_offset_minutes"
+        ).with_excerpt_source()
 
     def with_tag(self, tag):
         return self.filter(tags=tag)
@@ -719,7 +741,7 @@ class NoteRevision(models.Model):
         return f"{self.note} #{self.number} ({self.get_kind_display()})"
 
 
-class PageQuerySet(models.QuerySet):
+class PageQuerySet(RenderedQuerySet):
     def published(self):
         return self.filter(status=Status.PUBLISHED)
 

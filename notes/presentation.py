@@ -139,15 +139,6 @@ def share_links(note: Note, site: SiteSettings, url: str) -> list[ShareLink]:
     ]
 
 
-def summary_of(note, words: int = 70) -> tuple[str, bool]:
-    """The list summary: the front-matter summary, else the first words of the text (Hugo's
-    .Summary); and whether it was cut."""
-    if note.summary:
-        return note.summary, False
-    text = (note.rendered_text or "").split()
-    return " ".join(text[:words]), len(text) > words
-
-
 _HEADING = re.compile(r'<h([1-6]) id="([^"]+)">(.*?)</h\1>', re.S)
 
 

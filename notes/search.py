@@ -9,16 +9,17 @@
   description, +1 in the text; ordered by score, then date.
 
 Ranking looks only at ids and scores; the displayed page of results is then loaded with a
-fixed number of queries. Excerpts (~300 characters around the first match, whole words,
-`…` at the cuts) keep the formulas of the text: each one is typeset by KaTeX and never
-highlighted inside. Every piece of text is HTML-escaped before `<mark>` is added.
+fixed number of queries. What the database indexes is the note's text (Rendered.text): every
+word a reader sees, code and diagram sources included, references as their labels, formulas as
+their TeX, so a note is found by any of its words. Previews (notes.excerpts, ~300 characters
+around the first match outside a formula, whole words, `…` at the cuts) leave code, diagrams
+and algorithms out and show formulas as the note does (KaTeX's output), never highlighted
+inside. Every piece of text is HTML-escaped before `<mark>` is added.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import functools
-import html
 import re
 from dataclasses import dataclass, field
 
@@ -27,18 +28,21 @@ from django.db.models import Q
 from django.shortcuts import render
 from django.utils.safestring import SafeString, mark_safe
 
-from scidraft.markup import jsengine
+from scidraft.markup.excerpt import mark
 from scidraft.site.meta import PageMeta, absolute
 from scidraft.site.models import SiteSettings
 
+from .excerpts import excerpt_of
 from .feed import pagination_window
 from .models import Note, Page
 from .presentation import date_short
 
 MIN_QUERY_LENGTH = 2
-EXCERPT_LENGTH = 300
 MAX_QUERY_LENGTH = 200
 EXCLUDED_LAYOUTS = (Page.Layout.SEARCH, Page.Layout.ARCHIVES)
+# The search preview's lead: the summary, as the theme's (§3.5), then the description.
+SEARCH_LEAD = ("summary", "description")
+_NOTHING = re.compile(r"(?!)")
 
 # Sentinels for ts_headline: control characters that cannot occur in stored text.
 _START, _STOP, _FRAGMENT = "\x02", "\x03", "\x04"
@@ -205,89 +209,7 @@ def search_notes(query: str, *, language_code: str = "en") -> list[SearchHit]:
     return _fallback_hits(query)
 
 
-# --- Text with its formulas -------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Segment:
-    text: str
-    math: bool = False
-    display: bool = False
-
-
-_KATEX_START = re.compile(r'<span class="(katex-display|katex)"[^>]*>')
-_SPAN_TAG = re.compile(r"<span\b[^>]*>|</span>")
-_ANNOTATION = re.compile(r'<annotation encoding="application/x-tex">(.*?)</annotation>', re.S)
-_BLOCK = re.compile(
-    r"</?(?:p|div|li|ul|ol|h[1-6]|pre|table|tr|td|th|thead|tbody|blockquote|dl|dt|dd|"
-    r"figure|figcaption|section|article|aside|details|summary|nav|header|footer|br|hr)\b[^>]*>",
-    re.I,
-)
-_TAG = re.compile(r"<[^>]*>")
-_SPACES = re.compile(r"\s+")
-_MATH_MARK = "\x05"
-
-
-def _span_end(markup: str, start: int) -> int:
-    """Index just past the </span> closing the <span> that opens at `start`."""
-    depth = 0
-    for match in _SPAN_TAG.finditer(markup, start):
-        depth += -1 if match.group().startswith("</") else 1
-        if depth == 0:
-            return match.end()
-    return len(markup)
-
-
-@functools.lru_cache(maxsize=512)
-def segments_from_html(markup: str) -> tuple[Segment, ...]:
-    """Plain text of rendered HTML in which each KaTeX formula is its TeX source again."""
-    formulas: list[Segment] = []
-    pieces: list[str] = []
-    position = 0
-    while match := _KATEX_START.search(markup, position):
-        end = _span_end(markup, match.start())
-        annotation = _ANNOTATION.search(markup, match.start(), end)
-        pieces.append(markup[position : match.start()])
-        if annotation:
-            tex = html.unescape(annotation.group(1)).strip()
-            formulas.append(Segment(tex, math=True, display=match.group(1) == "katex-display"))
-            pieces.append(f" {_MATH_MARK} " if formulas[-1].display else _MATH_MARK)
-        position = end
-    pieces.append(markup[position:])
-    text = _BLOCK.sub(" ", "".join(pieces))
-    text = _SPACES.sub(" ", html.unescape(_TAG.sub("", text))).strip()
-    segments: list[Segment] = []
-    for index, part in enumerate(text.split(_MATH_MARK)):
-        if index:
-            segments.append(formulas[index - 1])
-        if part:
-            segments.append(Segment(part))
-    return tuple(segments)
-
-
-_DELIMITED = re.compile(
-    r"\$\$(?P<d1>.+?)\$\$|\\\[(?P<d2>.+?)\\\]|\\\((?P<i1>.+?)\\\)|(?<![\\$])\$(?P<i2>[^$\s](?:[^$]*?[^$\s])?)\$(?!\d)",
-    re.S,
-)
-
-
-def segments_from_text(text: str) -> tuple[Segment, ...]:
-    """A summary or description as written: `\\(..\\)`, `$..$`, `$$..$$`, `\\[..\\]` are math."""
-    segments: list[Segment] = []
-    position = 0
-    for match in _DELIMITED.finditer(text):
-        if match.start() > position:
-            segments.append(Segment(text[position : match.start()]))
-        display = match.group("d1") is not None or match.group("d2") is not None
-        tex = next(group for group in match.group("d1", "d2", "i1", "i2") if group is not None)
-        segments.append(Segment(tex.strip(), math=True, display=display))
-        position = match.end()
-    if position < len(text):
-        segments.append(Segment(text[position:]))
-    return tuple(segments)
-
-
-# --- Excerpts and highlighting ----------------------------------------------------------------
+# --- Highlighting ------------------------------------------------------------------------------
 
 
 def _pattern(terms: list[str], words: list[str]) -> re.Pattern | None:
@@ -301,110 +223,6 @@ def _pattern(terms: list[str], words: list[str]) -> re.Pattern | None:
         rf"\b{re.escape(text)}\b" if whole else re.escape(text) for text, whole in alternatives
     ]
     return re.compile("|".join(parts), re.I)
-
-
-def highlight(text: str, pattern: re.Pattern | None) -> str:
-    """Escaped text with <mark class="search-highlight"> around every match."""
-    if pattern is None:
-        return html.escape(text)
-    out: list[str] = []
-    position = 0
-    for match in pattern.finditer(text):
-        if match.end() == match.start():
-            continue
-        out.append(html.escape(text[position : match.start()]))
-        out.append(f'<mark class="search-highlight">{html.escape(match.group())}</mark>')
-        position = match.end()
-    out.append(html.escape(text[position:]))
-    return "".join(out)
-
-
-def typeset(segment: Segment) -> str:
-    try:
-        # Excerpts are one paragraph: display formulas are set inline.
-        return jsengine.render_tex(segment.text, display=False)
-    except jsengine.JSError:
-        opener, closer = ("$$", "$$") if segment.display else ("\\(", "\\)")
-        return f'<code class="math-source">{html.escape(opener + segment.text + closer)}</code>'
-
-
-def _first_match(segments: tuple[Segment, ...], pattern: re.Pattern | None) -> int | None:
-    """Offset of the first match outside formulas, counted over the whole text."""
-    if pattern is None:
-        return None
-    offset = 0
-    for segment in segments:
-        if not segment.math and (match := pattern.search(segment.text)):
-            return offset + match.start()
-        offset += len(segment.text)
-    return None
-
-
-def _cut_start(text: str, index: int) -> int:
-    """Move a cut forward to the start of a word."""
-    if index <= 0:
-        return 0
-    if text[index - 1].isspace():
-        return index
-    space = re.compile(r"\s").search(text, index)
-    return space.end() if space else len(text)
-
-
-def _cut_end(text: str, index: int) -> int:
-    """Move a cut back to the end of a word."""
-    if index >= len(text):
-        return len(text)
-    if text[index].isspace():
-        return index
-    space = text.rfind(" ", 0, index)
-    return space if space > 0 else index
-
-
-def excerpt(
-    segments: tuple[Segment, ...],
-    pattern: re.Pattern | None,
-    length: int = EXCERPT_LENGTH,
-    *,
-    center: bool = True,
-) -> tuple[str, bool]:
-    """~`length` characters around the first match (or from the start), whole words and
-    whole formulas, `…` where cut. Returns the HTML and whether it contains a formula."""
-    total = sum(len(segment.text) for segment in segments)
-    hit = _first_match(segments, pattern) if center else None
-    start = max(0, (hit or 0) - length // 3) if hit is not None else 0
-    start = min(start, max(0, total - length))
-    end = start + length
-    out: list[str] = []
-    has_math = False
-    offset = 0
-    for segment in segments:
-        seg_start, seg_end = offset, offset + len(segment.text)
-        offset = seg_end
-        if seg_end <= start or seg_start >= end:
-            continue
-        if segment.math:
-            if seg_start < start or seg_end > end + length // 3:
-                continue  # a formula is shown whole or not at all
-            out.append(typeset(segment))
-            has_math = True
-            continue
-        text = segment.text
-        piece_start = max(start, seg_start) - seg_start
-        piece_end = min(end, seg_end) - seg_start
-        if piece_start > 0:
-            piece_start = _cut_start(text, piece_start)
-        if piece_end < len(text):
-            piece_end = _cut_end(text, piece_end)
-        if piece_end > piece_start:
-            out.append(highlight(text[piece_start:piece_end], pattern))
-    body = "".join(out).strip()
-    if not body:
-        return "", False
-    if start > 0:
-        body = "… " + body
-    if end < total:
-        body += " …"
-    return body, has_math
 
 
 # --- Results ----------------------------------------------------------------------------------
@@ -489,17 +307,11 @@ def load_results(
 
 def _result(kind: str, item, pattern: re.Pattern | None) -> SearchResult:
     title = item.title or item.slug
-    body = segments_from_html(item.rendered_html) or segments_from_text(item.rendered_text)
-    preview, has_math = "", False
-    if _first_match(body, pattern) is not None:
-        preview, has_math = excerpt(body, pattern)
-    else:
-        for lead in (item.summary, item.description):
-            if lead.strip():
-                preview, has_math = excerpt(segments_from_text(lead.strip()), pattern)
-                break
-        else:
-            preview, has_math = excerpt(body, pattern, center=False)
+    # The passage around the first match outside a formula, else the summary (the theme's
+    # preview), else the note's opening. `.` never matches a query: a query of only negated
+    # words still gets a preview.
+    found = excerpt_of(item, lead=SEARCH_LEAD, around=pattern or _NOTHING)
+    preview = found.html(highlight=pattern)
     if kind == "note":
         url = f"/notes/{item.slug}/"
         date = item.local_date
@@ -511,12 +323,13 @@ def _result(kind: str, item, pattern: re.Pattern | None) -> SearchResult:
     return SearchResult(
         kind=kind,
         title=title,
-        title_html=mark_safe(highlight(title, pattern)),  # noqa: S308 - escaped by highlight
+        title_html=mark_safe(mark(title, pattern)),  # noqa: S308 - escaped by mark
         url=url,
-        excerpt_html=mark_safe(preview),  # noqa: S308 - escaped pieces and KaTeX output
+        # Trusted: escaped text, marks and KaTeX output, cleaned by the excerpt allowlist.
+        excerpt_html=mark_safe(preview),  # noqa: S308
         date=date,
         tags=tags,
-        has_math=has_math,
+        has_math=found.has_math,
     )
 
 

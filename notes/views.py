@@ -20,6 +20,7 @@ from scidraft.site.snapshot import PerGeneration, site_settings
 
 from . import feed as feed_math
 from .citing import citable_work, cited_entries, work_csl_json, work_reference_html
+from .excerpts import DESCRIPTION, META_WORDS, excerpt_of
 from .identity import identity_for
 from .models import Author, Note, Page, Tag, card_prefetches, prefetch_cards
 from .navigation import older_and_newer, recommendation_candidates
@@ -30,7 +31,6 @@ from .presentation import (
     date_long,
     date_note_page,
     share_links,
-    summary_of,
 )
 from .rendering import RENDERED_FIELDS, render_page, stale_references
 from .services import note_render_store
@@ -154,9 +154,10 @@ def note_detail(request, slug: str):
     identity = identity_for(note, site)
     work = citable_work(request, note)
     tags = list(note.tags.all())
+    description = excerpt_of(note, lead=DESCRIPTION, words=META_WORDS).text()
     meta = PageMeta(
         title=f"{note.title or note.slug} | {site.title}",
-        description=note.description or note.summary or summary_of(note, 30)[0],
+        description=description,
         keywords=note.keywords or [tag.name for tag in tags],
         canonical=note.canonical_url or url,
         noindex=note.robots_noindex,
@@ -167,7 +168,7 @@ def note_detail(request, slug: str):
         modified=note.updated_at,
         tags=[tag.name for tag in tags],
         scholar=_scholar_tags(note, identity, site, url),
-        json_ld=_json_ld(note, identity, site, url, tags),
+        json_ld=_json_ld(note, identity, site, url, tags, description),
     )
     return render(
         request,
@@ -224,13 +225,13 @@ def _scholar_tags(note: Note, identity, site: SiteSettings, url: str) -> list[tu
     return tags
 
 
-def _json_ld(note: Note, identity, site: SiteSettings, url: str, tags) -> dict:
+def _json_ld(note: Note, identity, site: SiteSettings, url: str, tags, description: str) -> dict:
     return {
         "@context": "https://schema.org",
         "@type": "ScholarlyArticle",
         "headline": note.title or note.slug,
         "name": note.title or note.slug,
-        "description": note.description or note.summary,
+        "description": description,
         "author": [{"@type": "Person", "name": author.name} for author in identity.authors],
         "datePublished": note.local_date.isoformat(),
         "dateModified": note.updated_at.isoformat(),
@@ -244,12 +245,16 @@ def _json_ld(note: Note, identity, site: SiteSettings, url: str, tags) -> dict:
 
 
 def _entries(notes) -> list[dict]:
+    """Tag and author list entries: the plain summary of theme-spec §3.4, its formulas typeset,
+    and `...` when the card's opening words were cut."""
     entries = []
     for note in notes:
-        summary, cut = summary_of(note)
+        summary = excerpt_of(note)
         entries.append(
-            {"note": note, "summary": summary, "cut": cut, "date": date_long(note.local_date),
-             "url": f"/notes/{note.slug}/"}
+            # Trusted: escaped text and KaTeX output, cleaned by the excerpt allowlist.
+            {"note": note, "summary": mark_safe(summary.html(ellipsis="")),  # noqa: S308
+             "cut": summary.cut_after, "has_math": summary.has_math,
+             "date": date_long(note.local_date), "url": f"/notes/{note.slug}/"}
         )  # fmt: skip
     return entries
 
@@ -271,14 +276,14 @@ def _entry_list(request, template: str, notes, base: str, page, meta: PageMeta, 
     pages, offset = _paginate(notes.count(), site.pager_size, page)
     meta.title = meta.title + f" | {site.title}"
     meta.canonical = absolute(request, site, _page_url(base, page))
+    entries = _entries(notes.in_feed_order().for_entries()[offset : offset + site.pager_size])
     return render(
         request,
         template,
         {
             **context,
-            "entries": _entries(
-                notes.in_feed_order().for_entries()[offset : offset + site.pager_size]
-            ),
+            "entries": entries,
+            "assets": {"math": any(entry["has_math"] for entry in entries)},
             "pagination": _pagination(base, page, pages),
             "meta": meta,
             "body_class": "list",
@@ -349,7 +354,7 @@ def page_detail(request, slug: str):
 
     meta = PageMeta(
         title=f"{page.title} | {site.title}",
-        description=page.description or page.summary,
+        description=excerpt_of(page, lead=DESCRIPTION, words=META_WORDS).text(),
         keywords=page.keywords,
         canonical=page.canonical_url or absolute(request, site, f"/{page.slug}/"),
         noindex=page.robots_noindex,

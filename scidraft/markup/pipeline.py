@@ -32,6 +32,8 @@ _BLOCK_TAGS = re.compile(
     re.I,
 )
 _WORD = re.compile(r"\w[\w'’-]*", re.UNICODE)
+# Placeholders whose text is only known once filled: what readers see is their HTML's text.
+_LABELLED = frozenset({"cite", "ref", "environment-open"})
 
 
 @dataclass
@@ -62,12 +64,26 @@ def _unescape(text: str) -> str:
 
 
 def _plain_text(markup: str, stash: Stash) -> str:
-    """Text for search and word counts: inline markup joins its neighbours (`H<sub>2</sub>O`
-    is one word), block elements and block placeholders separate."""
+    """Text for search and word counts, from the sanitised HTML once `fill` has resolved its
+    placeholders: inline markup joins its neighbours (`H<sub>2</sub>O` is one word), block
+    elements and block placeholders separate. Each placeholder reads as readers see it:
+    references and citations as their labels (`Lemma 2`, `[3]`), an environment with its
+    heading, a formula as its TeX between `\\(…\\)` or `\\[…\\]`, code and diagrams as written."""
 
-    def token(match: re.Match) -> str:
+    def token(match: re.Match, depth: int = 0) -> str:
         item = stash.item(int(match.group(1)))
-        return f" {item.text} " if item.block else item.text
+        text = stand_in(item, depth)
+        return f" {text} " if item.block else text
+
+    def stand_in(item, depth: int) -> str:
+        if item.kind == "math":
+            if (item.html or "").startswith('<span class="math-display"'):
+                return f"\\[{item.text}\\]"
+            return f"\\({item.text}\\)"
+        if item.kind in _LABELLED and item.html and depth < 8:
+            inner = TOKEN.sub(lambda match: token(match, depth + 1), item.html)
+            return _unescape(_TAGS.sub("", _BLOCK_TAGS.sub(" ", inner)))
+        return item.text
 
     markup = TOKEN.sub(token, markup)
     markup = _BLOCK_TAGS.sub(" ", markup)
@@ -95,6 +111,7 @@ def _render_body(
     stash = Stash()
     counters: dict[str, int] = {}
     text = code.protect_code(source, stash, warnings, counters)
+    text = shortcodes.summary_divider(text, stash)
     text = shortcodes.process(text, stash, context, warnings, shortcodes.ShortcodeState())
     math_state = MathState()
     text = protect_math(text, stash, math_state, warnings)
@@ -118,7 +135,6 @@ def _render_body(
     warnings.extend(_nesting_warning(limit, text) for limit in limited)
     markup = sanitise.external_links(markup)
     toc = sanitise.clean_author_html(converted.toc)
-    plain = _plain_text(markup, stash)
 
     labels = dict(env_state.labels)
     for label, value in math_state.labels.items():
@@ -137,6 +153,7 @@ def _render_body(
             )
 
     references: dict[str, dict | None] = {}
+    sanitised = markup
     markup, lists = fill.fill(
         markup,
         stash,
@@ -147,6 +164,7 @@ def _render_body(
         card_bibs=card_bibs,
         references=references,
     )
+    plain = _plain_text(sanitised, stash)
     # The TOC repeats headings: their math and code, not their citation markers.
     for item in stash.items:
         if item.kind in {"cite", "ref"}:

@@ -529,6 +529,63 @@ def clean_fragment(html: str) -> str:
     )
 
 
+# Excerpts (excerpt.py): escaped text, search marks and KaTeX's output copied from a stored
+# render. Already safe by where it comes from; cleaned again so that an excerpt can carry no
+# more than that (no links, no images, no author HTML), whatever the render held.
+_MATHML = _names(
+    "math semantics annotation mrow mi mn mo ms mtext mspace msub msup msubsup mfrac msqrt "
+    "mroot mover munder munderover mtable mtr mtd mlabeledtr mstyle mpadded mphantom menclose "
+    "merror"
+)
+_EXCERPT_TAGS = _MATHML | {"span", "mark", "code", "svg", "path", "line"}
+_EXCERPT_ATTRIBUTES = {
+    "span": {"class", "style", "aria-hidden"},
+    "mark": {"class"},
+    "code": {"class"},
+    "math": {"xmlns", "display"},
+    "annotation": {"encoding"},
+    "svg": {"xmlns", "width", "height", "viewBox", "preserveAspectRatio", "style"},
+    "path": {"d"},
+    "line": {"x1", "x2", "y1", "y2", "stroke-width"},
+    "mi": {"mathvariant"},
+    "mn": {"mathvariant"},
+    "mtext": {"mathvariant"},
+    "mo": {"stretchy", "fence", "lspace", "rspace", "minsize", "maxsize", "separator",
+           "movablelimits", "form", "mathvariant"},
+    "mstyle": {"displaystyle", "scriptlevel", "mathcolor", "mathsize", "mathbackground"},
+    "mtable": {"columnalign", "columnspacing", "rowspacing", "columnlines", "rowlines", "frame",
+               "framespacing", "width"},
+    "mtd": {"width", "columnalign"},
+    "mover": {"accent"},
+    "munder": {"accentunder"},
+    "mspace": {"width"},
+    "mpadded": {"width", "height", "depth", "lspace", "voffset"},
+    "menclose": {"notation"},
+    "mfrac": {"linethickness"},
+}  # fmt: skip
+# What KaTeX writes in style attributes: boxes, offsets and \color.
+_KATEX_STYLE = _names(
+    "height width min-width max-width vertical-align top bottom left right position "
+    "margin-left margin-right margin-top margin-bottom padding-left padding-right "
+    "padding-top padding-bottom border-bottom-width border-top-width border-right-width "
+    "border-left-width border-style border-color border-width color background-color "
+    "text-indent"
+)
+
+
+def clean_excerpt_html(html: str) -> str:
+    """An excerpt through its allowlist: text, `<mark>`, `<code>` and KaTeX's output."""
+    return nh3.clean(
+        html,
+        tags=_EXCERPT_TAGS,
+        attributes=_EXCERPT_ATTRIBUTES,
+        url_schemes=set(),
+        link_rel=None,
+        strip_comments=True,
+        filter_style_properties=_KATEX_STYLE,
+    )
+
+
 # nh3's output quotes every attribute value with " and escapes ", < and > inside values, so a
 # start tag ends at the first > and attributes split reliably.
 _ANCHOR = re.compile(r"<a(\s[^>]*)?>")

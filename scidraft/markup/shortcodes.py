@@ -432,6 +432,20 @@ def process(
 
 
 _PREVIEW = re.compile(r"\{\{[<%]\s*(/?)\s*preview\s*[>%]\}\}")
+_DIVIDER = re.compile(r"^[ \t]*<!--more-->[ \t]*$", re.M)
+
+
+def summary_divider(text: str, stash: Stash) -> str:
+    """Hugo's summary divider, a `<!--more-->` line (the first; code examples do not count):
+    kept in the HTML as the comment it is, where excerpts stop (excerpt.py), since the
+    sanitiser removes comments. Readers see nothing of it."""
+    if "<!--more-->" not in text:
+        return text
+    return _DIVIDER.sub(
+        lambda match: stash.add("<!--more-->", block=True, kind="more", original=match.group()),
+        text,
+        count=1,
+    )
 
 
 def preview_regions(source: str) -> list[str]:

@@ -111,16 +111,34 @@ def test_text_and_word_count():
     """`text` is the visible prose without markup or placeholders; word_count counts its words."""
     source = "# Heading\n\nHello *brave* new **world**, with `code` and $x$.\n\n- one\n- two\n"
     rendered = render(source)
-    assert rendered.text == "Heading Hello brave new world, with code and x. one two"
+    assert rendered.text == "Heading Hello brave new world, with code and \\(x\\). one two"
     assert "<" not in rendered.text and "*" not in rendered.text
     assert not any("\ue000" <= char <= "\ue002" for char in rendered.text)
     assert rendered.word_count == 11
 
 
 def test_text_of_math_is_its_tex_not_katex_markup():
-    """Math contributes its TeX once to `text`, not KaTeX's duplicated MathML/HTML text."""
-    rendered = render("Value $a+b$ here.")
-    assert rendered.text == "Value a+b here."
+    """Math contributes its TeX once to `text`, between `\\(…\\)` or `\\[…\\]` as in the
+    theme's index (Hugo's .Plain keeps the delimiters), not KaTeX's duplicated MathML/HTML."""
+    rendered = render("Value $a+b$ here.\n\n$$c^2$$")
+    assert rendered.text == "Value \\(a+b\\) here. \\[c^2\\]"
+
+
+def test_text_reads_references_and_citations_as_their_labels():
+    """`\\ref`, `\\eqref`, `\\cite` and an environment's heading read in `text` as readers see
+    them (the text once said "By and , summation" with the labels left out)."""
+    from .test_citations import FakeBibliography
+
+    bib = FakeBibliography("/bib/r.bib", ["vaswani"])
+    source = (
+        "By \\ref{lem-a} and \\cite{vaswani}, see \\eqref{eq:x}.\n\n"
+        ":::lemma[Shift]{#lem-a}\nBody.\n:::\n\n"
+        "$$\ny = 1 \\label{eq:x}\n$$\n\n"
+        '{{< references bib="bib/r.bib" >}}\n'
+    )
+    rendered = render(source, RenderContext(resolve_bibliography={"bib/r.bib": bib}.get))
+    assert "[1]" in rendered.html
+    assert rendered.text.startswith("By Lemma 1 and [1], see (1). Lemma 1 (Shift). Body.")
 
 
 def test_warnings_sorted_by_line():

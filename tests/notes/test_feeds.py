@@ -236,3 +236,39 @@ def test_constant_queries(client, demo_loaded, django_assert_max_num_queries, pa
         response = client.get(path)
     assert response.status_code == 200
     assert f"{BASE}/notes/extra-0/" in response.text
+
+
+# --- Excerpts (issue 19): what the feeds quote of a note ----------------------------------------
+
+
+def test_rss_description_is_the_rendered_excerpt(client, db):
+    """Without a description or summary, an RSS item's description is the note's opening as
+    HTML: references and citations as labels, formulas as KaTeX typeset them, no diagram, code
+    or algorithm (it once showed raw TeX and "By and , summation")."""
+    from tests.notes.test_excerpts import LEFT_OUT, excerpt_note
+
+    excerpt_note()
+    item = next(i for i in _rss(client).findall("item") if i.findtext("title") == "Excerpt Note")
+    description = item.findtext("description")
+    assert description.startswith('By Lemma 1 and [1], the sum <span class="katex">')
+    assert description.count('<span class="katex">') == 3
+    assert "Closing words after the blocks." in description
+    assert not any(text in description for text in LEFT_OUT)
+    assert "$" not in description.split("<annotation")[0]
+
+
+def test_index_json_summary_is_plain_text_with_tex(client, db):
+    """index.json's summary is plain text: labels kept, formulas as TeX between delimiters,
+    no markup, nothing from the diagram, code or algorithm."""
+    from tests.notes.test_excerpts import LEFT_OUT, excerpt_note
+
+    excerpt_note()
+    entries = json.loads(client.get("/index.json").content)
+    entry = next(e for e in entries if e["title"] == "Excerpt Note")
+    summary = entry["summary"]
+    assert summary.startswith("By Lemma 1 and [1], the sum \\(\\sum_i x_i\\) is unchanged.")
+    assert "\\[\\mathrm{softmax}(x + c) = \\mathrm{softmax}(x)" in summary
+    assert "<" not in summary and not any(text in summary for text in LEFT_OUT)
+    # `content` is the note's searchable text (Rendered.text): every word, labels included.
+    assert entry["content"].startswith("By Lemma 1 and [1], the sum \\(\\sum_i x_i\\)")
+    assert "codeword" in entry["content"]

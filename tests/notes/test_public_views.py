@@ -941,6 +941,36 @@ def test_tag_entry_summary_is_cut_with_an_ellipsis(client, db):
     assert content.startswith("word0 word1") and content.endswith("...")
 
 
+def test_tag_entry_shows_typeset_math_and_labels(client, db):
+    """A tag entry quotes the note's opening with its formulas typeset (the page links KaTeX's
+    stylesheet) and its references as labels; no diagram, code or algorithm text."""
+    from tests.notes.test_excerpts import LEFT_OUT, excerpt_note
+
+    excerpt_note()
+    page = get(client, "/tags/excerpts/").content.decode()
+    entry = page.split('<div class="entry-content"><p>')[1].split("</p></div>")[0]
+    assert entry.startswith('By Lemma 1 and [1], the sum <span class="katex">')
+    assert "katex.min.css" in page
+    assert not any(text in entry for text in LEFT_OUT)
+    assert "<a " not in entry
+
+
+def test_meta_descriptions_quote_the_rendered_opening(client, db):
+    """Without a description or summary, the meta, OpenGraph, Twitter and JSON-LD descriptions
+    are the note's first 30 words as plain text: labels kept, TeX between delimiters."""
+    from tests.notes.test_excerpts import LEFT_OUT, excerpt_note
+
+    excerpt_note()
+    tree = html(client, "/notes/excerpt-note/")
+    (description,) = meta(tree, "description")
+    assert description.startswith("By Lemma 1 and [1], the sum \\(\\sum_i x_i\\) is unchanged.")
+    assert meta(tree, "og:description") == [description]
+    assert meta(tree, "twitter:description") == [description]
+    data = json.loads(tree.one("script[type=application/ld+json]").raw_text)
+    assert data["description"] == description
+    assert not any(text in description for text in LEFT_OUT)
+
+
 # --- Standalone pages -------------------------------------------------------------------------
 
 

@@ -16,6 +16,7 @@ from django.utils import timezone
 from notes import search
 from notes.models import Note, Page, Status
 from notes.services import note_render_store
+from scidraft.markup import excerpt
 from scidraft.site.models import SiteSettings
 
 pytestmark = pytest.mark.django_db
@@ -137,9 +138,10 @@ def test_excerpt_typesets_math(client, demo_loaded):
 
 def test_excerpt_math_in_summary_source():
     """`$..$` and `\\(..\\)` in a summary are typeset; a bad formula stays as escaped source."""
-    segments = search.segments_from_text(r"Rate \(|\lambda_2|\) and $x<y$ and \(\frac{\)")
-    html_out, has_math = search.excerpt(segments, None)
-    assert has_math and html_out.count('class="katex"') == 2
+    segments = excerpt.segments_from_text(r"Rate \(|\lambda_2|\) and $x<y$ and \(\frac{\)")
+    found = excerpt.Excerpt(segments)
+    html_out = found.html()
+    assert found.has_math and html_out.count('class="katex"') == 2
     assert "\\frac{" in html.unescape(html_out)
     assert "<y" not in html_out.replace("&lt;y", "")
 
@@ -230,3 +232,32 @@ def test_constant_queries(client, demo_loaded, django_assert_max_num_queries):
     with django_assert_max_num_queries(11):
         response = client.get("/search/", {"q": "matrix", "page": 3})
     assert response.status_code == 200 and len(_items(response)) == 8
+
+
+def test_preview_leaves_out_blocks_and_keeps_labels(client, db):
+    """A search preview shows the passage around the match with references as labels and
+    formulas typeset, never a diagram's, code's or algorithm's text, and never marks inside a
+    formula (`sum` is in `\\sum`)."""
+    from tests.notes.test_excerpts import LEFT_OUT, excerpt_note, search_page
+
+    excerpt_note()
+    search_page()
+    item = _items(client.get("/search/", {"q": "sum"}))[0]
+    preview = item.split('<div class="search-preview">')[1].split("</div>")[0]
+    assert preview.startswith('By Lemma 1 and [1], the <mark class="search-highlight">sum</mark>')
+    assert preview.count("search-highlight") == 1
+    assert preview.count('<span class="katex">') == 3
+    assert not any(text in preview for text in LEFT_OUT)
+
+
+def test_words_only_in_code_are_still_found(client, db):
+    """Full-text search indexes every word of the note, code included, though previews leave
+    code out: a note is found by a word of its code block and shows its opening."""
+    from tests.notes.test_excerpts import excerpt_note, search_page
+
+    excerpt_note()
+    search_page()
+    assert _slugs("codeword") == ["excerpt-note"]
+    item = _items(client.get("/search/", {"q": "codeword"}))[0]
+    preview = item.split('<div class="search-preview">')[1].split("</div>")[0]
+    assert preview.startswith("By Lemma 1 and [1]") and "codeword" not in preview

@@ -1,0 +1,65 @@
+"""What a feed, a list, a search result or a page's meta quotes of a note or a page.
+
+One rule (theme-spec §1.1, §3.4, §3.5, §3.8), in `excerpt_of`: the text the author wrote for
+it wins (the description where the theme prefers it, then the summary), whole; otherwise the
+opening words of the card, read by the engine from the stored render
+(scidraft.markup.excerpt): references as their labels, formulas whole, no diagrams, code or
+algorithms. Search asks for the passage around a match first.
+
+Callers choose the form: `.text()` for plain text (index.json, meta and OpenGraph
+descriptions: TeX between `\\(…\\)`), `.html()` where HTML is shown (RSS descriptions, tag and
+author pages, search results: KaTeX's output).
+"""
+
+from __future__ import annotations
+
+import re
+
+from scidraft.markup import excerpt as engine
+
+from .models import EXCERPT_SOURCE_CHARS
+
+SUMMARY_WORDS = engine.SUMMARY_WORDS  # Hugo's .Summary
+META_WORDS = 30  # a meta description search engines show whole
+SEARCH_CHARS = 300  # the theme's search preview (§3.5)
+
+SUMMARY = ("summary",)
+DESCRIPTION = ("description", "summary")
+
+
+def _card(item) -> str:
+    """The card HTML an excerpt reads: the `excerpt_source` prefix a list loaded
+    (RenderedQuerySet.with_excerpt_source), else the whole card."""
+    source = getattr(item, "excerpt_source", None)
+    if source is None:
+        return item.rendered_card_html or ""
+    # A prefix may end inside a tag: that tag is dropped, the elements it cut are closed by
+    # the excerpt's allowlist.
+    return source[: source.rfind("<")] if len(source) >= EXCERPT_SOURCE_CHARS else source
+
+
+def excerpt_of(
+    item,
+    *,
+    lead: tuple[str, ...] = SUMMARY,
+    words: int = SUMMARY_WORDS,
+    around: re.Pattern | None = None,
+) -> engine.Excerpt:
+    """What to quote of a note or page: the first of the `lead` fields the author wrote, whole,
+    else the first `words` words of the card. With `around` (search), the passage of the whole
+    note around the first match comes first, and every excerpt is about SEARCH_CHARS long."""
+    if around is not None:
+        body = engine.segments_from_html(item.rendered_html or "")
+        found = engine.excerpt(body, chars=SEARCH_CHARS, around=around)
+        if found.matched:
+            return found
+    for name in lead:
+        written = (getattr(item, name, "") or "").strip()
+        if written:
+            segments = engine.segments_from_text(written)
+            if around is None:
+                return engine.Excerpt(segments)
+            return engine.excerpt(segments, chars=SEARCH_CHARS, around=around)
+    if around is not None:
+        return engine.excerpt(body, chars=SEARCH_CHARS)
+    return engine.excerpt(engine.segments_from_html(_card(item), words + 1), words=words)

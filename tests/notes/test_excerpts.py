@@ -1,0 +1,142 @@
+"""notes.excerpts: one rule for what every page quotes of a note, and every quote inert.
+
+`excerpt_note` is the note the feed, search, tag-page and meta tests quote: inline and display
+math, a \\ref to a lemma, a \\cite, a Mermaid diagram, a code block and a pseudo-algorithm.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+from django.utils import timezone
+
+from bibliography.services import bibfile_import
+from hugosite.loading import note_import, page_import
+from hugosite.reading import NoteSource, PageSource
+from notes.excerpts import DESCRIPTION, excerpt_of
+from notes.models import Note
+from scidraft.site.models import SiteSettings
+from tests.markup.test_sanitise import BODY_PAYLOADS, violations
+
+pytestmark = pytest.mark.django_db
+
+BODY = """By \\ref{lem-shift} and \\cite{vaswani2017}, the sum $\\sum_i x_i$ is unchanged.
+
+:::lemma[Shift invariance]{#lem-shift}
+Adding $c$ to every logit changes nothing:
+$$
+\\mathrm{softmax}(x + c) = \\mathrm{softmax}(x) \\label{eq:shift}
+$$
+:::
+
+```mermaid
+graph LR; Mermaidnode-->Othernode
+```
+
+```python
+def codeword(): return 1
+```
+
+```pseudo-algorithm
+\\begin{algorithm}
+\\caption{Algoword}
+\\begin{algorithmic}
+\\STATE $y \\gets 1$
+\\end{algorithmic}
+\\end{algorithm}
+```
+
+Closing words after the blocks.
+
+{{< references bib="bib/excerpt.bib" >}}
+"""
+BIB = "@article{vaswani2017, title={Attention}, author={Vaswani, Ashish}, year={2017}}"
+# What no excerpt may show: diagram, code and algorithm text, raw commands.
+LEFT_OUT = ("Mermaidnode", "codeword", "Algoword", "\\cite", "\\ref", "\\label")
+
+
+def excerpt_note(slug: str = "excerpt-note", body: str = BODY, **fields) -> Note:
+    """The note every excerpt test quotes, published yesterday and tagged `Excerpts`."""
+    bibfile_import(name="bib/excerpt.bib", raw=BIB)
+    fields.setdefault("title", "Excerpt Note")
+    fields.setdefault("tags", ["Excerpts"])
+    note, _ = note_import(
+        source=NoteSource(
+            path=f"content/notes/{slug}.md",
+            slug=slug,
+            body=body,
+            date=timezone.now() - dt.timedelta(days=1),
+            **fields,
+        )
+    )
+    return note
+
+
+def search_page() -> None:
+    """The standalone page that serves /search/ (layout "search")."""
+    page_import(
+        source=PageSource(path="content/search.md", slug="search", body="", title="Search",
+                          layout="search")
+    )  # fmt: skip
+
+
+def test_written_description_and_summary_win():
+    """A description (where the theme prefers it) or a summary is quoted whole, as written;
+    without them the card's opening words are."""
+    note = excerpt_note(summary="A summary with $x^2$.", description="The description.")
+    assert excerpt_of(note).text() == "A summary with \\(x^2\\)."
+    assert excerpt_of(note, lead=DESCRIPTION).text() == "The description."
+    note.summary = note.description = ""
+    assert excerpt_of(note).text().startswith("By Lemma 1 and [1], the sum \\(\\sum_i x_i\\)")
+
+
+def test_author_date_citations_keep_their_label():
+    """In an author–date style the citation reads as the style prints it."""
+    site = SiteSettings.objects.current()
+    site.citation_style = "apa"
+    site.save()
+    text = excerpt_of(excerpt_note()).text()
+    assert text.startswith("By Lemma 1 and (Vaswani, 2017), the sum")
+
+
+def test_excerpt_reads_a_bounded_prefix_of_the_card():
+    """Lists read `excerpt_source`, the start of the card: the excerpt is the same as from
+    the whole card."""
+    note = excerpt_note()
+    listed = Note.objects.with_excerpt_source().get(pk=note.pk)
+    assert listed.excerpt_source == note.rendered_card_html  # shorter than the prefix
+    assert excerpt_of(listed).text() == excerpt_of(note).text()
+
+
+PAYLOADS = "\n\n".join(payload for _, payload in BODY_PAYLOADS)
+
+
+def test_payloads_stay_inert_in_every_quote(client):
+    """The XSS corpus at the start of a note: the RSS description, the tag page, the search
+    preview, index.json and the note's meta carry nothing that runs."""
+    body = f"Quuxword opens.\n\n{PAYLOADS}"
+    excerpt_note("payloads", body, tags=["Payloads"], title="Payloads")
+    search_page()
+    for note in Note.objects.filter(slug="payloads"):
+        for lead in ((), DESCRIPTION):
+            quoted = excerpt_of(note, lead=lead, words=10_000)
+            assert not violations(quoted.html()), quoted.html()
+    rss = ET.fromstring(client.get("/index.xml").content)  # noqa: S314 - our own output
+    for item in rss.iter("item"):
+        assert not violations(item.findtext("description")), item.findtext("description")
+    tag_page = client.get("/tags/payloads/").content.decode()
+    entry = tag_page.split('<div class="entry-content">')[1].split("</div>")[0]
+    assert not violations(entry) and "<a " not in entry and "<img" not in entry
+    search = client.get("/search/", {"q": "quuxword"}).content.decode()
+    preview = search.split('<div class="search-preview">')[1].split("</div>")[0]
+    assert not violations(preview) and "<a " not in preview and "<img" not in preview
+    index = json.loads(client.get("/index.json").content)
+    summary = next(entry["summary"] for entry in index if entry["title"] == "Payloads")
+    assert summary.startswith("Quuxword opens.")
+    page = client.get("/notes/payloads/").content.decode()
+    head = page.split("</head>")[0]
+    assert not re.search(r"<(?:script|img|iframe|svg)\b(?![^>]*(?:src=\"/static|ld\+json))", head)
