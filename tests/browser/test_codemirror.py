@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 from notes.models import Note, NoteRevision
 from tests.browser.editing import BODY, body_has_focus, body_text, editor_note, place_cursor
@@ -172,6 +173,11 @@ def test_environment_shortcode_and_math_completion(open_editor):
     page.keyboard.press("Control+a")
     page.keyboard.type("{{< ref")
     assert "{{< references" in _completions(page)
+    # Enter takes the selected option: wait until the list is the one filtered by "ref" (on a
+    # busy machine the list for "{{<" may still be showing, or be refreshing).
+    expect(
+        page.locator(".cm-tooltip-autocomplete li[aria-selected] .cm-completionLabel")
+    ).to_have_text("{{< references")
     page.keyboard.press("Enter")
     assert body_text(page).startswith('{{< references bib="')
     page.keyboard.press("Control+a")
