@@ -22,6 +22,10 @@ could hold the canonical URL stale for max-age). Pages keyed by query parameters
 results: any text, one entry per distinct search) are kept only in each process's memory,
 within SCIDRAFT_PAGE_QUERY_LOCAL_BYTES, never in the shared cache: a flood of random searches
 costs renders, not Redis memory.
+
+A page is stored with its body compressed once in brotli and gzip, and each reader is sent the
+encoding they accept, with that encoding's ETag and `Vary: Accept-Encoding`
+(scidraft.site.compression, which also argues why no stored page is open to BREACH).
 """
 
 from __future__ import annotations
