@@ -30,8 +30,6 @@ SHOWN = (
 # Everything measured in one pass over the page. Pixels: a box may overhang by KaTeX's 2 px
 # Safari strut (.vlist-s), which draws nothing.
 MEASURE = """(selector) => {
-  const body = document.querySelector('.note-body');
-  const edge = body.getBoundingClientRect().right + 3;
   const scrolls = (el) => ['auto', 'scroll'].includes(getComputedStyle(el).overflowX);
   const name = (el) => el.tagName.toLowerCase() + '.' + (el.getAttribute('class') || '')
     .split(' ').slice(0, 2).join('.');
@@ -44,6 +42,8 @@ MEASURE = """(selector) => {
     pageWidth: document.documentElement.scrollWidth, viewport: innerWidth,
     clipped: [], wide: [], narrow: 0, tags: 0, overlaps: [],
   };
+  for (const body of document.querySelectorAll('.note-body')) {
+  const edge = body.getBoundingClientRect().right + 3;
   for (const el of body.querySelectorAll('*')) {
     if (el.ownerSVGElement || el.closest('.katex-mathml')) continue;
     const box = el.getBoundingClientRect();
@@ -69,7 +69,8 @@ MEASURE = """(selector) => {
     });
     el.dataset.wide = result.wide.length - 1;
   }
-  for (const tag of body.querySelectorAll('.katex-display .katex-html > .tag')) {
+  }
+  for (const tag of document.querySelectorAll('.katex-display .katex-html > .tag')) {
     result.tags += 1;
     const t = tag.getBoundingClientRect();
     for (const base of tag.parentElement.querySelectorAll(':scope > .base')) {
@@ -105,9 +106,9 @@ def _published() -> list[str]:
     return list(Note.objects.published().order_by("slug").values_list("slug", flat=True))
 
 
-def _problems(page, slug: str) -> list[str]:
-    """What is wrong with the note at 375 px, as sentences; counts in `page.counted`."""
-    page.goto(f"/notes/{slug}/")
+def _problems(page, path: str) -> list[str]:
+    """What is wrong with the page at 375 px, as sentences; counts in `page.counted`."""
+    page.goto(path)
     page.wait_for_function(DIAGRAMS_DRAWN, timeout=15_000)
     found = page.evaluate(MEASURE, WIDE_BLOCKS)
     problems = []
@@ -134,20 +135,33 @@ def _problems(page, slug: str) -> list[str]:
     return problems
 
 
+def _feed_pages(page) -> list[str]:
+    """/, /page/2/… up to the last page of the feed."""
+    paths, number = ["/"], 2
+    while page.goto(f"/page/{number}/").status == 200:
+        paths.append(f"/page/{number}/")
+        number += 1
+    return paths
+
+
 def _counting(page):
     page.counted = {"wide": 0, "narrow": 0, "tags": 0}
     return page
 
 
 def test_every_example_note_fits_a_phone(new_example_page, screenshots):
-    """Each note of the theme's example site at 375 px: no sideways page, every wide block
+    """Each note of the theme's example site at 375 px, and its feed pages: no sideways page,
+    every wide block
     scrolls in its box and fades at the edge with more to see (and not once scrolled there),
     nothing clipped, no tag over a formula. Screenshots of a few go to test-artifacts/."""
     page, _ = new_example_page(viewport=PHONE)
     page = _counting(page)
     slugs = in_worker(_published)
     assert len(slugs) >= 60, slugs
-    problems = {slug: found for slug in slugs if (found := _problems(page, slug))}
+    feed = _feed_pages(page)
+    assert len(feed) >= 2, feed
+    paths = [*feed, *(f"/notes/{slug}/" for slug in slugs)]
+    problems = {path: found for path in paths if (found := _problems(page, path))}
     assert problems == {}
     # The example site has wide blocks of every kind (23 of its 47 display equations alone).
     assert page.counted["wide"] >= 40 and page.counted["narrow"] > 0, page.counted
@@ -166,7 +180,7 @@ def test_equation_tags_stay_clear_of_wide_formulas(new_page, screenshots):
     page, _ = new_page(viewport=PHONE)
     page = _counting(page)
     slugs = ("result-theorem-gronwall-inequality", "result-definition-contraction-mapping")
-    problems = {slug: found for slug in slugs if (found := _problems(page, slug))}
+    problems = {slug: found for slug in slugs if (found := _problems(page, f"/notes/{slug}/"))}
     assert problems == {}
     assert page.counted["tags"] >= 2 and page.counted["wide"] >= 2, page.counted
     page.locator(".katex-display .tag").first.scroll_into_view_if_needed()
