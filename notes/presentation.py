@@ -88,14 +88,27 @@ def card(note: Note, site: SiteSettings, *, promotion: bool = False) -> Card:
     )
 
 
-def assets_for(notes) -> dict[str, bool]:
-    """Which vendor CSS/JS a page needs: only what its notes use (Mermaid only with a diagram)."""
+# A page asset → the render flag saying a note (or its card) needs it.
+_ASSET_FLAGS = {
+    "math": "has_math",
+    "code": "has_code",
+    "algorithm": "has_algorithm",
+    "mermaid": "has_mermaid",
+}
+
+
+def assets_for(notes, *, cards: bool = False) -> dict[str, bool]:
+    """Which vendor CSS/JS a page needs: only what its notes use (Mermaid only with a diagram).
+
+    With `cards`, only what the notes' cards show (`card_html`, the preview region): a feed
+    page whose cards hold no diagram loads no Mermaid, even if a note behind a card has one
+    (issue 19, item 2). A render stored before the engine recorded its card's flags counts
+    the whole note, as before: an asset too many, never one missing."""
     flags = [note.render_flags or {} for note in notes]
+    prefix = "card_" if cards else ""
     return {
-        "math": any(flag.get("has_math") for flag in flags),
-        "code": any(flag.get("has_code") for flag in flags),
-        "algorithm": any(flag.get("has_algorithm") for flag in flags),
-        "mermaid": any(flag.get("has_mermaid") for flag in flags),
+        asset: any(flag.get(prefix + name, flag.get(name)) for flag in flags)
+        for asset, name in _ASSET_FLAGS.items()
     }
 
 

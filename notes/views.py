@@ -131,7 +131,7 @@ def feed(request, page: int = 1, base: str = "/"):
             "cards": cards,
             "pagination": _pagination(base, page, pages),
             "meta": meta,
-            "assets": assets_for(card.note for card in cards),
+            "assets": assets_for((card.note for card in cards), cards=True),
             "body_class": "list",
         },
     )

@@ -230,6 +230,11 @@ def _render(source: str, context: RenderContext) -> Rendered:
         )
         result.card_html, result.has_preview = card.html, True
         result.references = {**card.references, **result.references}
+        card_kinds = {item.kind for item in card.stash.items}
     else:
-        result.card_html = result.html
+        result.card_html, card_kinds = result.html, kinds
+    result.card_has_math = "math" in card_kinds
+    result.card_has_mermaid = "mermaid" in card_kinds
+    result.card_has_algorithm = "algorithm" in card_kinds
+    result.card_has_code = "code" in card_kinds
     return result

@@ -38,6 +38,12 @@ class Rendered:
     has_algorithm: bool = False
     has_code: bool = False
     has_citations: bool = False
+    # The same four for the card alone (card_html, the preview region): a feed page loads the
+    # assets its cards show, not those of the notes behind them (issue 19, item 2).
+    card_has_math: bool = False
+    card_has_mermaid: bool = False
+    card_has_algorithm: bool = False
+    card_has_code: bool = False
     has_entry_index: bool = False  # lists other notes: its HTML follows them, render on read
     citations: list[CitationList] = field(default_factory=list)
     # label → {"kind", "number", "text", "anchor"}: environments, equations, algorithms.
@@ -57,6 +63,10 @@ class Rendered:
             "has_algorithm": self.has_algorithm,
             "has_code": self.has_code,
             "has_citations": self.has_citations,
+            "card_has_math": self.card_has_math,
+            "card_has_mermaid": self.card_has_mermaid,
+            "card_has_algorithm": self.card_has_algorithm,
+            "card_has_code": self.card_has_code,
             "has_entry_index": self.has_entry_index,
             "has_preview": self.has_preview,
         }

@@ -22,6 +22,10 @@ could hold the canonical URL stale for max-age). Pages keyed by query parameters
 results: any text, one entry per distinct search) are kept only in each process's memory,
 within SCIDRAFT_PAGE_QUERY_LOCAL_BYTES, never in the shared cache: a flood of random searches
 costs renders, not Redis memory.
+
+A page is stored with its body compressed once in brotli and gzip, and each reader is sent the
+encoding they accept, with that encoding's ETag and `Vary: Accept-Encoding`
+(scidraft.site.compression, which also argues why no stored page is open to BREACH).
 """
 
 from __future__ import annotations
@@ -43,9 +47,10 @@ from django.db import DatabaseError, transaction
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.urls import Resolver404, get_resolver
 from django.utils import timezone
-from django.utils.cache import get_conditional_response, patch_cache_control
+from django.utils.cache import get_conditional_response, patch_cache_control, patch_vary_headers
 from django.utils.http import http_date, quote_etag
 
+from . import compression
 from .models import ContentGeneration
 
 logger = logging.getLogger(__name__)
@@ -285,28 +290,53 @@ def canonical_query(request: HttpRequest, names: frozenset[str]) -> str:
 
 # Headers stored with a page. A hit is answered before the inner middleware runs, so the
 # security headers it added when the page was rendered (CSP, frame options) are kept too.
+# A response a view already encoded keeps its Content-Encoding and is not compressed again.
 _KEPT_HEADERS = (
     "Content-Type", "Content-Disposition", "Location", "Content-Language", "Vary",
-    "Content-Security-Policy", "X-Frame-Options",
+    "Content-Security-Policy", "X-Frame-Options", "Content-Encoding",
 )  # fmt: skip
 
 
 def _store(response: HttpResponse) -> dict:
+    """The page as kept in the cache, with its body compressed once in each encoding worth
+    sending (scidraft.site.compression, where why this is safe from BREACH is argued)."""
+    content = response.content
+    encoded = not response.has_header("Content-Encoding")
     return {
         "status": response.status_code,
-        "content": response.content,
+        "content": content,
+        "encodings": (
+            compression.encode(content, response.get("Content-Type", "")) if encoded else {}
+        ),
         "headers": {name: response[name] for name in _KEPT_HEADERS if response.has_header(name)},
         "etag": response["ETag"],
         "last_modified": response["Last-Modified"],
     }
 
 
-def _restore(entry: dict) -> HttpResponse:
+def _size(entry: dict) -> int:
+    return len(entry["content"]) + sum(map(len, entry.get("encodings", {}).values()))
+
+
+def _encode(request: HttpRequest, response: HttpResponse, entry: dict) -> None:
+    """Give `response` (the page of `entry`) the body in the encoding the request accepts, with
+    that encoding's ETag. Entries stored before pages were compressed have no encodings."""
+    encodings = entry.get("encodings") or {}
+    coding = compression.negotiate(request.META.get("HTTP_ACCEPT_ENCODING", ""), encodings)
+    if coding is not None:
+        response.content = encodings[coding]
+        response["Content-Encoding"] = coding
+        response["ETag"] = compression.etag_for(entry["etag"], coding)
+    response["Content-Length"] = str(len(response.content))
+
+
+def _restore(request: HttpRequest, entry: dict) -> HttpResponse:
     response = HttpResponse(entry["content"], status=entry["status"])
     for name, value in entry["headers"].items():
         response[name] = value
     response["ETag"] = entry["etag"]
     response["Last-Modified"] = entry["last_modified"]
+    _encode(request, response, entry)
     return response
 
 
@@ -329,7 +359,7 @@ class _LocalPages:
             return entry
 
     def put(self, key: str, entry: dict) -> None:
-        weight = len(entry["content"])
+        weight = _size(entry)
         if weight > self.max_bytes // 4:
             return
         with self.lock:
@@ -339,7 +369,7 @@ class _LocalPages:
             self.size += weight
             while self.size > self.max_bytes:
                 _, old = self.entries.popitem(last=False)
-                self.size -= len(old["content"])
+                self.size -= _size(old)
 
     def clear(self) -> None:
         with self.lock:
@@ -431,7 +461,7 @@ shared_renders = _SharedRenders()
 
 
 def _hit(request: HttpRequest, entry: dict) -> HttpResponse:
-    response = _restore(entry)
+    response = _restore(request, entry)
     response["X-Cache"] = "hit"
     # What _public writes, without parsing a header the restored page lacks.
     response["Cache-Control"] = (
@@ -528,6 +558,10 @@ class PageCacheMiddleware:
                 local_pages.put(key, entry)
             else:
                 local_queries.put(key, entry)
+            # The first reader gets the stored encoding too, and its ETag: compared again, a
+            # client revalidating its compressed copy gets its 304 from this render as well.
+            _encode(request, response, entry)
+            return _revalidated(request, response)
         return response
 
 
@@ -547,6 +581,8 @@ def cached_page(view, *, query: QueryParameters = ()):
         if getattr(response, "streaming", False):
             return response
         request._page_cacheable = True
+        # PageCacheMiddleware serves the page compressed to those who accept it.
+        patch_vary_headers(response, ("Accept-Encoding",))
         response["ETag"] = quote_etag(hashlib.sha256(response.content).hexdigest()[:32])
         response["Last-Modified"] = http_date()
         response["X-Cache"] = "miss"

@@ -90,6 +90,11 @@ def test_rendered_fields_and_flags():
         "has_algorithm": True,
         "has_code": True,
         "has_citations": True,
+        # No preview region: the card is the whole note, and needs what it needs.
+        "card_has_math": True,
+        "card_has_mermaid": True,
+        "card_has_algorithm": True,
+        "card_has_code": True,
         "has_entry_index": False,
         "has_preview": False,
     }
@@ -97,6 +102,42 @@ def test_rendered_fields_and_flags():
     assert rendered.card_html == rendered.html
     assert rendered.warnings == []
     json.dumps(rendered.as_dict())
+
+
+def test_card_flags_count_only_the_preview_region():
+    """A note whose diagram, algorithm and code lie outside its preview region flags them for
+    the note but not for its card, which shows only the region (its math here): a feed page of
+    such cards needs no Mermaid (issue 19, item 2)."""
+    source = (
+        "{{< preview >}}\nEnergy $E = mc^2$ in the card.\n{{< /preview >}}\n\n"
+        "```mermaid\nflowchart LR\n  A --> B\n```\n\n"
+        "```python\nprint(1)\n```\n\n"
+        "```pseudo-algorithm\n\\begin{algorithmic}\n\\STATE x\n\\end{algorithmic}\n```\n"
+    )
+    flags = render(source, _context()).flags
+    assert flags["has_preview"]
+    assert [flags[f"has_{kind}"] for kind in ("math", "mermaid", "code", "algorithm")] == [
+        True,
+        True,
+        True,
+        True,
+    ]
+    assert [flags[f"card_has_{kind}"] for kind in ("math", "mermaid", "code", "algorithm")] == [
+        True,
+        False,
+        False,
+        False,
+    ]
+
+
+def test_card_flags_follow_a_diagram_inside_the_preview_region():
+    """A diagram inside the preview region is on the card: the card needs Mermaid."""
+    source = (
+        "{{< preview >}}\n```mermaid\nflowchart LR\n  A --> B\n```\n{{< /preview >}}\n\nRest.\n"
+    )
+    flags = render(source, _context()).flags
+    assert flags["card_has_mermaid"] and flags["has_mermaid"]
+    assert not flags["card_has_math"]
 
 
 def test_plain_note_flags_false():

@@ -1223,6 +1223,23 @@ def test_mermaid_script_only_with_a_diagram(client, db):
     assert html(client, "/notes/diagram/").has("pre.mermaid")
 
 
+def test_a_feed_loads_only_what_its_cards_show(client, db):
+    """A card shows its preview region only: a diagram (or code) past the region loads no
+    Mermaid (nor Pygments' CSS) on the feed, and does on the note's page; a diagram inside
+    the region does load it on the feed (issue 19, item 2)."""
+    site(notes_per_page=1)
+    make_note("behind", PREVIEW + "\n\n" + MERMAID + "\n```python\nx = 1\n```\n", date=SEP_22)
+    feed = html(client, "/")
+    assert not _has_mermaid(feed)
+    assert not any("pygments" in href for href in _stylesheets(feed))
+    page = html(client, "/notes/behind/")
+    assert _has_mermaid(page)
+    assert any("pygments" in href for href in _stylesheets(page))
+    on_card = "{{< preview >}}\n" + MERMAID + "{{< /preview >}}\n\nThe rest."
+    make_note("shown", on_card, date=SEP_22 + dt.timedelta(days=1))
+    assert _has_mermaid(html(client, "/"))
+
+
 def test_katex_css_only_with_math_and_never_katex_js(client, db):
     """Math arrives typeset: KaTeX's CSS only where math is, its JavaScript nowhere."""
     site(notes_per_page=1)

@@ -1,9 +1,11 @@
 """deploy/nginx.conf run by a real nginx, where one is installed: the writing paths reach the
 authoring pool, everything else the public pool, and the public pool stands in for the
-authoring pool while it is down. Two small HTTP servers play the pools."""
+authoring pool while it is down; what nginx compresses and what it never does. Two small HTTP
+servers play the pools."""
 
 from __future__ import annotations
 
+import gzip
 import http.client
 import http.server
 import os
@@ -31,17 +33,31 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
+# What the pools answer under /big/ (and /write/big/): a page worth compressing.
+BIG = "".join(f"<p>Paragraph {n} of a page worth compressing.</p>\n" for n in range(300))
+ENCODED = b"\x1b\x03\x00not really brotli, passed on as it is"
+
+
 class Pool:
-    """An HTTP server on loopback that answers every GET with its own name and the path."""
+    """An HTTP server on loopback that answers every GET with its own name and the path (and
+    a long HTML page under .../big/), saying in a header which Accept-Encoding it was sent."""
 
     def __init__(self, name: str):
         class Answer(http.server.BaseHTTPRequestHandler):
             def do_GET(self):
                 body = f"{name} {self.path}".encode()
+                kind, encoding = "text/plain", None
+                if "/big/" in self.path:
+                    body, kind = body + b"\n" + BIG.encode(), "text/html; charset=utf-8"
+                if self.path.endswith("/encoded"):
+                    body, encoding = ENCODED, "br"
                 self.send_response(200)
-                self.send_header("Content-Type", "text/plain")
+                self.send_header("Content-Type", kind)
+                if encoding:
+                    self.send_header("Content-Encoding", encoding)
                 self.send_header("Cache-Control", "private, no-store")
                 self.send_header("Content-Length", str(len(body)))
+                self.send_header("X-Seen-Accept-Encoding", self.headers.get("Accept-Encoding", ""))
                 self.end_headers()
                 self.wfile.write(body)
 
@@ -117,3 +133,59 @@ def test_the_public_pool_answers_for_the_authoring_pool_while_it_is_down(proxy):
     port, _, authoring = proxy
     authoring.stop()
     assert _answer(port, "/write/") == "web /write/"
+
+
+def _fetch(port: int, path: str, **headers) -> http.client.HTTPResponse:
+    """The raw response (http.client decodes no Content-Encoding), body read."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        connection.request("GET", path, headers=headers)
+        response = connection.getresponse()
+        response.body = response.read()
+        return response
+    finally:
+        connection.close()
+
+
+def test_anonymous_pages_the_app_sent_plain_are_gzipped(proxy):
+    """A public page the app left uncompressed reaches an anonymous reader gzipped, with Vary;
+    a short answer (under 1 KB) is not worth it."""
+    port, _, _ = proxy
+    response = _fetch(port, "/big/page", **{"Accept-Encoding": "gzip, deflate"})
+    assert response.getheader("Content-Encoding") == "gzip"
+    assert "Accept-Encoding" in response.getheader("Vary", "")
+    assert gzip.decompress(response.body).decode() == "web /big/page\n" + BIG
+    short = _fetch(port, "/notes/x/", **{"Accept-Encoding": "gzip"})
+    assert short.getheader("Content-Encoding") is None and short.body == b"web /notes/x/"
+
+
+def test_signed_in_readers_and_the_writing_paths_are_never_compressed(proxy):
+    """BREACH: a request with a session, and anything of /write/, /accounts/ or /admin/ (forms
+    with CSRF tokens), is sent as the app sent it."""
+    port, _, _ = proxy
+    gzip_ok = {"Accept-Encoding": "gzip"}
+    signed_in = _fetch(port, "/big/page", Cookie="sessionid=abc", **gzip_ok)
+    assert signed_in.getheader("Content-Encoding") is None
+    assert signed_in.body.decode() == "web /big/page\n" + BIG
+    for path in ("/write/big/x", "/accounts/big/login", "/admin/big/notes"):
+        response = _fetch(port, path, **gzip_ok)
+        assert response.getheader("Content-Encoding") is None, path
+        assert response.body.decode() == f"authoring {path}\n" + BIG
+
+
+def test_the_app_is_asked_with_the_one_encoding_it_will_use(proxy):
+    """Whatever the browser lists, the app sees br, gzip or nothing; its own encoded answer
+    passes through unchanged (never compressed twice)."""
+    port, _, _ = proxy
+    for sent, seen in [
+        ("gzip, deflate, br, zstd", "br"),
+        ("br", "br"),
+        ("gzip, deflate", "gzip"),
+        ("deflate", ""),
+        (None, ""),
+    ]:
+        headers = {"Accept-Encoding": sent} if sent is not None else {}
+        response = _fetch(port, "/notes/x/", **headers)
+        assert response.getheader("X-Seen-Accept-Encoding") == seen, sent
+    encoded = _fetch(port, "/big/encoded", **{"Accept-Encoding": "gzip, br"})
+    assert encoded.getheader("Content-Encoding") == "br" and encoded.body == ENCODED
