@@ -6,7 +6,7 @@ an idle context (or makes one) and gives it back, so a context serves one call a
 threads that come and go (a development server's thread per request) reuse contexts instead of
 each starting a V8 of its own. After fork the child starts empty pools. Contexts are closed at
 exit so the process never waits on a V8 thread. Formula results are cached by (TeX, display
-mode, KaTeX version) in a process-wide LRU.
+mode, KaTeX version, math macros in force) in a process-wide LRU.
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ from py_mini_racer import (
 )
 
 from . import limits
+from .mathmacros import NONE as NO_MACROS
+from .mathmacros import Macros
 
 logger = logging.getLogger(__name__)
 
@@ -44,22 +46,61 @@ MEMORY_LIMIT_BYTES = 256 * 1024 * 1024
 KATEX_OPTIONS = {
     "output": "htmlAndMathml",
     "throwOnError": True,
-    "trust": False,
     "strict": "ignore",
     "maxSize": 40,
     "maxExpand": 1000,
     # The theme's authors write \amp for & (theme-spec §2.1); \lt and \gt are built in.
-    "macros": {"\\amp": "&"},
+    # \mbox and \sideset are MathJax's (and LaTeX's) and missing from KaTeX: \mbox is a text
+    # box; \sideset puts its scripts before and after the operator, which stays an operator
+    # (limits below in display).
+    "macros": {
+        "\\amp": "&",
+        "\\mbox": "\\text{#1}",
+        "\\sideset": "\\mathop{{}#1\\!#3\\nolimits#2}",
+    },
 }
+# Links in math (\href, \url): these schemes only. scidraft.markup.mathlinks turns any other
+# into plain text with a warning first; the trust function below refuses them again.
+LINK_SCHEMES = ("http", "https", "mailto")
 
 _PRELUDE = """
 var SCIDRAFT_KATEX_OPTIONS = %s;
-function scidraftTexOptions(display) {
-  return Object.assign({}, SCIDRAFT_KATEX_OPTIONS, {displayMode: display,
-                       macros: Object.assign({}, SCIDRAFT_KATEX_OPTIONS.macros)});
+var SCIDRAFT_LINK_SCHEMES = %s;
+// KaTeX asks before writing any link or attribute: only \\href and \\url, only to these schemes
+// (never \\htmlId, \\htmlData, \\includegraphics or a relative or javascript: address).
+SCIDRAFT_KATEX_OPTIONS.trust = function (context) {
+  return (context.command === "\\\\href" || context.command === "\\\\url") &&
+    SCIDRAFT_LINK_SCHEMES.indexOf(context.protocol) >= 0;
+};
+// Macros after a note's definitions (scidraft.markup.mathmacros), by their digest: a context
+// reads each set once, then each formula copies it (a formula's own group may not change it).
+var scidraftMacroSets = new Map();
+function scidraftMacros(preamble, digest) {
+  if (!preamble) return SCIDRAFT_KATEX_OPTIONS.macros;
+  var found = scidraftMacroSets.get(digest);
+  if (found === undefined) {
+    found = Object.assign({}, SCIDRAFT_KATEX_OPTIONS.macros);
+    katex.renderToString(preamble, Object.assign({}, SCIDRAFT_KATEX_OPTIONS,
+                                                 {macros: found, globalGroup: true}));
+    if (scidraftMacroSets.size >= 64) {
+      scidraftMacroSets.delete(scidraftMacroSets.keys().next().value);
+    }
+  } else {
+    scidraftMacroSets.delete(digest);  // most recently used last
+  }
+  scidraftMacroSets.set(digest, found);
+  return found;
 }
-function scidraftTex(tex, display) {
-  return katex.renderToString(tex, scidraftTexOptions(display));
+function scidraftTexOptions(display, macros) {
+  return Object.assign({}, SCIDRAFT_KATEX_OPTIONS, {displayMode: display,
+                       macros: Object.assign({}, macros || SCIDRAFT_KATEX_OPTIONS.macros)});
+}
+function scidraftTex(tex, display, preamble, digest) {
+  return katex.renderToString(tex, scidraftTexOptions(display, scidraftMacros(preamble, digest)));
+}
+function scidraftDefine(preamble, digest) {
+  scidraftMacros(preamble, digest);
+  return true;
 }
 // pseudocode.js calls the global katex.renderToString(tex) with KaTeX's defaults, among them
 // no maxSize: \\rule{3000em}{3000em} in an algorithm was drawn 3,000 em wide (issue 16). For
@@ -137,9 +178,28 @@ def _context(*scripts: str) -> MiniRacer:
     return context
 
 
+MHCHEM = "katex/contrib/mhchem.min.js"
+# KaTeX's mhchem extension (\ce, \pu), from the same locked katex package. A static/vendor/ built
+# before it was vendored lacks the copy: node_modules' is read instead, when it is there and of
+# the KaTeX version vendored (else \ce stays undefined and is reported as such).
+_MHCHEM_PACKAGE = ASSETS.parents[1] / "node_modules" / "katex"
+
+
+def _mhchem() -> Path | None:
+    if (ASSETS / MHCHEM).is_file():
+        return ASSETS / MHCHEM
+    package = _MHCHEM_PACKAGE / "package.json"
+    script = _MHCHEM_PACKAGE / "dist" / "contrib" / "mhchem.min.js"
+    same = package.is_file() and json.loads(package.read_text()).get("version") == katex_version()
+    return script if same and script.is_file() else None
+
+
 def _load() -> MiniRacer:
     context = _context("katex/katex.min.js", "pseudocode/pseudocode.min.js")
-    context.eval(_PRELUDE % json.dumps(KATEX_OPTIONS))
+    mhchem = _mhchem()
+    if mhchem is not None:
+        context.eval(mhchem.read_text(encoding="utf-8"))
+    context.eval(_PRELUDE % (json.dumps(KATEX_OPTIONS), json.dumps(list(LINK_SCHEMES))))
     return context
 
 
@@ -349,13 +409,18 @@ def shared_set_many(values: dict) -> None:
 
 
 @functools.lru_cache(maxsize=20_000)
-def _tex_cached(tex: str, display: bool, version: str) -> tuple[bool, str]:
-    key = "katex:" + hashlib.sha256(f"{version}\0{int(display)}\0{tex}".encode()).hexdigest()
+def _tex_cached(tex: str, display: bool, version: str, macros: Macros) -> tuple[bool, str]:
+    # Macros hash and compare by their digest: the key holds the definitions in force, and a
+    # formula typeset after other definitions is another entry.
+    defined = f"\0{macros.digest}" if macros.definitions else ""
+    text = f"{version}\0{int(display)}{defined}\0{tex}"
+    key = "katex:" + hashlib.sha256(text.encode()).hexdigest()
     shared = _shared("get", key)
     if shared is not None:
         return tuple(shared)
     try:
-        result = (True, cap_spacing(_call("scidraftTex", tex, display)))
+        markup = _call("scidraftTex", tex, display, macros.text, macros.digest)
+        result = (True, cap_spacing(markup))
     except JSStopped:
         raise  # not a property of the formula: neither cached here nor shared
     except JSError as error:
@@ -369,8 +434,9 @@ def _tex_cached(tex: str, display: bool, version: str) -> tuple[bool, str]:
 # margin in KaTeX's HTML (and an <mspace> in its MathML); no real formula needs one wider than
 # maxSize either way.
 _SPACING = re.compile(r'(margin-(?:left|right):|<mspace width=")(-?\d+(?:\.\d+)?)em')
-# Part of the cache keys: output cached before spacing was capped is not reused.
-OUTPUT_REVISION = "spacing-capped"
+# Part of the cache keys: output cached before spacing was capped, or before \mbox, \sideset,
+# \ce and links in math were typeset, is not reused.
+OUTPUT_REVISION = "spacing-capped+macros"
 
 
 def cap_spacing(markup: str) -> str:
@@ -386,12 +452,31 @@ def cap_spacing(markup: str) -> str:
     return _SPACING.sub(capped, markup) if "margin-" in markup or "<mspace" in markup else markup
 
 
-def render_tex(tex: str, *, display: bool) -> str:
-    """KaTeX HTML+MathML for `tex`; raises JSError with KaTeX's message on bad input."""
-    ok, result = _tex_cached(tex, display, f"{katex_version()}+{OUTPUT_REVISION}")
+def render_tex(tex: str, *, display: bool, macros: Macros = NO_MACROS) -> str:
+    """KaTeX HTML+MathML for `tex` after the `macros` definitions; raises JSError with KaTeX's
+    message on bad input."""
+    ok, result = _tex_cached(tex, display, f"{katex_version()}+{OUTPUT_REVISION}", macros)
     if not ok:
         raise JSError(result)
     return result
+
+
+@functools.lru_cache(maxsize=2_000)
+def _macros_checked(macros: Macros, version: str) -> str:
+    try:
+        _call("scidraftDefine", macros.text, macros.digest)
+    except JSStopped:
+        raise
+    except JSError as error:
+        return error.message
+    return ""
+
+
+def check_macros(macros: Macros) -> str:
+    """KaTeX's message if reading the `macros` definitions fails, else ""."""
+    if not macros.definitions:
+        return ""
+    return _macros_checked(macros, katex_version())
 
 
 def tex_cache_info():
@@ -402,6 +487,7 @@ def tex_cache_clear() -> None:
     """Empty the formula and algorithm caches (benchmarks measure cold renders with it)."""
     _tex_cached.cache_clear()
     _pseudocode_cached.cache_clear()
+    _macros_checked.cache_clear()
 
 
 @functools.lru_cache(maxsize=2_000)

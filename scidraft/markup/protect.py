@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from markdown_it.common.html_re import HTML_TAG_RE
 from markdown_it.rules_inline.autolink import AUTOLINK_RE, EMAIL_RE
 
-from . import jsengine, limits
+from . import jsengine, limits, mathlinks, mathmacros
 from .rendered import RenderWarning
 from .stash import OPEN, LineIndex, Stash
 
@@ -260,6 +260,8 @@ class MathState:
     labels: dict[str, dict] = field(default_factory=dict)
     count: int = 0
     stopped: bool = False  # the time budget ran out: the rest stays source
+    # The math macros in force: the preambles' (site, note), then each formula's definitions.
+    macros: mathmacros.Macros = mathmacros.NONE
 
 
 def equation_anchor(label: str) -> str:
@@ -346,10 +348,29 @@ def _translate_environments(tex: str) -> str:
     return _END.sub(end, tex)
 
 
+def _define(tex: str, line: int, state: MathState, warnings: list[RenderWarning]) -> str:
+    """Take the formula's definitions out of `tex` into `state.macros` (they apply to it and to
+    every later formula, as in MathJax); one KaTeX refuses is reported and left out."""
+    definitions = mathmacros.find_definitions(tex)
+    if not definitions:
+        return tex
+    admitted = mathmacros.admit(state.macros, definitions, line, warnings)
+    if admitted:
+        candidate = state.macros.plus(admitted)
+        problem = jsengine.check_macros(candidate)
+        if problem:
+            names = ", ".join(f"{item.command}{{{item.name}}}" for item in definitions)
+            warnings.append(RenderWarning(line, "math-macro", f"{names}: {problem}"))
+        else:
+            state.macros = candidate
+    return mathmacros.without(tex, definitions)
+
+
 def typeset(
     tex: str, *, display: bool, line: int, state: MathState, warnings: list[RenderWarning]
-) -> tuple[str, str]:
-    """KaTeX HTML for a formula (or a visible error box) and its plain-text stand-in."""
+) -> tuple[str, str, list[dict]]:
+    """KaTeX HTML for a formula (or a visible error box), its plain-text stand-in, and the
+    `\\ref`s in it (their markers are filled in by fill)."""
     state.count += 1
     anchors: list[str] = []
     source = tex
@@ -357,11 +378,18 @@ def typeset(
         tex, anchors = _number_labels(tex, state, line, warnings)
     else:
         tex = _LABEL.sub("", tex)
+    tex = _define(tex, line, state, warnings)
+    tex = mathlinks.unsafe_links(tex, line, warnings)
+    tex, references = mathlinks.mark_references(tex)
     tex = _translate_environments(tex)
     try:
-        rendered = jsengine.render_tex(tex.strip(), display=display)
+        rendered = jsengine.render_tex(tex.strip(), display=display, macros=state.macros)
     except jsengine.JSError as error:
-        warnings.append(RenderWarning(line, "math-error", f"math: {error.message}"))
+        message = f"math: {error.message}"
+        if "Too many expansions" in error.message:
+            limit = jsengine.KATEX_OPTIONS["maxExpand"]
+            message = f"math: macros expanded more than {limit} times (a recursive \\newcommand?)"
+        warnings.append(RenderWarning(line, "math-error", message))
         css = "math-error math-error-display" if display else "math-error"
         rendered = (
             f'<span class="{css}" title="{html.escape(error.message)}">'
@@ -370,7 +398,7 @@ def typeset(
     targets = "".join(f'<span class="eq-anchor" id="{anchor}"></span>' for anchor in anchors)
     if display:
         rendered = f'<span class="math-display">{targets}{rendered}</span>'
-    return rendered, source.strip()
+    return rendered, source.strip(), references
 
 
 _CANDIDATE = re.compile(r"[\\$]")
@@ -531,13 +559,25 @@ def protect_math(text: str, stash: Stash, state: MathState, warnings: list[Rende
             break
         out.append(text[cursor : span.start])
         original = text[span.start : span.end]
-        rendered, plain = typeset(
+        rendered, plain, references = typeset(
             span.tex, display=span.display, line=line, state=state, warnings=warnings
         )
         indent = _INDENT.match(text, lines.starts[line - 1]).group(0)
+        # A \ref in the formula is resolved in fill like one in prose: an item of its own,
+        # never placed in the text (the formula's HTML holds its marker).
+        refs = []
+        for data in references:
+            stash.add(None, text=data["source"], kind="ref", line=line, data=data)
+            refs.append(len(stash.items) - 1)
         out.append(
             stash.add(
-                rendered, text=plain, kind="math", line=line, original=original, indent=indent
+                rendered,
+                text=plain,
+                kind="math",
+                line=line,
+                original=original,
+                indent=indent,
+                data={"refs": refs} if refs else None,
             )
         )
         cursor = span.end
