@@ -46,13 +46,18 @@ _DEF_PARAMETERS = re.compile(r"[^{}%]*")
 
 @dataclass(frozen=True)
 class Macros:
-    """Definitions in force, as canonical TeX, in the order they were made."""
+    """Definitions in force, (name, canonical TeX), in the order they were made; a name
+    defined again keeps its last definition only (TeX expands a macro's body when it is used,
+    so the others' meaning is unchanged, and a note redefining one name stays one entry)."""
 
-    definitions: tuple[str, ...] = ()
+    definitions: tuple[tuple[str, str], ...] = ()
 
     @property
     def text(self) -> str:
-        return "".join(self.definitions)
+        return "".join(tex for _, tex in self.definitions)
+
+    def names(self) -> set[str]:
+        return {name for name, _ in self.definitions}
 
     @property
     def digest(self) -> str:
@@ -69,12 +74,16 @@ class Macros:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Macros) and other.digest == self.digest
 
-    def plus(self, definitions: list[str]) -> Macros:
-        return Macros(self.definitions + tuple(definitions)) if definitions else self
+    def plus(self, definitions: list[tuple[str, str]]) -> Macros:
+        if not definitions:
+            return self
+        new = {name for name, _ in definitions}
+        kept = tuple(item for item in self.definitions if item[0] not in new)
+        return Macros(kept + tuple(definitions))
 
     @property
     def size(self) -> int:
-        return sum(len(definition) for definition in self.definitions)
+        return sum(len(tex) for _, tex in self.definitions)
 
 
 NONE = Macros()
@@ -211,12 +220,19 @@ def without(tex: str, definitions: list[Definition]) -> str:
 
 def admit(
     macros: Macros, definitions: list[Definition], line: int, warnings: list[RenderWarning]
-) -> list[str]:
-    """The canonical TeX of the `definitions` that fit the bounds; a warning for the others."""
-    admitted: list[str] = []
-    count, size = len(macros.definitions), macros.size
+) -> list[tuple[str, str]]:
+    """(name, canonical TeX) of the `definitions` that fit the bounds; a warning for the
+    others. A \\providecommand of a name defined here already defines nothing."""
+    admitted: list[tuple[str, str]] = []
+    names = macros.names()
+    count, size = len(names), macros.size
     for definition in definitions:
-        if count >= MAX_DEFINITIONS or size + len(definition.tex) > MAX_DEFINITIONS_CHARS:
+        if definition.command == "\\providecommand" and definition.name in names:
+            continue
+        fresh = definition.name not in names
+        if (fresh and count >= MAX_DEFINITIONS) or size + len(
+            definition.tex
+        ) > MAX_DEFINITIONS_CHARS:
             warnings.append(
                 RenderWarning(
                     line,
@@ -227,8 +243,9 @@ def admit(
                 )
             )
             continue
-        admitted.append(definition.tex)
-        count, size = count + 1, size + len(definition.tex)
+        admitted.append((definition.name, definition.tex))
+        names.add(definition.name)
+        count, size = count + fresh, size + len(definition.tex)
     return admitted
 
 

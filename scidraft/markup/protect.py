@@ -348,6 +348,76 @@ def _translate_environments(tex: str) -> str:
     return _END.sub(end, tex)
 
 
+_COMMENT = re.compile(r"(?<!\\)%[^\n]*")
+
+
+def preamble_macros(
+    preambles: tuple[mathmacros.Preamble, ...], warnings: list[RenderWarning]
+) -> mathmacros.Macros:
+    """The macros of the site's and the note's preambles, in that order (the note's win). What
+    is not a definition, or that KaTeX refuses, is left out with a warning on line 1 naming the
+    preamble and its line."""
+    macros = mathmacros.NONE
+    for preamble in preambles:
+        tex = preamble.tex
+        if not tex.strip():
+            continue
+        if len(tex) > mathmacros.MAX_PREAMBLE_CHARS:
+            warnings.append(
+                RenderWarning(
+                    1,
+                    "math-macro",
+                    f"{preamble.where} are {len(tex):,} characters, over the limit of "
+                    f"{mathmacros.MAX_PREAMBLE_CHARS:,}: not used",
+                )
+            )
+            continue
+        tex = _COMMENT.sub(lambda match: " " * len(match.group(0)), tex)
+        lines = LineIndex(tex)
+        definitions = mathmacros.find_definitions(tex)
+        rest = mathmacros.leftover(tex, definitions)
+        if rest:
+            where = tex.find(rest.split()[0])
+            warnings.append(
+                RenderWarning(
+                    1,
+                    "math-macro",
+                    f"{preamble.where}, line {lines.line(max(where, 0))}: only definitions "
+                    f"(\\newcommand, \\DeclareMathOperator, \\def) belong there; "
+                    f"ignored: {rest[:60]}",
+                )
+            )
+        admitted = mathmacros.admit(macros, definitions, 1, warnings)
+        candidate = macros.plus(admitted)
+        if not jsengine.check_macros(candidate):
+            macros = candidate
+            continue
+        for definition in definitions:  # one by one, to name the one KaTeX refuses
+            if (definition.name, definition.tex) not in admitted:
+                continue
+            candidate = macros.plus([(definition.name, definition.tex)])
+            problem = jsengine.check_macros(candidate)
+            if problem:
+                warnings.append(
+                    RenderWarning(
+                        1,
+                        "math-macro",
+                        f"{preamble.where}, line {lines.line(definition.start)}: "
+                        f"{definition.command}{{{definition.name}}}: {problem}",
+                    )
+                )
+            else:
+                macros = candidate
+    return macros
+
+
+def preamble_problems(tex: str, where: str = "the math macros") -> list[str]:
+    """Why a preamble would not be used as written (a form's validation): [] when it would."""
+    warnings: list[RenderWarning] = []
+    preamble_macros((mathmacros.Preamble(where, tex),), warnings)
+    return [warning.message for warning in warnings]
+
+
 def _define(tex: str, line: int, state: MathState, warnings: list[RenderWarning]) -> str:
     """Take the formula's definitions out of `tex` into `state.macros` (they apply to it and to
     every later formula, as in MathJax); one KaTeX refuses is reported and left out."""
@@ -388,7 +458,10 @@ def typeset(
         message = f"math: {error.message}"
         if "Too many expansions" in error.message:
             limit = jsengine.KATEX_OPTIONS["maxExpand"]
-            message = f"math: macros expanded more than {limit} times (a recursive \\newcommand?)"
+            message = (
+                f"math: too many macro expansions (more than {limit}): is a \\newcommand "
+                "or \\def recursive?"
+            )
         warnings.append(RenderWarning(line, "math-error", message))
         css = "math-error math-error-display" if display else "math-error"
         rendered = (
