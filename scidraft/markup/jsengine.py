@@ -62,6 +62,8 @@ KATEX_OPTIONS = {
 # Links in math (\href, \url): these schemes only. scidraft.markup.mathlinks turns any other
 # into plain text with a warning first; the trust function below refuses them again.
 LINK_SCHEMES = ("http", "https", "mailto")
+# How a formula's error says that the definitions before it, not the formula, were refused.
+MACROS_FAILED = "Macros failed: "
 
 _PRELUDE = """
 var SCIDRAFT_KATEX_OPTIONS = %s;
@@ -73,15 +75,19 @@ SCIDRAFT_KATEX_OPTIONS.trust = function (context) {
     SCIDRAFT_LINK_SCHEMES.indexOf(context.protocol) >= 0;
 };
 // Macros after a note's definitions (scidraft.markup.mathmacros), by their digest: a context
-// reads each set once, then each formula copies it (a formula's own group may not change it).
+// reads each set once, from the set it extends when it still has it (`parent`, plus the TeX
+// `added`), else from all the definitions; each formula then copies it, so that nothing a
+// formula does changes the set.
 var scidraftMacroSets = new Map();
-function scidraftMacros(preamble, digest) {
+function scidraftMacros(preamble, digest, parent, added) {
   if (!preamble) return SCIDRAFT_KATEX_OPTIONS.macros;
   var found = scidraftMacroSets.get(digest);
   if (found === undefined) {
-    found = Object.assign({}, SCIDRAFT_KATEX_OPTIONS.macros);
-    katex.renderToString(preamble, Object.assign({}, SCIDRAFT_KATEX_OPTIONS,
-                                                 {macros: found, globalGroup: true}));
+    var from = parent ? scidraftMacroSets.get(parent) : undefined;
+    found = Object.assign({}, from !== undefined ? from : SCIDRAFT_KATEX_OPTIONS.macros);
+    katex.renderToString(from !== undefined ? added : preamble,
+                         Object.assign({}, SCIDRAFT_KATEX_OPTIONS,
+                                       {macros: found, globalGroup: true}));
     if (scidraftMacroSets.size >= 64) {
       scidraftMacroSets.delete(scidraftMacroSets.keys().next().value);
     }
@@ -95,11 +101,19 @@ function scidraftTexOptions(display, macros) {
   return Object.assign({}, SCIDRAFT_KATEX_OPTIONS, {displayMode: display,
                        macros: Object.assign({}, macros || SCIDRAFT_KATEX_OPTIONS.macros)});
 }
-function scidraftTex(tex, display, preamble, digest) {
-  return katex.renderToString(tex, scidraftTexOptions(display, scidraftMacros(preamble, digest)));
+// A definition KaTeX refuses fails here with MACROS_FAILED before its message, so the caller
+// can tell it from an error in the formula.
+function scidraftTex(tex, display, preamble, digest, parent, added) {
+  var macros;
+  try {
+    macros = scidraftMacros(preamble, digest, parent, added);
+  } catch (error) {
+    throw new Error("%s" + error.message);
+  }
+  return katex.renderToString(tex, scidraftTexOptions(display, macros));
 }
 function scidraftDefine(preamble, digest) {
-  scidraftMacros(preamble, digest);
+  scidraftMacros(preamble, digest, "", "");
   return true;
 }
 // pseudocode.js calls the global katex.renderToString(tex) with KaTeX's defaults, among them
@@ -130,6 +144,10 @@ class JSError(Exception):
     def __init__(self, message: str):
         super().__init__(message)
         self.message = message
+
+
+class MacrosRefused(JSError):
+    """KaTeX refused the macro definitions a formula was to be typeset after (not the formula)."""
 
 
 class JSStopped(JSError):
@@ -199,7 +217,9 @@ def _load() -> MiniRacer:
     mhchem = _mhchem()
     if mhchem is not None:
         context.eval(mhchem.read_text(encoding="utf-8"))
-    context.eval(_PRELUDE % (json.dumps(KATEX_OPTIONS), json.dumps(list(LINK_SCHEMES))))
+    context.eval(
+        _PRELUDE % (json.dumps(KATEX_OPTIONS), json.dumps(list(LINK_SCHEMES)), MACROS_FAILED)
+    )
     return context
 
 
@@ -312,7 +332,8 @@ def _first_line(error: Exception) -> str:
     text = str(error).strip()
     # mini-racer prefixes "<anonymous>:1: " and appends the library's source line.
     line = text.splitlines()[0] if text else type(error).__name__
-    for prefix in ("<anonymous>:1: ", "Error: ", "Error: ", "ParseError: "):
+    line = re.sub(r"^<anonymous>:\d+: ", "", line)  # the line of the script that threw
+    for prefix in ("Error: ", "Error: ", "ParseError: "):
         if line.startswith(prefix):
             line = line[len(prefix) :]
     return line
@@ -419,7 +440,9 @@ def _tex_cached(tex: str, display: bool, version: str, macros: Macros) -> tuple[
     if shared is not None:
         return tuple(shared)
     try:
-        markup = _call("scidraftTex", tex, display, macros.text, macros.digest)
+        markup = _call(
+            "scidraftTex", tex, display, macros.text, macros.digest, macros.parent, macros.added
+        )
         result = (True, cap_spacing(markup))
     except JSStopped:
         raise  # not a property of the formula: neither cached here nor shared
@@ -457,6 +480,8 @@ def render_tex(tex: str, *, display: bool, macros: Macros = NO_MACROS) -> str:
     message on bad input."""
     ok, result = _tex_cached(tex, display, f"{katex_version()}+{OUTPUT_REVISION}", macros)
     if not ok:
+        if result.startswith(MACROS_FAILED):
+            raise MacrosRefused(result[len(MACROS_FAILED) :])
         raise JSError(result)
     return result
 

@@ -51,6 +51,11 @@ class Macros:
     so the others' meaning is unchanged, and a note redefining one name stays one entry)."""
 
     definitions: tuple[tuple[str, str], ...] = ()
+    # What these macros add to others (their digest, and the TeX added): V8 builds a set from
+    # the one before it instead of reading every definition again for each formula of a note
+    # that defines as it goes. Not part of the identity.
+    parent: str = ""
+    added: str = ""
 
     @property
     def text(self) -> str:
@@ -79,7 +84,9 @@ class Macros:
             return self
         new = {name for name, _ in definitions}
         kept = tuple(item for item in self.definitions if item[0] not in new)
-        return Macros(kept + tuple(definitions))
+        parent = self.digest if self.definitions else ""
+        added = "".join(tex for _, tex in definitions)
+        return Macros(kept + tuple(definitions), parent, added)
 
     @property
     def size(self) -> int:
@@ -96,6 +103,13 @@ class Definition:
     command: str  # as written: \newcommand, \DeclareMathOperator*…
     name: str
     tex: str  # canonical: \gdef… (or the original for \providecommand)
+
+    @property
+    def label(self) -> str:
+        """As a warning names it: \\newcommand{\\R}, \\def\\R."""
+        if self.command in {"\\def", "\\gdef"}:
+            return f"{self.command}{self.name}"
+        return f"{self.command}{{{self.name}}}"
 
 
 def group_end(tex: str, start: int) -> int:
@@ -237,7 +251,7 @@ def admit(
                 RenderWarning(
                     line,
                     "math-macro",
-                    f"{definition.command}{{{definition.name}}}: more than {MAX_DEFINITIONS} "
+                    f"{definition.label}: more than {MAX_DEFINITIONS} "
                     f"math macros or {MAX_DEFINITIONS_CHARS // 1000} KB of them in this note: "
                     "not defined",
                 )

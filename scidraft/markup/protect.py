@@ -403,7 +403,7 @@ def preamble_macros(
                         1,
                         "math-macro",
                         f"{preamble.where}, line {lines.line(definition.start)}: "
-                        f"{definition.command}{{{definition.name}}}: {problem}",
+                        f"{definition.label}: {problem}",
                     )
                 )
             else:
@@ -418,22 +418,36 @@ def preamble_problems(tex: str, where: str = "the math macros") -> list[str]:
     return [warning.message for warning in warnings]
 
 
-def _define(tex: str, line: int, state: MathState, warnings: list[RenderWarning]) -> str:
-    """Take the formula's definitions out of `tex` into `state.macros` (they apply to it and to
-    every later formula, as in MathJax); one KaTeX refuses is reported and left out."""
+def _define(
+    tex: str, line: int, state: MathState, warnings: list[RenderWarning]
+) -> tuple[str, list[mathmacros.Definition]]:
+    """Take the formula's definitions out of `tex` into `state.macros`: they apply to it and
+    to every later formula, as in MathJax. Returns the TeX left and the definitions added."""
     definitions = mathmacros.find_definitions(tex)
     if not definitions:
-        return tex
-    admitted = mathmacros.admit(state.macros, definitions, line, warnings)
-    if admitted:
-        candidate = state.macros.plus(admitted)
-        problem = jsengine.check_macros(candidate)
-        if problem:
-            names = ", ".join(f"{item.command}{{{item.name}}}" for item in definitions)
-            warnings.append(RenderWarning(line, "math-macro", f"{names}: {problem}"))
-        else:
-            state.macros = candidate
-    return mathmacros.without(tex, definitions)
+        return tex, []
+    state.macros = state.macros.plus(mathmacros.admit(state.macros, definitions, line, warnings))
+    return mathmacros.without(tex, definitions), definitions
+
+
+def _katex(
+    tex: str,
+    display: bool,
+    state: MathState,
+    before: mathmacros.Macros,
+    defined: list[mathmacros.Definition],
+    line: int,
+    warnings: list[RenderWarning],
+) -> str:
+    """KaTeX's HTML for `tex` after the macros in force. Definitions this formula made that
+    KaTeX refuses are reported, and undone: the formula and the later ones go without them."""
+    try:
+        return jsengine.render_tex(tex, display=display, macros=state.macros)
+    except jsengine.MacrosRefused as error:
+        names = ", ".join(item.label for item in defined)
+        warnings.append(RenderWarning(line, "math-macro", f"{names}: {error.message}"))
+        state.macros = before
+        return jsengine.render_tex(tex, display=display, macros=before)
 
 
 def typeset(
@@ -448,12 +462,13 @@ def typeset(
         tex, anchors = _number_labels(tex, state, line, warnings)
     else:
         tex = _LABEL.sub("", tex)
-    tex = _define(tex, line, state, warnings)
+    before = state.macros
+    tex, defined = _define(tex, line, state, warnings)
     tex = mathlinks.unsafe_links(tex, line, warnings)
     tex, references = mathlinks.mark_references(tex)
     tex = _translate_environments(tex)
     try:
-        rendered = jsengine.render_tex(tex.strip(), display=display, macros=state.macros)
+        rendered = _katex(tex.strip(), display, state, before, defined, line, warnings)
     except jsengine.JSError as error:
         message = f"math: {error.message}"
         if "Too many expansions" in error.message:
