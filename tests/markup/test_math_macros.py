@@ -348,3 +348,88 @@ def test_mbox_sideset_and_mhchem(tex, text):
     rendered = render(f"$${tex}$$")
     assert _codes(rendered) == set()
     assert formula_texts(rendered.html)[0] == text
+
+
+# --- The oracle: MathJax v4, as the theme typesets ----------------------------------------------
+
+# Each case: formulas typeset in order on one page; the last one is compared. `design` says why
+# ours differs, on purpose, where it does; otherwise acceptance and text must be MathJax's.
+ORACLE_CASES = [
+    ("newcommand", [("\\newcommand{\\F}{\\mathcal{F}}", False), ("x \\in \\F", False)], None),
+    ("newcommand-args", [("\\newcommand{\\pair}[2]{(#1,#2)}\\pair{a}{b}", False)], None),
+    ("newcommand-default", [("\\newcommand{\\opt}[2][d]{#1+#2}\\opt{x}\\opt[y]{z}", False)], None),
+    ("newcommand-existing", [("\\newcommand{\\frac}{W}\\frac", False)], None),
+    ("newcommand-katex-name", [("\\newcommand{\\R}{W}\\R", False)], None),
+    ("renewcommand-new-name", [("\\renewcommand{\\fresh}{f}\\fresh", False)], None),
+    ("renewcommand-R", [("\\renewcommand{\\R}{\\mathbb{R}}", False), ("\\R^n", False)], None),
+    ("def", [("\\def\\sq#1{#1^2}\\sq{y}", False)], None),
+    ("operator", [("\\DeclareMathOperator{\\tr}{tr}\\tr A", False)], None),
+    ("operator-star", [("\\DeclareMathOperator*{\\argmax}{argmax}\\argmax_x f", True)], None),
+    ("recursive", [("\\newcommand{\\a}{\\a\\a}\\a", False)], None),
+    ("undefined", [("\\nosuchmacro", False)], None),
+    ("mbox", [("\\mbox{if } x > 0", False)], None),
+    ("sideset", [("\\sideset{_a^b}{_c^d}\\sum", True)], "order"),
+    ("ce", [("\\ce{H2O}", False)], None),
+    ("ce-reaction", [("\\ce{CO2 + C -> 2 CO}", False)], None),
+    ("ce-ion", [("\\ce{SO4^2-}", False)], None),
+    ("href", [("\\href{https://example.org}{a+b}", False)], None),
+    # MathJax makes a javascript: link; SciDraft shows the text and warns (safe schemes only).
+    ("href-unsafe", [("\\href{javascript:alert(1)}{a}", False)], "warning"),
+    # The theme's MathJax has no \url (it shows "\url" in red); SciDraft links safe addresses.
+    ("url", [("\\url{https://example.org}", False)], "accepted"),
+    # MathJax shows (???) for a label it does not know; SciDraft shows ?? and warns, as in prose.
+    ("eqref-unknown", [("\\eqref{nowhere}", False)], "unresolved"),
+]
+# MathJax v4's own font draws mhchem's reaction arrow with a private-use glyph.
+_MATHJAX_FONT = str.maketrans({"\ue429": "→"})
+
+
+def _mathjax_answer(name: str) -> dict:
+    """MathJax's answer for the last formula of case `name`. Node runs once for all cases, as
+    one page in the listed order: each case defines what it uses before using it, so what an
+    earlier case defined changes nothing."""
+    from .oracle import mathjax
+
+    flat, last = [], {}
+    for case, formulas, _ in ORACLE_CASES:
+        flat.extend(formulas)
+        last[case] = len(flat) - 1
+    return mathjax(tuple(flat))[last[name]]
+
+
+def _render_case(formulas: list[tuple[str, bool]]):
+    body = "\n\n".join(f"$${tex}$$" if display else f"${tex}$" for tex, display in formulas)
+    return render(body + "\n")
+
+
+@pytest.mark.parametrize(
+    ("name", "formulas", "design"), ORACLE_CASES, ids=[c[0] for c in ORACLE_CASES]
+)
+def test_each_construct_as_mathjax_typesets_it(name, formulas, design):
+    """The last formula of each case is accepted or refused as MathJax accepts or refuses it,
+    and shows the same glyphs; the differences by design are the listed ones."""
+    theirs = _mathjax_answer(name)
+    rendered = _render_case(formulas)
+    line = 1 + 2 * (len(formulas) - 1)
+    problems = {"math-error", "math-macro", "math-link", "ref-unresolved"}
+    flagged = [w for w in rendered.warnings if w.line == line and w.code in problems]
+    ours = formula_texts(rendered.html)
+    theirs_text = glyphs(theirs["text"]).translate(_MATHJAX_FONT)
+    if design == "unresolved":  # question marks both, and a warning where MathJax has none
+        assert theirs["ok"] and flagged
+        assert set(ours[-1]) == {"?"} and "?" in theirs_text
+        return
+    if design == "warning":  # same text, and a warning where MathJax has none
+        assert theirs["ok"] and flagged
+        assert ours[-1] == theirs_text
+        return
+    if design == "accepted":  # MathJax refuses it, SciDraft typesets it
+        assert not theirs["ok"] and not flagged
+        return
+    assert (not flagged) == theirs["ok"], (theirs, rendered.warnings)
+    if not theirs["ok"]:
+        return
+    if design == "order":  # MathJax's mmultiscripts and KaTeX's scripts list them in another order
+        assert sorted(ours[-1]) == sorted(theirs_text)
+    else:
+        assert ours[-1] == theirs_text

@@ -32,10 +32,12 @@ MathJax.init({
       const mml = await MJ.tex2mmlPromise(formula.tex, {display: !!formula.display});
       const error = /<merror[^>]*data-mjx-error="([^"]*)"/.exec(mml) ||
         /<mtext[^>]*mathcolor="red"[^>]*>([^<]*)</.exec(mml) || /<merror/.exec(mml);
+      // Phantoms only reserve space (mhchem aligns with them): not text.
+      const shown = mml.replace(/<mphantom>[\s\S]*?<\/mphantom>/g, "");
       const parts = [];
       const tokens = /<(mi|mo|mn|mtext|ms)\b[^>]*>([^<]*)<\/\1>/g;
       let match;
-      while ((match = tokens.exec(mml))) parts.push(decode(match[2]));
+      while ((match = tokens.exec(shown))) parts.push(decode(match[2]));
       out.push({ok: !error, error: error ? decode(error[1] || "merror") : null,
                 text: parts.join("")});
     } catch (err) {
