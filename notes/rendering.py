@@ -186,17 +186,22 @@ def context_for(
         context = dataclasses.replace(
             context, resolve_references=references_in(Note.objects.visible_to(reader))
         )
-    if note is not None and note.math_macros.strip():
-        # The site's preamble (the base's, when batched), then the note's own.
-        site = tuple(p for p in context.math_macros if p.where == SITE_MACROS)
-        context = dataclasses.replace(
-            context, math_macros=(*site, Preamble(NOTE_MACROS, note.math_macros))
-        )
-    return context
+    return with_note_macros(context, note)
 
 
 SITE_MACROS = "the site's math macros"
 NOTE_MACROS = "the note's math macros"
+
+
+def with_note_macros(context: RenderContext, note: Note | None) -> RenderContext:
+    """`context` with `note`'s macros after the site's (a base made for another note, or for
+    none, loses that note's)."""
+    site = tuple(p for p in context.math_macros if p.where == SITE_MACROS)
+    own = note.math_macros if note is not None else ""
+    preambles = (*site, Preamble(NOTE_MACROS, own)) if own.strip() else site
+    if preambles == context.math_macros:
+        return context
+    return dataclasses.replace(context, math_macros=preambles)
 
 
 def _site_context(note: Note | None, defaults: tuple[str, ...]) -> RenderContext:
@@ -232,6 +237,7 @@ def context_with_bibliographies(
         resolve = resolve.resolve
     if note is not None:
         resolve = NoteBibliographies(resolve, note, frozenset(names))
+        base = with_note_macros(base, note)
     return dataclasses.replace(base, default_bibliographies=names, resolve_bibliography=resolve)
 
 

@@ -15,6 +15,7 @@ from hugosite.loading import LoadReport, hugo_site_load
 from hugosite.reading import HugoSite, NoteSource, read_site
 from notes.models import Note, NoteCitation, NoteRevision, Tag
 from notes.services import note_metadata, note_render_store
+from scidraft.site.models import SiteSettings
 
 pytestmark = pytest.mark.django_db
 
@@ -213,3 +214,27 @@ def test_an_entry_index_by_tag_lists_notes_imported_before_it_in_the_batch(tmp_p
     )
     load(root)
     assert "Zorn lemma" in Note.objects.get(slug="b-index").rendered_html
+
+
+def test_an_imported_site_and_note_keep_their_math_macros(tmp_path):
+    """import_hugo puts a MathJax tex.macros table of hugo.toml in the site's macros and a
+    note's mathMacros in its own; the note's formulas use both without a warning."""
+    root = tmp_path / "site"
+    (root / "content/notes").mkdir(parents=True)
+    (root / "hugo.toml").write_text(
+        'title = "X"\n[params.mathjax.tex.macros]\nR = "\\\\mathbb{R}"\n'
+        'norm = ["\\\\lVert #1 \\\\rVert", 1]\n'
+    )
+    (root / "content/notes/m.md").write_text(
+        "+++\ntitle = \"M\"\nmathMacros = '\\DeclareMathOperator{\\tr}{tr}'\n+++\n"
+        "$\\tr A \\in \\R$, $\\norm{x}$\n"
+    )
+    load(root)
+    site = SiteSettings.objects.current()
+    assert site.math_macros == (
+        "\\newcommand{\\R}{\\mathbb{R}}\n\\newcommand{\\norm}[1]{\\lVert #1 \\rVert}"
+    )
+    note = Note.objects.get(slug="m")
+    assert note.math_macros == "\\DeclareMathOperator{\\tr}{tr}"
+    assert note.render_warnings == []
+    assert 'mathvariant="double-struck">R</mi>' in note.rendered_html
