@@ -50,15 +50,23 @@ KATEX_OPTIONS = {
     "maxSize": 40,
     "maxExpand": 1000,
     # The theme's authors write \amp for & (theme-spec §2.1); \lt and \gt are built in.
-    # \mbox and \sideset are MathJax's (and LaTeX's) and missing from KaTeX: \mbox is a text
-    # box; \sideset puts its scripts before and after the operator, which stays an operator
-    # (limits below in display).
-    "macros": {
-        "\\amp": "&",
-        "\\mbox": "\\text{#1}",
-        "\\sideset": "\\mathop{{}#1\\!#3\\nolimits#2}",
-    },
+    # \mbox is MathJax's (and LaTeX's) and missing from KaTeX: a text box.
+    "macros": {"\\amp": "&", "\\mbox": "\\text{#1}"},
 }
+# \sideset, also missing from KaTeX, as MathJax typesets it: the scripts before and after the
+# operator, which stays an operator, so that scripts written after \sideset are limits
+# (underneath) in display style and beside it otherwise (\mathchoice). Read once per context
+# into the macros above (the scripts after it are found by \@ifnextchar, in either order).
+BASE_DEFINITIONS = (
+    r"\gdef\sideset#1#2#3{\@sdside{{}#1\!#3\nolimits#2}}"
+    r"\gdef\@sdside#1{\@ifnextchar_{\@sdsub{#1}}{\@ifnextchar^{\@sdsup{#1}}{\mathop{#1}}}}"
+    r"\gdef\@sdsub#1_#2{\@ifnextchar^{\@sdsubsup{#1}{#2}}{\@sdop{#1}{_{#2}}}}"
+    r"\gdef\@sdsubsup#1#2^#3{\@sdop{#1}{_{#2}^{#3}}}"
+    r"\gdef\@sdsup#1^#2{\@ifnextchar_{\@sdsupsub{#1}{#2}}{\@sdop{#1}{^{#2}}}}"
+    r"\gdef\@sdsupsub#1#2_#3{\@sdop{#1}{^{#2}_{#3}}}"
+    r"\gdef\@sdop#1#2{\mathchoice{\mathop{#1}\limits#2}{\mathop{#1}\nolimits#2}"
+    r"{\mathop{#1}\nolimits#2}{\mathop{#1}\nolimits#2}}"
+)
 # Links in math (\href, \url): these schemes only. scidraft.markup.mathlinks turns any other
 # into plain text with a warning first; the trust function below refuses them again.
 LINK_SCHEMES = ("http", "https", "mailto")
@@ -68,6 +76,8 @@ MACROS_FAILED = "Macros failed: "
 _PRELUDE = """
 var SCIDRAFT_KATEX_OPTIONS = %s;
 var SCIDRAFT_LINK_SCHEMES = %s;
+katex.renderToString(%s, Object.assign({}, SCIDRAFT_KATEX_OPTIONS,
+                                       {macros: SCIDRAFT_KATEX_OPTIONS.macros, globalGroup: true}));
 // KaTeX asks before writing any link or attribute: only \\href and \\url, only to these schemes
 // (never \\htmlId, \\htmlData, \\includegraphics or a relative or javascript: address).
 SCIDRAFT_KATEX_OPTIONS.trust = function (context) {
@@ -218,7 +228,13 @@ def _load() -> MiniRacer:
     if mhchem is not None:
         context.eval(mhchem.read_text(encoding="utf-8"))
     context.eval(
-        _PRELUDE % (json.dumps(KATEX_OPTIONS), json.dumps(list(LINK_SCHEMES)), MACROS_FAILED)
+        _PRELUDE
+        % (
+            json.dumps(KATEX_OPTIONS),
+            json.dumps(list(LINK_SCHEMES)),
+            json.dumps(BASE_DEFINITIONS),
+            MACROS_FAILED,
+        )
     )
     return context
 

@@ -433,3 +433,12 @@ def test_each_construct_as_mathjax_typesets_it(name, formulas, design):
         assert sorted(ours[-1]) == sorted(theirs_text)
     else:
         assert ours[-1] == theirs_text
+
+
+def test_scripts_after_sideset_are_limits_in_display_only():
+    """`\\sideset{}{'}\\sum_{n}` keeps the sum an operator, as MathJax does: in display the
+    subscript goes underneath, inline beside it."""
+    display = render("$$\\sideset{}{'}\\sum_{n \\lt N} a_n$$").html
+    inline = render("$\\sideset{}{'}\\sum_{n \\lt N} a_n$").html
+    assert "op-limits" in display.split("katex-html")[1]
+    assert "op-limits" not in inline.split("katex-html")[1]
