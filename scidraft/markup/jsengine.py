@@ -206,7 +206,7 @@ def _context(*scripts: str) -> MiniRacer:
     return context
 
 
-MHCHEM = "katex/contrib/mhchem.min.js"
+MHCHEM = "katex/contrib/mhchem.js"
 # KaTeX's mhchem extension (\ce, \pu), from the same locked katex package. A static/vendor/ built
 # before it was vendored lacks the copy: node_modules' is read instead, when it is there and of
 # the KaTeX version vendored (else \ce stays undefined and is reported as such).
@@ -217,7 +217,7 @@ def _mhchem() -> Path | None:
     if (ASSETS / MHCHEM).is_file():
         return ASSETS / MHCHEM
     package = _MHCHEM_PACKAGE / "package.json"
-    script = _MHCHEM_PACKAGE / "dist" / "contrib" / "mhchem.min.js"
+    script = _MHCHEM_PACKAGE / "dist" / "contrib" / "mhchem.js"
     same = package.is_file() and json.loads(package.read_text()).get("version") == katex_version()
     return script if same and script.is_file() else None
 
