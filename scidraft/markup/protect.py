@@ -374,7 +374,7 @@ def preamble_macros(
             continue
         tex = _COMMENT.sub(lambda match: " " * len(match.group(0)), tex)
         lines = LineIndex(tex)
-        definitions = mathmacros.find_definitions(tex)
+        definitions = _linked_safely(mathmacros.find_definitions(tex), 1, warnings)
         rest = mathmacros.leftover(tex, definitions)
         if rest:
             where = tex.find(rest.split()[0])
@@ -411,6 +411,15 @@ def preamble_macros(
     return macros
 
 
+def _linked_safely(
+    definitions: list[mathmacros.Definition], line: int, warnings: list[RenderWarning]
+) -> list[mathmacros.Definition]:
+    """Links in a macro's body follow the rule of links in formulas (mathlinks)."""
+    for definition in definitions:
+        definition.tex = mathlinks.unsafe_links(definition.tex, line, warnings)
+    return definitions
+
+
 def preamble_problems(tex: str, where: str = "the math macros") -> list[str]:
     """Why a preamble would not be used as written (a form's validation): [] when it would."""
     warnings: list[RenderWarning] = []
@@ -423,7 +432,7 @@ def _define(
 ) -> tuple[str, list[mathmacros.Definition]]:
     """Take the formula's definitions out of `tex` into `state.macros`: they apply to it and
     to every later formula, as in MathJax. Returns the TeX left and the definitions added."""
-    definitions = mathmacros.find_definitions(tex)
+    definitions = _linked_safely(mathmacros.find_definitions(tex), line, warnings)
     if not definitions:
         return tex, []
     state.macros = state.macros.plus(mathmacros.admit(state.macros, definitions, line, warnings))

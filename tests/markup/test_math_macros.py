@@ -442,3 +442,15 @@ def test_scripts_after_sideset_are_limits_in_display_only():
     inline = render("$\\sideset{}{'}\\sum_{n \\lt N} a_n$").html
     assert "op-limits" in display.split("katex-html")[1]
     assert "op-limits" not in inline.split("katex-html")[1]
+
+
+def test_a_link_in_a_macro_follows_the_same_rule():
+    """A macro whose body links to another scheme is defined with the text only, and warned
+    about where it is defined; a safe link in a macro stays a link."""
+    rendered = render(
+        "$\\newcommand{\\bad}{\\href{javascript:alert(1)}{no}}"
+        "\\newcommand{\\good}{\\href{https://example.org}{yes}}$ $\\bad \\good$"
+    )
+    assert len(_messages(rendered, "math-link")) == 1
+    assert "javascript" not in rendered.html
+    assert 'href="https://example.org"' in rendered.html
