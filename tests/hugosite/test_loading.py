@@ -11,6 +11,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from hugosite import loading
+from hugosite.exporting import export_site
 from hugosite.loading import LoadReport, hugo_site_load
 from hugosite.reading import HugoSite, NoteSource, read_site
 from notes.models import Note, NoteCitation, NoteRevision, Tag
@@ -238,3 +239,17 @@ def test_an_imported_site_and_note_keep_their_math_macros(tmp_path):
     assert note.math_macros == "\\DeclareMathOperator{\\tr}{tr}"
     assert note.render_warnings == []
     assert 'mathvariant="double-struck">R</mi>' in note.rendered_html
+
+
+def test_math_macros_survive_an_export_and_a_new_import(tmp_path):
+    """export_hugo writes the site's macros as params.mathMacros and a note's as front matter
+    mathMacros; reading the export gives them back unchanged."""
+    site = SiteSettings.objects.current()
+    site.math_macros = "\\newcommand{\\R}{\\mathbb{R}}"
+    site.save()
+    Note.objects.create(slug="m", title="M", body="$\\R$", math_macros="\\def\\x{y}")
+    export_site(tmp_path / "out")
+    again = read_site(tmp_path / "out")
+    assert again.config.settings["math_macros"] == "\\newcommand{\\R}{\\mathbb{R}}"
+    (note,) = [note for note in again.notes if note.slug == "m"]
+    assert note.math_macros == "\\def\\x{y}"
