@@ -129,6 +129,53 @@ SECTIONS: tuple[Section, ...] = (
         ),
     ),
     Section(
+        "math-macros",
+        "Macros and operators",
+        "<code>\\newcommand</code>, <code>\\renewcommand</code>, <code>\\def</code> and "
+        "<code>\\DeclareMathOperator</code> (starred: limits underneath) made in a formula "
+        "apply to it and to every later formula of the note, as in MathJax; "
+        "<code>\\newcommand</code> may replace a command that exists, and "
+        "<code>[2][x]</code> gives the first of two arguments a default. Definitions every "
+        "formula needs can go in the note's <em>math macros</em> field (front matter "
+        "<code>mathMacros</code>) or the site's settings instead. A macro that expands more "
+        "than 1,000 times, as a recursive one does, stops with a warning.",
+        (
+            Example(
+                "Let $\\newcommand{\\R}{\\mathbb{R}}\\newcommand{\\norm}[1]{\\lVert #1 "
+                "\\rVert}\\DeclareMathOperator*{\\argmin}{arg\\,min} A \\in \\R^{m \\times n}$ "
+                "and \\(b \\in \\R^m\\). The least-squares solution is\n\n"
+                "$$\n\\hat{x} = \\argmin_{x \\in \\R^n} \\norm{Ax - b}^2\n$$"
+            ),
+        ),
+    ),
+    Section(
+        "math-links",
+        "References and links in math",
+        "<code>\\eqref{…}</code> and <code>\\ref{…}</code> work inside a formula as in "
+        "prose. <code>\\href{address}{text}</code> and <code>\\url{address}</code> link to "
+        "http, https and mailto addresses only: any other address is shown as plain text, "
+        "with a warning.",
+        (
+            Example(
+                "$$\na^2 + b^2 = c^2 \\label{eq:pythagoras}\n$$\n\n"
+                "$$\nc = \\sqrt{a^2 + b^2} \\quad \\text{by } \\eqref{eq:pythagoras}, "
+                "\\text{ see } \\href{https://en.wikipedia.org/wiki/Pythagorean_theorem}"
+                "{\\text{a proof}}\n$$"
+            ),
+        ),
+    ),
+    Section(
+        "math-text-chemistry",
+        "Text, side scripts and chemistry in math",
+        "<code>\\mbox{…}</code> is text inside math; <code>\\sideset{_a^b}{_c^d}\\sum</code> "
+        "puts scripts on both sides of an operator; <code>\\ce{…}</code> (mhchem) writes "
+        "chemical formulae and reactions.",
+        (
+            Example("$$\n\\sideset{}{'}\\sum_{n \\lt N} a_n \\quad \\mbox{for all } N\n$$"),
+            Example("Water forms by $\\ce{2H2 + O2 -> 2H2O}$; sulfate is $\\ce{SO4^2-}$."),
+        ),
+    ),
+    Section(
         "environments",
         "Theorem-like environments",
         "A block between <code>:::kind[Title]{#label}</code> and <code>:::</code> is numbered "
@@ -362,6 +409,7 @@ def _cache_key(context: RenderContext) -> str:
             [dataclasses.astuple(kind) for kind in context.environments],
             context.citation_style,
             GUIDE_BIBTEX,
+            [preamble.tex for preamble in context.math_macros],
         ],
         sort_keys=True,
     )

@@ -99,6 +99,8 @@ def note_front_matter(note: Note) -> dict[str, Any]:
         matter["description"] = note.description
     if note.math is not None:
         matter["math"] = note.math
+    if note.math_macros:
+        matter["mathMacros"] = note.math_macros
     if note.keywords:
         matter["keywords"] = list(note.keywords)
     if note.canonical_url:
@@ -209,6 +211,8 @@ def site_config(site: SiteSettings) -> dict[str, Any]:
         params["description"] = site.description
     if site.promotion_link:
         params["promotionLink"] = site.promotion_link
+    if site.math_macros:
+        params["mathMacros"] = site.math_macros
     if site.footer_text:
         params["footer"] = {"text": site.footer_text}
     entry_sets = {

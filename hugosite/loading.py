@@ -523,6 +523,7 @@ def _note_values(source: NoteSource) -> dict:
         "summary": source.summary,
         "description": source.description,
         "math": source.math,
+        "math_macros": source.math_macros,
         "keywords": source.keywords,
         "canonical_url": source.canonical_url,
         "share_buttons": source.share_buttons,

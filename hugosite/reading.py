@@ -71,6 +71,7 @@ class NoteSource:
     summary: str = ""
     description: str = ""
     math: bool | None = None
+    math_macros: str = ""
     keywords: list[str] = field(default_factory=list)
     canonical_url: str = ""
     share_buttons: list[str] | None = None
@@ -296,6 +297,31 @@ _PAGE_STRINGS = {
 }
 
 
+def math_macros(value: Any) -> str:
+    """Macro definitions as LaTeX, from any of the shapes a Hugo site writes them in: LaTeX
+    (`\\newcommand{\\R}{\\mathbb{R}}`), a list of such lines, or MathJax's `tex.macros`
+    table (`R = "\\mathbb{R}"`, `norm = ["\\lVert #1 \\rVert", 1]`, with a default third)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, list | tuple):
+        return "\n".join(math_macros(item) for item in value if item is not None)
+    if isinstance(value, dict):
+        lines = []
+        for name, body in value.items():
+            arguments = ""
+            if isinstance(body, list | tuple) and body:
+                if len(body) > 1:
+                    arguments = f"[{_as_int(body[1], str(name))}]"
+                if len(body) > 2:
+                    arguments += f"[{body[2]}]"
+                body = body[0]
+            lines.append(f"\\newcommand{{\\{str(name).lstrip(chr(92))}}}{arguments}{{{body}}}")
+        return "\n".join(lines)
+    return str(value)
+
+
 def note_from_front_matter(path: str, slug: str, matter: FrontMatter) -> NoteSource:
     note = NoteSource(path=path, slug=slug, body=matter.body)
     for key, value in matter.data.items():
@@ -318,6 +344,8 @@ def note_from_front_matter(path: str, slug: str, matter: FrontMatter) -> NoteSou
             note.share_buttons = [item.lower() for item in _as_list(value)]
         elif lowered == "weight":
             note.weight = _as_int(value, key)
+        elif lowered in {"mathmacros", "math_macros"}:
+            note.math_macros = math_macros(value)
         else:
             note.params[key] = jsonable(value)
     return note
@@ -416,6 +444,12 @@ def site_config_from_mapping(raw: dict[str, Any]) -> SiteConfig:
         settings["promotion_link"] = str(params["promotionlink"])
     if "citationstyle" in params:
         settings["citation_style"] = str(params["citationstyle"]).lower()
+    # The site's math macros: SciDraft's own key, or a MathJax configuration's tex.macros.
+    mathjax = _lower_keys(_lower_keys(params.get("mathjax") or {}).get("tex") or {})
+    macros = [math_macros(params.get(key)) for key in ("mathmacros", "math_macros")]
+    macros.append(math_macros(mathjax.get("macros")))
+    if any(macros):
+        settings["math_macros"] = "\n".join(macro for macro in macros if macro)
     footer = _lower_keys(params.get("footer") or {})
     if "text" in footer:
         settings["footer_text"] = str(footer["text"])

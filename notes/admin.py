@@ -133,6 +133,7 @@ class NoteAdmin(MarkdownBodyMixin, admin.ModelAdmin):
                     "keywords",
                     "canonical_url",
                     "math",
+                    "math_macros",
                     "params",
                 ]
             },

@@ -20,7 +20,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from scidraft.markup import limits as render_limits
-from scidraft.site.models import validate_share_buttons
+from scidraft.site.models import MATH_MACROS_MAX_CHARS, validate_math_macros, validate_share_buttons
 
 
 def in_written_offset(moment: dt.datetime, offset_minutes: int | None) -> dt.datetime:
@@ -431,6 +431,13 @@ class Note(RenderedContent):
     summary = models.TextField(blank=True)
     description = models.TextField(blank=True)
     math = models.BooleanField(null=True, blank=True, help_text="Front-matter `math` (kept).")
+    math_macros = models.TextField(
+        blank=True,
+        max_length=MATH_MACROS_MAX_CHARS,
+        validators=[validate_math_macros],
+        help_text="LaTeX macro definitions for this note's math, after the site's "
+        "(front-matter mathMacros).",
+    )
     keywords = models.JSONField(default=list, blank=True, validators=[validate_string_list])
     canonical_url = models.URLField(blank=True)
     share_buttons = models.JSONField(

@@ -28,6 +28,7 @@ from scidraft.markup import (
     UnavailableBibliography,
     render,
 )
+from scidraft.markup.mathmacros import Preamble
 from scidraft.site.models import SiteSettings
 
 from .entry_index import render_entry_index
@@ -185,7 +186,22 @@ def context_for(
         context = dataclasses.replace(
             context, resolve_references=references_in(Note.objects.visible_to(reader))
         )
-    return context
+    return with_note_macros(context, note)
+
+
+SITE_MACROS = "the site's math macros"
+NOTE_MACROS = "the note's math macros"
+
+
+def with_note_macros(context: RenderContext, note: Note | None) -> RenderContext:
+    """`context` with `note`'s macros after the site's (a base made for another note, or for
+    none, loses that note's)."""
+    site = tuple(p for p in context.math_macros if p.where == SITE_MACROS)
+    own = note.math_macros if note is not None else ""
+    preambles = (*site, Preamble(NOTE_MACROS, own)) if own.strip() else site
+    if preambles == context.math_macros:
+        return context
+    return dataclasses.replace(context, math_macros=preambles)
 
 
 def _site_context(note: Note | None, defaults: tuple[str, ...]) -> RenderContext:
@@ -204,6 +220,7 @@ def _site_context(note: Note | None, defaults: tuple[str, ...]) -> RenderContext
         resolve_data=_resolve_data,
         promotion_link=site.promotion_link,
         max_source_bytes=settings.NOTE_BODY_MAX_BYTES,
+        math_macros=(Preamble(SITE_MACROS, site.math_macros),) if site.math_macros.strip() else (),
     )
 
 
@@ -220,6 +237,7 @@ def context_with_bibliographies(
         resolve = resolve.resolve
     if note is not None:
         resolve = NoteBibliographies(resolve, note, frozenset(names))
+        base = with_note_macros(base, note)
     return dataclasses.replace(base, default_bibliographies=names, resolve_bibliography=resolve)
 
 
@@ -238,18 +256,19 @@ def batch_context() -> RenderContext:
 
 
 def source_hash(body: str, context: RenderContext) -> str:
-    """Changes whenever the stored render could: the body, the engine, the kinds, the style."""
-    payload = json.dumps(
-        {
-            "engine": ENGINE_VERSION,
-            "body": body,
-            "kinds": [kind.__dict__ for kind in context.environments],
-            "style": context.citation_style,
-            "locale": context.citation_locale,
-            "bibs": list(context.default_bibliographies),
-        },
-        sort_keys=True,
-    )
+    """Changes whenever the stored render could: the body, the engine, the kinds, the style,
+    the math macros (the site's and the note's)."""
+    fields = {
+        "engine": ENGINE_VERSION,
+        "body": body,
+        "kinds": [kind.__dict__ for kind in context.environments],
+        "style": context.citation_style,
+        "locale": context.citation_locale,
+        "bibs": list(context.default_bibliographies),
+    }
+    if context.math_macros:  # absent, the hash of a note without macros is as it was
+        fields["macros"] = [preamble.tex for preamble in context.math_macros]
+    payload = json.dumps(fields, sort_keys=True)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 

@@ -10,6 +10,10 @@ mkdir -p "$out/katex" "$out/pseudocode" "$out/mermaid" "$out/citation-js"
 cp node_modules/katex/dist/katex.min.js node_modules/katex/dist/katex.min.css \
    node_modules/katex/LICENSE "$out/katex/"
 cp -r node_modules/katex/dist/fonts "$out/katex/fonts"
+# KaTeX's mhchem extension (\ce, \pu), loaded by the server beside katex.min.js (jsengine.py);
+# the unminified file, which keeps its Apache-2.0 notice (© The MathJax Consortium, Martin Hensel).
+mkdir -p "$out/katex/contrib"
+cp node_modules/katex/dist/contrib/mhchem.js "$out/katex/contrib/"
 cp node_modules/pseudocode/build/pseudocode.min.js node_modules/pseudocode/LICENSE "$out/pseudocode/"
 # pseudocode.js's stylesheet @imports KaTeX's from a CDN; SciDraft links its own copy of KaTeX's
 # CSS, and nothing may be fetched from a CDN: drop the @import.

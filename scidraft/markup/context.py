@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from . import limits
+from .mathmacros import Preamble
 
 
 @dataclass(frozen=True)
@@ -130,6 +131,9 @@ class RenderContext:
     options: dict[str, Any] = field(default_factory=dict)
     # A larger body is refused with a visible error (the site sets NOTE_BODY_MAX_BYTES).
     max_source_bytes: int = limits.MAX_SOURCE_BYTES
+    # Math macro definitions applied before the note's first formula, in order: the site's,
+    # then the note's (notes.rendering builds them from the settings and the note's field).
+    math_macros: tuple[Preamble, ...] = ()
     # The editor preview only: top-level blocks carry data-source-line (sourcelines.py), for
     # scrolling the source and the preview together. Published HTML never has them.
     source_lines: bool = False

@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 import re
 
-from . import citations
+from . import citations, mathlinks
 from .context import RenderContext
 from .rendered import CitationList, RenderWarning
 from .sourcelines import ATTRIBUTE as SOURCE_LINE
@@ -80,6 +80,18 @@ def _resolve_refs(
                 "??</span>"
             )
         item.html = ", ".join(parts)
+
+
+def _fill_math_references(item: Item, stash: Stash) -> None:
+    """A formula's \\ref markers become the links _resolve_refs made (mathlinks)."""
+    resolved = [stash.item(index) for index in item.data["refs"]]
+    links = [ref.html or "" for ref in resolved]
+    texts = [html.unescape(_TAGS.sub("", link)) for link in links]
+    sources = [ref.data["source"] for ref in resolved]
+    item.html = mathlinks.fill_references(item.html or "", links, texts, sources)
+
+
+_TAGS = re.compile(r"<[^>]+>")
 
 
 def _hoist_blocks(markup: str, stash: Stash) -> str:
@@ -156,6 +168,12 @@ def fill(
     ordered = [stash.item(int(match.group(1))) for match in TOKEN.finditer(markup)]
     lists, trailing = citations.resolve(ordered, context, warnings, card=card, card_bibs=card_bibs)
     refs = [item for item in ordered if item.kind == "ref"]
-    _resolve_refs(refs, labels, context, warnings, {} if references is None else references)
+    formulas = [item for item in ordered if item.kind == "math" and item.data]
+    in_math = [stash.item(index) for item in formulas for index in item.data["refs"]]
+    _resolve_refs(
+        refs + in_math, labels, context, warnings, {} if references is None else references
+    )
+    for item in formulas:
+        _fill_math_references(item, stash)
     markup = _hoist_blocks(markup, stash)
     return substitute(markup, stash) + trailing, lists

@@ -6,7 +6,7 @@ an idle context (or makes one) and gives it back, so a context serves one call a
 threads that come and go (a development server's thread per request) reuse contexts instead of
 each starting a V8 of its own. After fork the child starts empty pools. Contexts are closed at
 exit so the process never waits on a V8 thread. Formula results are cached by (TeX, display
-mode, KaTeX version) in a process-wide LRU.
+mode, KaTeX version, math macros in force) in a process-wide LRU.
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ from py_mini_racer import (
 )
 
 from . import limits
+from .mathmacros import NONE as NO_MACROS
+from .mathmacros import Macros
 
 logger = logging.getLogger(__name__)
 
@@ -44,22 +46,85 @@ MEMORY_LIMIT_BYTES = 256 * 1024 * 1024
 KATEX_OPTIONS = {
     "output": "htmlAndMathml",
     "throwOnError": True,
-    "trust": False,
     "strict": "ignore",
     "maxSize": 40,
     "maxExpand": 1000,
     # The theme's authors write \amp for & (theme-spec §2.1); \lt and \gt are built in.
-    "macros": {"\\amp": "&"},
+    # \mbox is MathJax's (and LaTeX's) and missing from KaTeX: a text box.
+    "macros": {"\\amp": "&", "\\mbox": "\\text{#1}"},
 }
+# \sideset, also missing from KaTeX, as MathJax typesets it: the scripts before and after the
+# operator, which stays an operator, so that scripts written after \sideset are limits
+# (underneath) in display style and beside it otherwise (\mathchoice). Read once per context
+# into the macros above (the scripts after it are found by \@ifnextchar, in either order).
+BASE_DEFINITIONS = (
+    r"\gdef\sideset#1#2#3{\@sdside{{}#1\!#3\nolimits#2}}"
+    r"\gdef\@sdside#1{\@ifnextchar_{\@sdsub{#1}}{\@ifnextchar^{\@sdsup{#1}}{\mathop{#1}}}}"
+    r"\gdef\@sdsub#1_#2{\@ifnextchar^{\@sdsubsup{#1}{#2}}{\@sdop{#1}{_{#2}}}}"
+    r"\gdef\@sdsubsup#1#2^#3{\@sdop{#1}{_{#2}^{#3}}}"
+    r"\gdef\@sdsup#1^#2{\@ifnextchar_{\@sdsupsub{#1}{#2}}{\@sdop{#1}{^{#2}}}}"
+    r"\gdef\@sdsupsub#1#2_#3{\@sdop{#1}{^{#2}_{#3}}}"
+    r"\gdef\@sdop#1#2{\mathchoice{\mathop{#1}\limits#2}{\mathop{#1}\nolimits#2}"
+    r"{\mathop{#1}\nolimits#2}{\mathop{#1}\nolimits#2}}"
+)
+# Links in math (\href, \url): these schemes only. scidraft.markup.mathlinks turns any other
+# into plain text with a warning first; the trust function below refuses them again.
+LINK_SCHEMES = ("http", "https", "mailto")
+# How a formula's error says that the definitions before it, not the formula, were refused.
+MACROS_FAILED = "Macros failed: "
 
 _PRELUDE = """
 var SCIDRAFT_KATEX_OPTIONS = %s;
-function scidraftTexOptions(display) {
-  return Object.assign({}, SCIDRAFT_KATEX_OPTIONS, {displayMode: display,
-                       macros: Object.assign({}, SCIDRAFT_KATEX_OPTIONS.macros)});
+var SCIDRAFT_LINK_SCHEMES = %s;
+katex.renderToString(%s, Object.assign({}, SCIDRAFT_KATEX_OPTIONS,
+                                       {macros: SCIDRAFT_KATEX_OPTIONS.macros, globalGroup: true}));
+// KaTeX asks before writing any link or attribute: only \\href and \\url, only to these schemes
+// (never \\htmlId, \\htmlData, \\includegraphics or a relative or javascript: address).
+SCIDRAFT_KATEX_OPTIONS.trust = function (context) {
+  return (context.command === "\\\\href" || context.command === "\\\\url") &&
+    SCIDRAFT_LINK_SCHEMES.indexOf(context.protocol) >= 0;
+};
+// Macros after a note's definitions (scidraft.markup.mathmacros), by their digest: a context
+// reads each set once, from the set it extends when it still has it (`parent`, plus the TeX
+// `added`), else from all the definitions; each formula then copies it, so that nothing a
+// formula does changes the set.
+var scidraftMacroSets = new Map();
+function scidraftMacros(preamble, digest, parent, added) {
+  if (!preamble) return SCIDRAFT_KATEX_OPTIONS.macros;
+  var found = scidraftMacroSets.get(digest);
+  if (found === undefined) {
+    var from = parent ? scidraftMacroSets.get(parent) : undefined;
+    found = Object.assign({}, from !== undefined ? from : SCIDRAFT_KATEX_OPTIONS.macros);
+    katex.renderToString(from !== undefined ? added : preamble,
+                         Object.assign({}, SCIDRAFT_KATEX_OPTIONS,
+                                       {macros: found, globalGroup: true}));
+    if (scidraftMacroSets.size >= 64) {
+      scidraftMacroSets.delete(scidraftMacroSets.keys().next().value);
+    }
+  } else {
+    scidraftMacroSets.delete(digest);  // most recently used last
+  }
+  scidraftMacroSets.set(digest, found);
+  return found;
 }
-function scidraftTex(tex, display) {
-  return katex.renderToString(tex, scidraftTexOptions(display));
+function scidraftTexOptions(display, macros) {
+  return Object.assign({}, SCIDRAFT_KATEX_OPTIONS, {displayMode: display,
+                       macros: Object.assign({}, macros || SCIDRAFT_KATEX_OPTIONS.macros)});
+}
+// A definition KaTeX refuses fails here with MACROS_FAILED before its message, so the caller
+// can tell it from an error in the formula.
+function scidraftTex(tex, display, preamble, digest, parent, added) {
+  var macros;
+  try {
+    macros = scidraftMacros(preamble, digest, parent, added);
+  } catch (error) {
+    throw new Error("%s" + error.message);
+  }
+  return katex.renderToString(tex, scidraftTexOptions(display, macros));
+}
+function scidraftDefine(preamble, digest) {
+  scidraftMacros(preamble, digest, "", "");
+  return true;
 }
 // pseudocode.js calls the global katex.renderToString(tex) with KaTeX's defaults, among them
 // no maxSize: \\rule{3000em}{3000em} in an algorithm was drawn 3,000 em wide (issue 16). For
@@ -89,6 +154,10 @@ class JSError(Exception):
     def __init__(self, message: str):
         super().__init__(message)
         self.message = message
+
+
+class MacrosRefused(JSError):
+    """KaTeX refused the macro definitions a formula was to be typeset after (not the formula)."""
 
 
 class JSStopped(JSError):
@@ -137,9 +206,36 @@ def _context(*scripts: str) -> MiniRacer:
     return context
 
 
+MHCHEM = "katex/contrib/mhchem.js"
+# KaTeX's mhchem extension (\ce, \pu), from the same locked katex package. A static/vendor/ built
+# before it was vendored lacks the copy: node_modules' is read instead, when it is there and of
+# the KaTeX version vendored (else \ce stays undefined and is reported as such).
+_MHCHEM_PACKAGE = ASSETS.parents[1] / "node_modules" / "katex"
+
+
+def _mhchem() -> Path | None:
+    if (ASSETS / MHCHEM).is_file():
+        return ASSETS / MHCHEM
+    package = _MHCHEM_PACKAGE / "package.json"
+    script = _MHCHEM_PACKAGE / "dist" / "contrib" / "mhchem.js"
+    same = package.is_file() and json.loads(package.read_text()).get("version") == katex_version()
+    return script if same and script.is_file() else None
+
+
 def _load() -> MiniRacer:
     context = _context("katex/katex.min.js", "pseudocode/pseudocode.min.js")
-    context.eval(_PRELUDE % json.dumps(KATEX_OPTIONS))
+    mhchem = _mhchem()
+    if mhchem is not None:
+        context.eval(mhchem.read_text(encoding="utf-8"))
+    context.eval(
+        _PRELUDE
+        % (
+            json.dumps(KATEX_OPTIONS),
+            json.dumps(list(LINK_SCHEMES)),
+            json.dumps(BASE_DEFINITIONS),
+            MACROS_FAILED,
+        )
+    )
     return context
 
 
@@ -252,7 +348,8 @@ def _first_line(error: Exception) -> str:
     text = str(error).strip()
     # mini-racer prefixes "<anonymous>:1: " and appends the library's source line.
     line = text.splitlines()[0] if text else type(error).__name__
-    for prefix in ("<anonymous>:1: ", "Error: ", "Error: ", "ParseError: "):
+    line = re.sub(r"^<anonymous>:\d+: ", "", line)  # the line of the script that threw
+    for prefix in ("Error: ", "Error: ", "ParseError: "):
         if line.startswith(prefix):
             line = line[len(prefix) :]
     return line
@@ -349,13 +446,20 @@ def shared_set_many(values: dict) -> None:
 
 
 @functools.lru_cache(maxsize=20_000)
-def _tex_cached(tex: str, display: bool, version: str) -> tuple[bool, str]:
-    key = "katex:" + hashlib.sha256(f"{version}\0{int(display)}\0{tex}".encode()).hexdigest()
+def _tex_cached(tex: str, display: bool, version: str, macros: Macros) -> tuple[bool, str]:
+    # Macros hash and compare by their digest: the key holds the definitions in force, and a
+    # formula typeset after other definitions is another entry.
+    defined = f"\0{macros.digest}" if macros.definitions else ""
+    text = f"{version}\0{int(display)}{defined}\0{tex}"
+    key = "katex:" + hashlib.sha256(text.encode()).hexdigest()
     shared = _shared("get", key)
     if shared is not None:
         return tuple(shared)
     try:
-        result = (True, cap_spacing(_call("scidraftTex", tex, display)))
+        markup = _call(
+            "scidraftTex", tex, display, macros.text, macros.digest, macros.parent, macros.added
+        )
+        result = (True, cap_spacing(markup))
     except JSStopped:
         raise  # not a property of the formula: neither cached here nor shared
     except JSError as error:
@@ -369,8 +473,9 @@ def _tex_cached(tex: str, display: bool, version: str) -> tuple[bool, str]:
 # margin in KaTeX's HTML (and an <mspace> in its MathML); no real formula needs one wider than
 # maxSize either way.
 _SPACING = re.compile(r'(margin-(?:left|right):|<mspace width=")(-?\d+(?:\.\d+)?)em')
-# Part of the cache keys: output cached before spacing was capped is not reused.
-OUTPUT_REVISION = "spacing-capped"
+# Part of the cache keys: output cached before spacing was capped, or before \mbox, \sideset,
+# \ce and links in math were typeset, is not reused.
+OUTPUT_REVISION = "spacing-capped+macros"
 
 
 def cap_spacing(markup: str) -> str:
@@ -386,12 +491,33 @@ def cap_spacing(markup: str) -> str:
     return _SPACING.sub(capped, markup) if "margin-" in markup or "<mspace" in markup else markup
 
 
-def render_tex(tex: str, *, display: bool) -> str:
-    """KaTeX HTML+MathML for `tex`; raises JSError with KaTeX's message on bad input."""
-    ok, result = _tex_cached(tex, display, f"{katex_version()}+{OUTPUT_REVISION}")
+def render_tex(tex: str, *, display: bool, macros: Macros = NO_MACROS) -> str:
+    """KaTeX HTML+MathML for `tex` after the `macros` definitions; raises JSError with KaTeX's
+    message on bad input."""
+    ok, result = _tex_cached(tex, display, f"{katex_version()}+{OUTPUT_REVISION}", macros)
     if not ok:
+        if result.startswith(MACROS_FAILED):
+            raise MacrosRefused(result[len(MACROS_FAILED) :])
         raise JSError(result)
     return result
+
+
+@functools.lru_cache(maxsize=2_000)
+def _macros_checked(macros: Macros, version: str) -> str:
+    try:
+        _call("scidraftDefine", macros.text, macros.digest)
+    except JSStopped:
+        raise
+    except JSError as error:
+        return error.message
+    return ""
+
+
+def check_macros(macros: Macros) -> str:
+    """KaTeX's message if reading the `macros` definitions fails, else ""."""
+    if not macros.definitions:
+        return ""
+    return _macros_checked(macros, katex_version())
 
 
 def tex_cache_info():
@@ -402,6 +528,7 @@ def tex_cache_clear() -> None:
     """Empty the formula and algorithm caches (benchmarks measure cold renders with it)."""
     _tex_cached.cache_clear()
     _pseudocode_cached.cache_clear()
+    _macros_checked.cache_clear()
 
 
 @functools.lru_cache(maxsize=2_000)

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from . import code, commands, convert, environments, fill, limits, sanitise, shortcodes
 from .context import RenderContext
-from .protect import MathState, protect_math
+from .mathmacros import Macros
+from .protect import MathState, preamble_macros, protect_math
 from .rendered import CitationList, Rendered, RenderWarning
 from .stash import TOKEN, Stash, strip_placeholder_characters
 
@@ -46,6 +47,7 @@ class _Body:
     environments: list[dict]
     citations: list[CitationList]
     references: dict[str, dict | None]
+    macros: Macros
 
 
 def _unescape(text: str) -> str:
@@ -107,13 +109,16 @@ def _render_body(
     *,
     card: bool = False,
     card_bibs: tuple[str, ...] | None = None,
+    macros: Macros | None = None,
 ) -> _Body:
     stash = Stash()
     counters: dict[str, int] = {}
     text = code.protect_code(source, stash, warnings, counters)
     text = shortcodes.summary_divider(text, stash)
     text = shortcodes.process(text, stash, context, warnings, shortcodes.ShortcodeState())
-    math_state = MathState()
+    if macros is None:
+        macros = preamble_macros(context.math_macros, warnings)
+    math_state = MathState(macros=macros)
     text = protect_math(text, stash, math_state, warnings)
     text = commands.protect_references(text, stash)
     text = commands.text_styles(text, stash)
@@ -170,7 +175,9 @@ def _render_body(
         if item.kind in {"cite", "ref"}:
             item.html = html_lib.escape(item.text)
     toc = fill.substitute(toc, stash)
-    return _Body(markup, toc, plain, stash, labels, env_state.found, lists, references)
+    return _Body(
+        markup, toc, plain, stash, labels, env_state.found, lists, references, math_state.macros
+    )
 
 
 def render(source: str, context: RenderContext | None = None) -> Rendered:
@@ -227,6 +234,9 @@ def _render(source: str, context: RenderContext) -> Rendered:
             [],
             card=True,
             card_bibs=shortcodes.first_references_bibs(source),
+            # Every definition of the note, the regions' included: a region may use a macro
+            # defined anywhere on the page.
+            macros=body.macros,
         )
         result.card_html, result.has_preview = card.html, True
         result.references = {**card.references, **result.references}

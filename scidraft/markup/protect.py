@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from markdown_it.common.html_re import HTML_TAG_RE
 from markdown_it.rules_inline.autolink import AUTOLINK_RE, EMAIL_RE
 
-from . import jsengine, limits
+from . import jsengine, limits, mathlinks, mathmacros
 from .rendered import RenderWarning
 from .stash import OPEN, LineIndex, Stash
 
@@ -260,6 +260,8 @@ class MathState:
     labels: dict[str, dict] = field(default_factory=dict)
     count: int = 0
     stopped: bool = False  # the time budget ran out: the rest stays source
+    # The math macros in force: the preambles' (site, note), then each formula's definitions.
+    macros: mathmacros.Macros = mathmacros.NONE
 
 
 def equation_anchor(label: str) -> str:
@@ -346,10 +348,122 @@ def _translate_environments(tex: str) -> str:
     return _END.sub(end, tex)
 
 
+_COMMENT = re.compile(r"(?<!\\)%[^\n]*")
+
+
+def preamble_macros(
+    preambles: tuple[mathmacros.Preamble, ...], warnings: list[RenderWarning]
+) -> mathmacros.Macros:
+    """The macros of the site's and the note's preambles, in that order (the note's win). What
+    is not a definition, or that KaTeX refuses, is left out with a warning on line 1 naming the
+    preamble and its line."""
+    macros = mathmacros.NONE
+    for preamble in preambles:
+        tex = preamble.tex
+        if not tex.strip():
+            continue
+        if len(tex) > mathmacros.MAX_PREAMBLE_CHARS:
+            warnings.append(
+                RenderWarning(
+                    1,
+                    "math-macro",
+                    f"{preamble.where} are {len(tex):,} characters, over the limit of "
+                    f"{mathmacros.MAX_PREAMBLE_CHARS:,}: not used",
+                )
+            )
+            continue
+        tex = _COMMENT.sub(lambda match: " " * len(match.group(0)), tex)
+        lines = LineIndex(tex)
+        definitions = _linked_safely(mathmacros.find_definitions(tex), 1, warnings)
+        rest = mathmacros.leftover(tex, definitions)
+        if rest:
+            where = tex.find(rest.split()[0])
+            warnings.append(
+                RenderWarning(
+                    1,
+                    "math-macro",
+                    f"{preamble.where}, line {lines.line(max(where, 0))}: only definitions "
+                    f"(\\newcommand, \\DeclareMathOperator, \\def) belong there; "
+                    f"ignored: {rest[:60]}",
+                )
+            )
+        admitted = mathmacros.admit(macros, definitions, 1, warnings)
+        candidate = macros.plus(admitted)
+        if not jsengine.check_macros(candidate):
+            macros = candidate
+            continue
+        for definition in definitions:  # one by one, to name the one KaTeX refuses
+            if (definition.name, definition.tex) not in admitted:
+                continue
+            candidate = macros.plus([(definition.name, definition.tex)])
+            problem = jsengine.check_macros(candidate)
+            if problem:
+                warnings.append(
+                    RenderWarning(
+                        1,
+                        "math-macro",
+                        f"{preamble.where}, line {lines.line(definition.start)}: "
+                        f"{definition.label}: {problem}",
+                    )
+                )
+            else:
+                macros = candidate
+    return macros
+
+
+def _linked_safely(
+    definitions: list[mathmacros.Definition], line: int, warnings: list[RenderWarning]
+) -> list[mathmacros.Definition]:
+    """Links in a macro's body follow the rule of links in formulas (mathlinks)."""
+    for definition in definitions:
+        definition.tex = mathlinks.unsafe_links(definition.tex, line, warnings)
+    return definitions
+
+
+def preamble_problems(tex: str, where: str = "the math macros") -> list[str]:
+    """Why a preamble would not be used as written (a form's validation): [] when it would."""
+    warnings: list[RenderWarning] = []
+    preamble_macros((mathmacros.Preamble(where, tex),), warnings)
+    return [warning.message for warning in warnings]
+
+
+def _define(
+    tex: str, line: int, state: MathState, warnings: list[RenderWarning]
+) -> tuple[str, list[mathmacros.Definition]]:
+    """Take the formula's definitions out of `tex` into `state.macros`: they apply to it and
+    to every later formula, as in MathJax. Returns the TeX left and the definitions added."""
+    definitions = _linked_safely(mathmacros.find_definitions(tex), line, warnings)
+    if not definitions:
+        return tex, []
+    state.macros = state.macros.plus(mathmacros.admit(state.macros, definitions, line, warnings))
+    return mathmacros.without(tex, definitions), definitions
+
+
+def _katex(
+    tex: str,
+    display: bool,
+    state: MathState,
+    before: mathmacros.Macros,
+    defined: list[mathmacros.Definition],
+    line: int,
+    warnings: list[RenderWarning],
+) -> str:
+    """KaTeX's HTML for `tex` after the macros in force. Definitions this formula made that
+    KaTeX refuses are reported, and undone: the formula and the later ones go without them."""
+    try:
+        return jsengine.render_tex(tex, display=display, macros=state.macros)
+    except jsengine.MacrosRefused as error:
+        names = ", ".join(item.label for item in defined)
+        warnings.append(RenderWarning(line, "math-macro", f"{names}: {error.message}"))
+        state.macros = before
+        return jsengine.render_tex(tex, display=display, macros=before)
+
+
 def typeset(
     tex: str, *, display: bool, line: int, state: MathState, warnings: list[RenderWarning]
-) -> tuple[str, str]:
-    """KaTeX HTML for a formula (or a visible error box) and its plain-text stand-in."""
+) -> tuple[str, str, list[dict]]:
+    """KaTeX HTML for a formula (or a visible error box), its plain-text stand-in, and the
+    `\\ref`s in it (their markers are filled in by fill)."""
     state.count += 1
     anchors: list[str] = []
     source = tex
@@ -357,11 +471,22 @@ def typeset(
         tex, anchors = _number_labels(tex, state, line, warnings)
     else:
         tex = _LABEL.sub("", tex)
+    before = state.macros
+    tex, defined = _define(tex, line, state, warnings)
+    tex = mathlinks.unsafe_links(tex, line, warnings)
+    tex, references = mathlinks.mark_references(tex)
     tex = _translate_environments(tex)
     try:
-        rendered = jsengine.render_tex(tex.strip(), display=display)
+        rendered = _katex(tex.strip(), display, state, before, defined, line, warnings)
     except jsengine.JSError as error:
-        warnings.append(RenderWarning(line, "math-error", f"math: {error.message}"))
+        message = f"math: {error.message}"
+        if "Too many expansions" in error.message:
+            limit = jsengine.KATEX_OPTIONS["maxExpand"]
+            message = (
+                f"math: too many macro expansions (more than {limit}): is a \\newcommand "
+                "or \\def recursive?"
+            )
+        warnings.append(RenderWarning(line, "math-error", message))
         css = "math-error math-error-display" if display else "math-error"
         rendered = (
             f'<span class="{css}" title="{html.escape(error.message)}">'
@@ -370,7 +495,7 @@ def typeset(
     targets = "".join(f'<span class="eq-anchor" id="{anchor}"></span>' for anchor in anchors)
     if display:
         rendered = f'<span class="math-display">{targets}{rendered}</span>'
-    return rendered, source.strip()
+    return rendered, source.strip(), references
 
 
 _CANDIDATE = re.compile(r"[\\$]")
@@ -531,13 +656,25 @@ def protect_math(text: str, stash: Stash, state: MathState, warnings: list[Rende
             break
         out.append(text[cursor : span.start])
         original = text[span.start : span.end]
-        rendered, plain = typeset(
+        rendered, plain, references = typeset(
             span.tex, display=span.display, line=line, state=state, warnings=warnings
         )
         indent = _INDENT.match(text, lines.starts[line - 1]).group(0)
+        # A \ref in the formula is resolved in fill like one in prose: an item of its own,
+        # never placed in the text (the formula's HTML holds its marker).
+        refs = []
+        for data in references:
+            stash.add(None, text=data["source"], kind="ref", line=line, data=data)
+            refs.append(len(stash.items) - 1)
         out.append(
             stash.add(
-                rendered, text=plain, kind="math", line=line, original=original, indent=indent
+                rendered,
+                text=plain,
+                kind="math",
+                line=line,
+                original=original,
+                indent=indent,
+                data={"refs": refs} if refs else None,
             )
         )
         cursor = span.end

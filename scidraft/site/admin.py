@@ -76,6 +76,7 @@ class SiteSettingsAdmin(admin.ModelAdmin):
                     "default_theme",
                     "citation_style",
                     "math",
+                    "math_macros",
                     "custom_css",
                 ]
             },

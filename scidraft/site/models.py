@@ -11,6 +11,8 @@ from django.core.validators import RegexValidator
 from django.db import models
 
 from bibliography.csl import FEATURED_STYLES, validate_style
+from scidraft.markup.mathmacros import MAX_PREAMBLE_CHARS
+from scidraft.markup.protect import preamble_problems
 
 SHARE_BUTTONS = ["x", "linkedin", "reddit", "facebook", "whatsapp", "telegram", "ycombinator"]
 
@@ -30,9 +32,21 @@ def validate_share_buttons(value) -> None:
         )
 
 
+def validate_math_macros(value: str) -> None:
+    """Macro definitions the renderer reads whole: KaTeX's refusal, or anything else than a
+    definition, is reported with its line instead of being left out at every render."""
+    problems = preamble_problems(value or "", "the macros")
+    if problems:
+        raise ValidationError([ValidationError(problem) for problem in problems])
+
+
 position_range_validator = RegexValidator(
     r"^\s*\d+\s*(-\s*\d+\s*)?$", "Write a position such as 4 or a range such as 3-5."
 )
+
+
+# A preamble larger than the renderer reads is refused here rather than ignored there.
+MATH_MACROS_MAX_CHARS = MAX_PREAMBLE_CHARS
 
 
 class SiteSettingsQuerySet(models.QuerySet):
@@ -112,6 +126,14 @@ class SiteSettings(models.Model):
         default=False, help_text="An Author's publish becomes a request an Editor approves."
     )
     custom_css = models.TextField(blank=True, help_text="Loaded last on every page.")
+    math_macros = models.TextField(
+        blank=True,
+        max_length=MATH_MACROS_MAX_CHARS,
+        validators=[validate_math_macros],
+        help_text="LaTeX macro definitions every note's math may use, one a line: "
+        "\\newcommand{\\R}{\\mathbb{R}}, \\DeclareMathOperator{\\tr}{tr}, \\def\\x{…}. "
+        "A note's own macros come after these.",
+    )
 
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -11,10 +11,12 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from hugosite import loading
+from hugosite.exporting import export_site
 from hugosite.loading import LoadReport, hugo_site_load
 from hugosite.reading import HugoSite, NoteSource, read_site
 from notes.models import Note, NoteCitation, NoteRevision, Tag
 from notes.services import note_metadata, note_render_store
+from scidraft.site.models import SiteSettings
 
 pytestmark = pytest.mark.django_db
 
@@ -213,3 +215,41 @@ def test_an_entry_index_by_tag_lists_notes_imported_before_it_in_the_batch(tmp_p
     )
     load(root)
     assert "Zorn lemma" in Note.objects.get(slug="b-index").rendered_html
+
+
+def test_an_imported_site_and_note_keep_their_math_macros(tmp_path):
+    """import_hugo puts a MathJax tex.macros table of hugo.toml in the site's macros and a
+    note's mathMacros in its own; the note's formulas use both without a warning."""
+    root = tmp_path / "site"
+    (root / "content/notes").mkdir(parents=True)
+    (root / "hugo.toml").write_text(
+        'title = "X"\n[params.mathjax.tex.macros]\nR = "\\\\mathbb{R}"\n'
+        'norm = ["\\\\lVert #1 \\\\rVert", 1]\n'
+    )
+    (root / "content/notes/m.md").write_text(
+        "+++\ntitle = \"M\"\nmathMacros = '\\DeclareMathOperator{\\tr}{tr}'\n+++\n"
+        "$\\tr A \\in \\R$, $\\norm{x}$\n"
+    )
+    load(root)
+    site = SiteSettings.objects.current()
+    assert site.math_macros == (
+        "\\newcommand{\\R}{\\mathbb{R}}\n\\newcommand{\\norm}[1]{\\lVert #1 \\rVert}"
+    )
+    note = Note.objects.get(slug="m")
+    assert note.math_macros == "\\DeclareMathOperator{\\tr}{tr}"
+    assert note.render_warnings == []
+    assert 'mathvariant="double-struck">R</mi>' in note.rendered_html
+
+
+def test_math_macros_survive_an_export_and_a_new_import(tmp_path):
+    """export_hugo writes the site's macros as params.mathMacros and a note's as front matter
+    mathMacros; reading the export gives them back unchanged."""
+    site = SiteSettings.objects.current()
+    site.math_macros = "\\newcommand{\\R}{\\mathbb{R}}"
+    site.save()
+    Note.objects.create(slug="m", title="M", body="$\\R$", math_macros="\\def\\x{y}")
+    export_site(tmp_path / "out")
+    again = read_site(tmp_path / "out")
+    assert again.config.settings["math_macros"] == "\\newcommand{\\R}{\\mathbb{R}}"
+    (note,) = [note for note in again.notes if note.slug == "m"]
+    assert note.math_macros == "\\def\\x{y}"

@@ -8,6 +8,8 @@ import pytest
 
 from hugosite.reading import (
     FrontMatterError,
+    math_macros,
+    note_from_front_matter,
     parse_date,
     read_site,
     site_config_from_mapping,
@@ -145,3 +147,45 @@ def test_unreadable_files_are_reported_and_the_rest_is_read(tmp_path):
     reported = {problem.path: problem for problem in site.problems}
     assert reported["content/notes/broken.md"].line == 2
     assert "UTF-8" in reported["content/notes/binary.md"].message
+
+
+@pytest.mark.parametrize(
+    ("value", "latex"),
+    [
+        ("\\newcommand{\\R}{\\mathbb{R}}\n", "\\newcommand{\\R}{\\mathbb{R}}"),
+        (["\\def\\a{a}", "\\def\\b{b}"], "\\def\\a{a}\n\\def\\b{b}"),
+        ({"R": "\\mathbb{R}"}, "\\newcommand{\\R}{\\mathbb{R}}"),
+        ({"norm": ["\\lVert #1 \\rVert", 1]}, "\\newcommand{\\norm}[1]{\\lVert #1 \\rVert}"),
+        ({"opt": ["#1+#2", 2, "d"]}, "\\newcommand{\\opt}[2][d]{#1+#2}"),
+        (None, ""),
+    ],
+)
+def test_math_macros_are_read_from_every_shape_a_site_writes(value, latex):
+    """LaTeX, a list of lines, and MathJax's tex.macros table (a body, or [body, arguments,
+    default]) all become LaTeX definitions."""
+    assert math_macros(value) == latex
+
+
+def test_front_matter_math_macros_go_to_the_note_field():
+    """`mathMacros` in front matter (any case) is the note's preamble, not a kept param."""
+    matter = split_front_matter('+++\ntitle = "A"\nmathmacros = "\\\\def\\\\x{y}"\n+++\nBody\n')
+    note = note_from_front_matter("content/notes/a.md", "a", matter)
+    assert note.math_macros == "\\def\\x{y}"
+    assert "mathmacros" not in note.params
+
+
+def test_site_math_macros_come_from_params_or_a_mathjax_configuration():
+    """params.mathMacros and a MathJax configuration's params.mathjax.tex.macros are the site's
+    preamble, in that order."""
+    config = site_config_from_mapping(
+        {
+            "params": {
+                "mathMacros": "\\newcommand{\\R}{\\mathbb{R}}",
+                "mathjax": {"tex": {"macros": {"E": "\\mathbb{E}"}}},
+            }
+        }
+    )
+    assert config.settings["math_macros"] == (
+        "\\newcommand{\\R}{\\mathbb{R}}\n\\newcommand{\\E}{\\mathbb{E}}"
+    )
+    assert "math_macros" not in site_config_from_mapping({"params": {}}).settings
