@@ -54,3 +54,15 @@ def test_a_stale_row_whose_html_is_unchanged_is_counted_not_listed(demo_loaded):
     out = _check()
     assert note.slug not in out
     assert out.rstrip().startswith("0 of 1 rows checked")
+
+
+@pytest.mark.django_db
+def test_check_lists_a_note_whose_search_text_alone_would_change(demo_loaded):
+    """The search text (search, word counts, index.json) is compared too: an engine that reads
+    references as their labels in it changes no HTML but must still be reported."""
+    note = Note.objects.order_by("slug").first()
+    Note.objects.filter(pk=note.pk).update(render_version="3", rendered_text="old words")
+    out = _check()
+    assert f"note {note.slug}: search text would change (engine 3 → {ENGINE_VERSION})" in out
+    assert "'old words'" in out
+    assert Note.objects.get(pk=note.pk).rendered_text == "old words"

@@ -60,7 +60,8 @@ class Command(BaseCommand):
         self.stdout.write(f"{notes} notes and {pages} pages rendered (engine {ENGINE_VERSION}).")
 
     def report_changes(self, *, force: bool) -> None:
-        """Render what `rerender` would render, compare with the stored HTML, save nothing:
+        """Render what `rerender` would render, compare with the stored HTML (and a note's
+        search text), save nothing:
         a site owner sees what an engine upgrade changes (content written for the old engine
         that the new one reads differently) before running it."""
         checked = changed = 0
@@ -85,6 +86,8 @@ class Command(BaseCommand):
                     ("html", row.rendered_html, rendered.html),
                     ("card", row.rendered_card_html, rendered.card_html),
                     ("toc", row.rendered_toc, rendered.toc),
+                    # Notes' plain text (search, word counts, index.json) changes on its own too.
+                    ("search text", getattr(row, "rendered_text", rendered.text), rendered.text),
                 )
                 if stored != new
             ]
