@@ -94,7 +94,9 @@ def side_by_side(reference: Path, ours: Path, target: Path, *, label: str = "") 
     band = 24
     sheet = Image.new("RGB", (left.width + gutter + right.width, height + band), "#ff00ff")
     sheet.paste(left.crop((0, 0, left.width, min(left.height, height))), (0, band))
-    sheet.paste(right.crop((0, 0, right.width, min(right.height, height))), (left.width + gutter, band))
+    sheet.paste(
+        right.crop((0, 0, right.width, min(right.height, height))), (left.width + gutter, band)
+    )
     draw = ImageDraw.Draw(sheet)
     draw.rectangle((0, 0, sheet.width, band - 1), fill="#000000")
     draw.text((8, 6), f"theme (Hugo): {label}", fill="#ffffff")
