@@ -638,13 +638,16 @@ def test_promotions_left_out_of_recommendations(client, db):
 
 
 def test_promotions_included_in_prev_next(client, db):
-    """Prev/next walk all notes by date, promotions included (theme behaviour)."""
+    """Prev/next walk all notes by date, promotions included (theme behaviour). « Prev is the
+    newer note and Next » the older, as in the theme's pages built by Hugo (the reference
+    screenshots: Hugo's `$pages.Next` points to newer content)."""
     _promotion_setup(1, "3-5", promos=1, notes=3)
     # note-00 (07:20) > promo-0 (06:50) > note-01 (06:20)
     nav = html(client, "/notes/note-00/").one("nav.paginav")
-    assert nav.one("a.prev").get("href") == "/notes/promo-0/"
-    nav = html(client, "/notes/note-01/").one("nav.paginav")
     assert nav.one("a.next").get("href") == "/notes/promo-0/"
+    assert not nav.has("a.prev")
+    nav = html(client, "/notes/note-01/").one("nav.paginav")
+    assert nav.one("a.prev").get("href") == "/notes/promo-0/"
 
 
 # --- Hidden flags ---------------------------------------------------------------------------
