@@ -66,6 +66,9 @@ def photograph(page, spec: ReferencePage, target: Path) -> Path:
     if spec.search:
         url = f"{spec.path}?q={spec.search}"
     page.goto(url, wait_until="networkidle")
+    if spec.search:
+        # The reference was photographed right after typing the query: the box has focus.
+        page.focus("#search-input")
     if spec.open_menu:
         page.locator("#menu .has-submenu > .menu-label").first.click()
     page.evaluate("document.fonts.ready.then(() => true)")

@@ -72,6 +72,11 @@ TYPE_AND_MEASURE = [
     ("/tags/attention/", ".tag-entry .entry-content", "font-size", "14px", None),
     ("/tags/attention/", ".tag-entry .entry-content", "color", *SECONDARY),
     ("/tags/attention/", ".tag-entry", "padding", "24px", None),
+    # layouts/search.html (its own <style>).
+    ("/search/?q=softmax", "#search-input", "padding", "12px 16px", None),
+    ("/search/?q=softmax", ".search-result-item", "padding", "20px", None),
+    ("/search/?q=softmax", ".search-result-item h3", "font-size", "23.4px", None),
+    ("/search/?q=softmax", ".search-preview", "font-size", "14px", None),
 ]
 
 # At 390 px (a phone) the theme keeps its type; only the gutters narrow (zmedia.css: 14px).
