@@ -738,10 +738,11 @@ def test_note_page_elements(client, db):
 
     nav = tree.one("nav.paginav")
     prev, nxt = nav.one("a.prev"), nav.one("a.next")
-    assert prev.get("href") == "/notes/note-03/"  # older
-    assert nxt.get("href") == "/notes/note-01/"  # newer
-    assert prev.one("span.title").text == "« Prev" and "Note 03" in prev.text
-    assert nxt.one("span.title").text == "Next »" and "Note 01" in nxt.text
+    # « Prev is the newer note, as in the theme's pages built by Hugo (its $pages.Next).
+    assert prev.get("href") == "/notes/note-01/"  # newer
+    assert nxt.get("href") == "/notes/note-03/"  # older
+    assert prev.one("span.title").text == "« Prev" and "Note 01" in prev.text
+    assert nxt.one("span.title").text == "Next »" and "Note 03" in nxt.text
 
     recommendations = tree.one("nav.note-recommendations").select("li a")
     assert len(recommendations) == 2
@@ -754,12 +755,12 @@ def test_note_page_elements(client, db):
 
 
 def test_note_page_ends_of_the_chain(client, db):
-    """The newest note has no Next, the oldest no Prev; no wrap-around."""
+    """The newest note has no Prev, the oldest no Next; no wrap-around."""
     dated(3)
-    assert not html(client, "/notes/note-00/").has("nav.paginav a.next")
-    assert html(client, "/notes/note-00/").has("nav.paginav a.prev")
-    assert not html(client, "/notes/note-02/").has("nav.paginav a.prev")
-    assert html(client, "/notes/note-02/").has("nav.paginav a.next")
+    assert not html(client, "/notes/note-00/").has("nav.paginav a.prev")
+    assert html(client, "/notes/note-00/").has("nav.paginav a.next")
+    assert not html(client, "/notes/note-02/").has("nav.paginav a.next")
+    assert html(client, "/notes/note-02/").has("nav.paginav a.prev")
 
 
 def test_recommendations_are_stable(client, db):
