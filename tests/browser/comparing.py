@@ -71,6 +71,7 @@ def photograph(page, spec: ReferencePage, target: Path) -> Path:
         page.focus("#search-input")
     if spec.open_menu:
         page.locator("#menu .has-submenu > .menu-label").first.click()
+        page.wait_for_timeout(300)  # the caret turns in 0.15s
     page.evaluate("document.fonts.ready.then(() => true)")
     target.parent.mkdir(parents=True, exist_ok=True)
     height = page.evaluate("document.documentElement.scrollHeight")

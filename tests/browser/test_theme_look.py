@@ -21,6 +21,7 @@ SECONDARY = ("rgb(108, 108, 108)", "rgb(155, 156, 157)")
 THEOREM = "/notes/demo-note-theorem-max-entropy/"
 # Its body has `exp` as inline code; the feed's first card is the identity demo (`hugo.toml`).
 CODE_NOTE = "/notes/demo-note-softmax-python/"
+REFERENCES = "/notes/demo-note-with-references/"
 
 # (page, selector, property, light value, dark value); None where the theme sets nothing apart.
 # The source of each row is the theme file named in the comment above it.
@@ -63,6 +64,9 @@ TYPE_AND_MEASURE = [
     (THEOREM, ".share-buttons a", "color", "rgb(30, 30, 30)", "rgb(218, 218, 219)"),
     (THEOREM, ".note-recommendations", "padding", "9.6px 14.4px", None),
     (THEOREM, ".note-recommendations", "font-size", "16px", None),
+    # md-content.css: a body's opening "# 1. <Title>" keeps its 40px, below the 24px title.
+    (REFERENCES, ".note-body > h1:first-child", "margin-top", "40px", None),
+    (REFERENCES, ".note-body > h1:first-child", "font-size", "28px", None),
     # post-single.css, headings.css: standalone pages.
     ("/about/", ".post-title", "font-size", "36px", None),
     ("/about/", ".post-content", "font-size", "16px", None),
