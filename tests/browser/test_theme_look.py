@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 
 from .comparing import REFERENCE, REFERENCE_PAGES, photograph, side_by_side
+from .worker import in_worker
 
 pytestmark = pytest.mark.browser
 
@@ -153,3 +154,69 @@ def test_side_by_side_with_the_reference(new_example_page, screenshots, theme):
     assert written, "no reference photograph was found"
     for target in written:
         assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+PASSWORD = "correct horse battery staple"
+ADMIN_BODY = (
+    'Energy $E = mc^2$, as in \\cite{Diao2024-at}.\n\n{{< references bib="bib/refs.bib" >}}\n'
+)
+
+
+def _superuser_and_a_note() -> int:
+    from django.contrib.auth.models import User
+
+    from notes.models import Note
+
+    User.objects.create_superuser("root", "root@example.org", PASSWORD)
+    return Note.objects.order_by("pk").values_list("pk", flat=True).first()
+
+
+def _admin_log_in(page) -> None:
+    page.goto("/admin/login/")
+    page.fill("input[name=username]", "root")
+    page.fill("input[name=password]", PASSWORD)
+    page.click("input[type=submit]")
+    page.wait_for_url("**/admin/")
+
+
+def test_admin_preview_shows_each_formula_once_and_numbers_references_once(new_example_page):
+    """The admin's note preview has KaTeX's stylesheet (the MathML copy of a formula is hidden,
+    where it printed every formula twice) and the reference list's own numbers only (it read
+    `1. [1]`)."""
+    in_worker(_superuser_and_a_note)
+    page, _ = new_example_page(viewport={"width": 1280, "height": 900})
+    _admin_log_in(page)
+    page.goto("/admin/notes/note/add/")
+    page.fill("textarea[name=body]", ADMIN_BODY)
+    page.wait_for_selector(".markdownx-preview .references .ref-list li")
+    mathml = page.locator(".markdownx-preview .katex-mathml").first.bounding_box()
+    assert mathml["width"] <= 1 and mathml["height"] <= 1, "the formula's MathML shows as text"
+    listed = page.evaluate(
+        """() => { const list = document.querySelector(".markdownx-preview .ref-list");
+            const style = getComputedStyle(list);
+            return [style.listStyleType, style.paddingLeft,
+                    list.querySelector(".ref-num").textContent]; }"""
+    )
+    assert listed == ["none", "0px", "[1]"]
+
+
+def test_authoring_fields_have_a_visible_border(new_example_page):
+    """Every text field and menu of the editor's dashboard and of a note's revisions page has a
+    border of another colour than the page (the reset took it away: the fields were invisible)."""
+    note = in_worker(_superuser_and_a_note)
+    page, _ = new_example_page(viewport={"width": 1280, "height": 900})
+    _admin_log_in(page)
+    for path in ("/write/", f"/write/{note}/revisions/"):
+        page.goto(path)
+        fields = page.evaluate(
+            """() => Array.from(document.querySelectorAll(".editor-page :is(input, select)"))
+                .filter(el => !["hidden", "checkbox", "radio", "submit", "button", "file"]
+                    .includes(el.type))
+                .map(el => { const s = getComputedStyle(el);
+                    return [el.name, s.borderTopStyle, s.borderTopWidth, s.borderTopColor,
+                            getComputedStyle(document.body).backgroundColor]; })"""
+        )
+        assert fields, f"no field on {path}"
+        for name, style, width, colour, background in fields:
+            assert (style, width) == ("solid", "1px"), f"{path} {name}: {style} {width}"
+            assert colour != background, f"{path} {name}: border of the page's colour"
