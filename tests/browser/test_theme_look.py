@@ -220,3 +220,19 @@ def test_authoring_fields_have_a_visible_border(new_example_page):
         for name, style, width, colour, background in fields:
             assert (style, width) == ("solid", "1px"), f"{path} {name}: {style} {width}"
             assert colour != background, f"{path} {name}: border of the page's colour"
+
+
+def test_algorithm_indents_are_one_em_as_the_themes(new_example_page):
+    """The example's algorithms indent with `\\hspace{0.5cm}`; the theme draws every one 1em wide
+    (the width as written indented 27.5 px where the theme's photograph shows 19.4 px), and so
+    does SciDraft."""
+    page, _ = new_example_page(viewport={"width": 1280, "height": 900})
+    page.goto("/notes/demo-note-attention-pseudocode/")
+    spaces = page.evaluate(
+        """() => Array.from(document.querySelectorAll(".pseudo-algorithm .mspace"))
+            .map(el => getComputedStyle(el))
+            .filter(s => parseFloat(s.marginRight) > parseFloat(s.fontSize) / 2)
+            .map(s => [s.marginRight, s.fontSize])"""
+    )
+    assert len(spaces) == 4  # the four indented lines of the algorithm
+    assert all(margin == size for margin, size in spaces), spaces
