@@ -79,8 +79,10 @@ def photograph(page, spec: ReferencePage, target: Path) -> Path:
         # Cut as the reference was. Chromium takes a minute to photograph a long page whole
         # (clipped or not); a window as tall as the cut takes a second, and the page is
         # longer than it anyway, so nothing that depends on the window's height moves.
-        page.set_viewport_size({"width": page.viewport_size["width"], "height": MAX_HEIGHT})
+        window = page.viewport_size
+        page.set_viewport_size({"width": window["width"], "height": MAX_HEIGHT})
         page.screenshot(path=str(target))
+        page.set_viewport_size(window)
     else:
         page.screenshot(path=str(target), full_page=spec.full_page)
     return target

@@ -126,10 +126,18 @@ def test_type_and_measure_match_the_theme(new_example_page, theme):
     assert "\n".join(_differences(page, rows)) == ""
 
 
-def test_type_and_measure_on_a_phone(new_example_page):
-    """At 390 px the type stays the theme's and a card fills the screen less the 14px gutters."""
+def test_type_and_measure_on_a_phone(new_example_page, screenshots):
+    """At 390 px the type stays the theme's and a card fills the screen less the 14px gutters.
+    The feed and a note are photographed in both themes (test-artifacts/screenshots/theme/
+    phone-*.png; the reference set has no phone photographs to put beside them)."""
     page, _ = new_example_page(viewport={"width": 390, "height": 844})
     assert "\n".join(_differences(page, PHONE)) == ""
+    for theme in ("light", "dark"):
+        page.evaluate(f"localStorage.setItem('pref-theme', '{theme}')")
+        for spec in REFERENCE_PAGES:
+            if spec.name in ("home", "math-theorem", "pseudocode-attention"):
+                target = screenshots / "theme" / f"phone-{spec.name}-{theme}.png"
+                assert photograph(page, spec, target).stat().st_size > 10_000
 
 
 @pytest.mark.skipif(not REFERENCE.is_dir(), reason="no reference screenshots beside the checkout")
