@@ -914,6 +914,15 @@ def test_tag_index_with_counts(client, db):
     assert entries == {"/tags/alpha/": ("Alpha", "2"), "/tags/beta/": ("Beta", "1")}
 
 
+def test_tag_index_in_alphabetical_order_regardless_of_case(client, db):
+    """/tags/ lists "Agentic Skills" before "AI and Jobs" and "Learning" before "LLM", as the
+    theme's tag page built by Hugo (its terms in alphabetical order, case folded)."""
+    make_note("a", tags=["LLM", "AI and Jobs", "Learning", "Agentic Skills", "beta"])
+    names = [a.text.rsplit(" ", 1)[0] for a in html(client, "/tags/").select("ul.terms-tags a")]
+    assert names == sorted(names, key=str.lower)
+    assert names != sorted(names)
+
+
 def test_tag_page_entries_and_pagination(client, db):
     """/tags/<slug>/: note-entry cards, newest first, paginated by pager_size (not the feed's)."""
     site(pager_size=2, notes_per_page=50)
