@@ -83,7 +83,18 @@ class AdminNotePreviewWidget(MarkdownxWidget, widgets.AdminTextareaWidget):
         return context
 
     class Media:
-        css = {"all": ["markdownx/admin/css/markdownx.min.css"]}
+        # The rendered body's own stylesheets: without KaTeX's, each formula also shows its
+        # MathML as text (every formula twice); without admin-preview.css a reference list
+        # numbers its entries twice ("1. [1]").
+        css = {
+            "all": [
+                "markdownx/admin/css/markdownx.min.css",
+                "vendor/katex/katex.min.css",
+                "vendor/pseudocode/pseudocode.min.css",
+                "vendor/pygments.css",
+                "css/admin-preview.css",
+            ]
+        }
 
 
 class MarkdownBodyMixin:

@@ -15,7 +15,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
-from django.db.models.functions import Left
+from django.db.models.functions import Left, Lower
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -92,13 +92,14 @@ class TagQuerySet(models.QuerySet):
         return self.filter(models.Exists(published) | models.Exists(own))
 
     def with_published_counts(self, now: dt.datetime | None = None):
-        """The public tags, with `count` (their published notes), in name order."""
+        """The public tags, with `count` (their published notes), in name order regardless of
+        case, as Hugo's `.Data.Terms.Alphabetical` lists them ("Agentic Skills", "AI and Jobs")."""
         now = now or timezone.now()
         published = Q(notes__status=Status.PUBLISHED, notes__date__lte=now, notes__has_body=True)
         return (
             self.annotate(count=models.Count("notes", filter=published, distinct=True))
             .filter(count__gt=0)
-            .order_by("name")
+            .order_by(Lower("name"), "name")
         )
 
 

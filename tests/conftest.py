@@ -8,7 +8,11 @@ import pytest
 from django.core.management import call_command
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
+# ../shared beside the checkout; a worktree (/work/wt/<name>) finds it one level further up.
+SHARED = next(
+    (path for path in (ROOT.parent / "shared", ROOT.parent.parent / "shared") if path.is_dir()),
+    ROOT.parent / "shared",
+)
 EXAMPLE_SITE = SHARED / "reference" / "scidraft-exampleSite"
 
 pytest_plugins = ["tests.people"]

@@ -176,6 +176,10 @@ def mermaid_block(code: str) -> str:
 
 
 _ALGORITHM_OPTION = re.compile(r"(\\begin\{algorithm(?:ic)?\})\s*\[[^\]]*\]")
+# The theme's loader turns every \hspace{…} into one em of math space, whatever it asked for
+# (`.replace(/\\hspace\{[^}]*\}/g, "$\\hspace{1em}$")`, layouts/_partials/extend_head.html):
+# algorithms indented with \hspace{0.5cm} read 1em deep there, so they do here.
+_HSPACE = re.compile(r"\\hspace\{[^}]*\}")
 
 
 def clean_pseudocode(source: str) -> tuple[str, list[str]]:
@@ -183,7 +187,7 @@ def clean_pseudocode(source: str) -> tuple[str, list[str]]:
     labels = re.findall(r"\\label\{([^{}]*)\}", source)
     source = _ALGORITHM_OPTION.sub(r"\1", source)
     source = re.sub(r"\\footnotesize\b|\\label\{[^{}]*\}", "", source)
-    source = re.sub(r"\\hspace\{([^{}]*)\}", r"$\\hspace{\1}$", source)
+    source = _HSPACE.sub(lambda _: r"$\hspace{1em}$", source)
     source = source.replace("\\(", "$").replace("\\)", "$")
     return source, labels
 

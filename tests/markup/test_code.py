@@ -282,3 +282,35 @@ def test_a_fence_right_after_a_paragraph_line_ends_the_paragraph():
     assert doc.select_one("p").text == "Run this:"
     assert doc.select_one("blockquote").text.strip() == "quoted"
     assert [c.text for c in doc.select("div.highlight code")] == ["make", "out"]
+
+
+HSPACE_ALGORITHM = r"""```pseudo-algorithm
+\begin{algorithm}
+\caption{Indented}
+\begin{algorithmic}
+\State \hspace{WIDTH} \(S \leftarrow Q K^{\top}\)
+\State \(x \gets y\) and WIDTH
+\end{algorithmic}
+\end{algorithm}
+```"""
+
+
+def test_every_hspace_in_an_algorithm_becomes_one_em():
+    """The theme's loader rewrites each `\\hspace{…}` of an algorithm as `$\\hspace{1em}$`
+    whatever its width (extend_head.html), so `\\hspace{0.5cm}` indents 1em, as there."""
+    for width in ("0.5cm", "3em", "-2pt", "12mm"):
+        source, _ = code.clean_pseudocode(f"\\State \\hspace{{{width}}} x")
+        assert source == r"\State $\hspace{1em}$ x"
+
+
+def test_algorithm_indents_read_the_same_whatever_the_hspace_width():
+    """Rendered, an algorithm written with `\\hspace{0.5cm}` (the example site's indent) is the
+    one written with `\\hspace{1em}`; other text naming the width is left alone."""
+
+    def rendered(width: str) -> str:
+        return render(HSPACE_ALGORITHM.replace("WIDTH", width)).html
+
+    one_em = rendered("1em")
+    assert rendered("0.5cm").replace("0.5cm", "1em") == one_em
+    assert "0.5cm" in rendered("0.5cm")  # the prose "and 0.5cm" is kept
+    assert "algorithm-error" not in one_em

@@ -638,13 +638,16 @@ def test_promotions_left_out_of_recommendations(client, db):
 
 
 def test_promotions_included_in_prev_next(client, db):
-    """Prev/next walk all notes by date, promotions included (theme behaviour)."""
+    """Prev/next walk all notes by date, promotions included (theme behaviour). « Prev is the
+    newer note and Next » the older, as in the theme's pages built by Hugo (the reference
+    screenshots: Hugo's `$pages.Next` points to newer content)."""
     _promotion_setup(1, "3-5", promos=1, notes=3)
     # note-00 (07:20) > promo-0 (06:50) > note-01 (06:20)
     nav = html(client, "/notes/note-00/").one("nav.paginav")
-    assert nav.one("a.prev").get("href") == "/notes/promo-0/"
-    nav = html(client, "/notes/note-01/").one("nav.paginav")
     assert nav.one("a.next").get("href") == "/notes/promo-0/"
+    assert not nav.has("a.prev")
+    nav = html(client, "/notes/note-01/").one("nav.paginav")
+    assert nav.one("a.prev").get("href") == "/notes/promo-0/"
 
 
 # --- Hidden flags ---------------------------------------------------------------------------
@@ -735,10 +738,11 @@ def test_note_page_elements(client, db):
 
     nav = tree.one("nav.paginav")
     prev, nxt = nav.one("a.prev"), nav.one("a.next")
-    assert prev.get("href") == "/notes/note-03/"  # older
-    assert nxt.get("href") == "/notes/note-01/"  # newer
-    assert prev.one("span.title").text == "« Prev" and "Note 03" in prev.text
-    assert nxt.one("span.title").text == "Next »" and "Note 01" in nxt.text
+    # « Prev is the newer note, as in the theme's pages built by Hugo (its $pages.Next).
+    assert prev.get("href") == "/notes/note-01/"  # newer
+    assert nxt.get("href") == "/notes/note-03/"  # older
+    assert prev.one("span.title").text == "« Prev" and "Note 01" in prev.text
+    assert nxt.one("span.title").text == "Next »" and "Note 03" in nxt.text
 
     recommendations = tree.one("nav.note-recommendations").select("li a")
     assert len(recommendations) == 2
@@ -751,12 +755,12 @@ def test_note_page_elements(client, db):
 
 
 def test_note_page_ends_of_the_chain(client, db):
-    """The newest note has no Next, the oldest no Prev; no wrap-around."""
+    """The newest note has no Prev, the oldest no Next; no wrap-around."""
     dated(3)
-    assert not html(client, "/notes/note-00/").has("nav.paginav a.next")
-    assert html(client, "/notes/note-00/").has("nav.paginav a.prev")
-    assert not html(client, "/notes/note-02/").has("nav.paginav a.prev")
-    assert html(client, "/notes/note-02/").has("nav.paginav a.next")
+    assert not html(client, "/notes/note-00/").has("nav.paginav a.prev")
+    assert html(client, "/notes/note-00/").has("nav.paginav a.next")
+    assert not html(client, "/notes/note-02/").has("nav.paginav a.next")
+    assert html(client, "/notes/note-02/").has("nav.paginav a.prev")
 
 
 def test_recommendations_are_stable(client, db):
@@ -908,6 +912,15 @@ def test_tag_index_with_counts(client, db):
         for a in tree.select("ul.terms-tags li a")
     }
     assert entries == {"/tags/alpha/": ("Alpha", "2"), "/tags/beta/": ("Beta", "1")}
+
+
+def test_tag_index_in_alphabetical_order_regardless_of_case(client, db):
+    """/tags/ lists "Agentic Skills" before "AI and Jobs" and "Learning" before "LLM", as the
+    theme's tag page built by Hugo (its terms in alphabetical order, case folded)."""
+    make_note("a", tags=["LLM", "AI and Jobs", "Learning", "Agentic Skills", "beta"])
+    names = [a.text.rsplit(" ", 1)[0] for a in html(client, "/tags/").select("ul.terms-tags a")]
+    assert names == sorted(names, key=str.lower)
+    assert names != sorted(names)
 
 
 def test_tag_page_entries_and_pagination(client, db):
@@ -1165,15 +1178,15 @@ def test_menu_structure(client, db):
 
 
 def test_menu_active_items(client, db):
-    """The current page's item is active; the homepage counts as /notes/; a child marks its
-    parent."""
+    """The current page's item is active; the homepage and the feed's pages count as /notes/, a
+    note's page does not (as in the theme's pages built by Hugo); a child marks its parent."""
     _menu()
     make_note("n")
     make_page("az", "A to Z.", title="A–Z")
     home = html(client, "/")
     assert home.one("ul#menu a[href=/notes/] span").get("class") == "active"
     note = html(client, "/notes/n/")
-    assert note.one("ul#menu a[href=/notes/] span").get("class") == "active"
+    assert note.one("ul#menu a[href=/notes/] span").get("class") is None
     page = html(client, "/az/")
     assert page.one("ul#menu a[href=/notes/] span").get("class") is None
     assert "active" in page.one("span.menu-label").classes
