@@ -8,7 +8,8 @@ import pytest
 from django.core.management import call_command
 
 ROOT = Path(__file__).resolve().parent.parent
-# ../shared beside the checkout; a worktree (/work/wt/<name>) finds it one level further up.
+# ../shared beside the checkout, or beside the folder that holds it (a git worktree kept in a
+# subfolder of a common one).
 SHARED = next(
     (path for path in (ROOT.parent / "shared", ROOT.parent.parent / "shared") if path.is_dir()),
     ROOT.parent / "shared",

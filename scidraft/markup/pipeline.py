@@ -24,7 +24,10 @@ from .stash import TOKEN, Stash, strip_placeholder_characters
 # (`manage.py rerender --check` lists what an upgrade changes). 6: the Markdown stage on
 # CommonMark as Hugo's Goldmark renders it (markdown-it-py), where 3 was Python-Markdown;
 # reference lists through CSL (citation-js); cross-note references to published notes only.
-ENGINE_VERSION = "6"
+# 7: math macros and preambles, links, \ref in math, \mbox, \sideset, \ce; the search text
+# with references as their labels and formulas between delimiters; `<!--more-->`; the card's
+# own asset flags; pseudo-algorithms indent every \hspace by 1em, as the theme's loader does.
+ENGINE_VERSION = "7"
 
 _TAGS = re.compile(r"<[^>]+>")
 _BLOCK_TAGS = re.compile(
