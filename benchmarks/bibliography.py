@@ -33,6 +33,7 @@ import os
 import platform
 import pstats
 import random
+import re
 import statistics
 import sys
 import tempfile
@@ -408,6 +409,57 @@ def measure_cold(bibfile, style: str, pools: dict) -> dict:
     }
 
 
+# The parts of one list inside V8, timed by V8's clock: citation-js's BibTeX mapping, the
+# processor's updateItems (sort keys, disambiguation), makeBibliography, the in-text citations.
+_FLOOR_JS = r"""
+function scidraftBenchFloor(entries, template, lang, citations) {
+  var errors = {}, t0 = Date.now();
+  var items = scidraftCslItems(entries, errors), t1 = Date.now();
+  var data = SCIDRAFT_CITE.util.downgradeCsl(items);
+  var engine = SCIDRAFT_CSL.engine(data, template, lang, "html");
+  var ids = data.map(function (item) { return item.id; });
+  engine.updateItems(ids);
+  var t2 = Date.now();
+  engine.sys.wrapBibliographyEntry = function () { return ["", ""]; };
+  engine.makeBibliography();
+  var t3 = Date.now();
+  if (citations) scidraftCslMarkers(engine, ids);
+  return JSON.stringify([t1 - t0, t2 - t1, t3 - t2, Date.now() - t3]);
+}
+"""
+
+
+def measure_floor(bibfile, style: str) -> list[str]:
+    """Milliseconds an entry in each part of a cold list (median over FORMAT_RUNS lists of
+    keys no earlier list cited): what citeproc-js itself needs, whatever surrounds it."""
+    import json
+
+    from bibliography import csl
+    from bibliography.formatting import bibtex_object, entry_data
+    from scidraft.markup import jsengine
+
+    info = csl.style_info(style)
+    context = jsengine._citation_pool.take()
+    try:
+        if not getattr(context, "scidraft_bench_floor", False):
+            context.eval(_FLOOR_JS)
+            context.scidraft_bench_floor = True
+        csl._prepare(context, info, csl.DEFAULT_LOCALE)
+        parts = []
+        for run in range(FORMAT_RUNS):
+            keys = re.findall(r"\\cite\{([^}]+)\}", citing_note(part=50 + run))
+            entries = {e.key: e for e in bibfile.entries.filter(key__in=keys)}
+            objects = [bibtex_object(entry_data(entries[key]))[0] for key in keys]
+            answer = context.call(
+                "scidraftBenchFloor", objects, info.template, csl.DEFAULT_LOCALE,
+                not info.numeric, timeout_sec=60,
+            )  # fmt: skip
+            parts.append([ms / len(objects) for ms in json.loads(answer)])
+    finally:
+        jsengine._citation_pool.give_back(context)
+    return [f"{statistics.median(column):.2f}" for column in zip(*parts, strict=True)]
+
+
 def _styles() -> list[str | None]:
     return list(BENCH_STYLES)
 
@@ -642,6 +694,7 @@ def main(argv: list[str] | None = None) -> int:
         notes = []
         # Entries a style cannot format are logged at INFO; count them instead of printing.
         logging.getLogger("bibliography").setLevel(logging.WARNING)
+        floors: list[list[str]] = []
         before = _before_pool()
         pools = {f"before ({BEFORE_COMMIT})": before, "after": None} if before else {"": None}
         for style in _styles():
@@ -717,6 +770,7 @@ def main(argv: list[str] | None = None) -> int:
                     DASH,
                 ]
             )
+            floors.append([label, *measure_floor(bibfile, style)])
             for path, counted in cold.items():
                 notes.append(
                     f"style {label}{', ' + path if path else ''}: {counted['items']} list items, "
@@ -727,6 +781,15 @@ def main(argv: list[str] | None = None) -> int:
         rows += measure_example(directory)
         print(_table(rows))
         print(f"uptime at the end: {_uptime()}")
+        print()
+        print("citeproc-js's own time, ms an entry (cold lists of 50, after; V8's clock):")
+        print(
+            table(
+                ["style", "BibTeX mapping", "updateItems", "makeBibliography", "in-text"],
+                floors,
+                {1, 2, 3, 4},
+            )
+        )
         print()
         print(
             "reference list = time inside the bibliography's format()/labels() during render "
