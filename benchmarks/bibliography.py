@@ -1,18 +1,24 @@
 """How long bibliographies take: parsing and importing a 5,000-entry .bib, formatting the
 reference list of a note that cites 50 of its keys (cold and warm), and rendering the longest
-citing example note with its real .bib files, before (main's pybtex styles) and after (CSL
-through citation-js) in one run.
+citing example note with its real .bib files, before (the pybtex styles of 23793ee^) and after
+(CSL through citation-js) in one run.
 
 Standalone: `python benchmarks/bibliography.py`, or `make bench` for every benchmark. It uses a
 fresh SQLite database in a temporary directory (DATABASE_URL is set before Django starts), so
 it never touches the development database. `--profile` adds a cProfile summary of the import.
+The example site is read from ../shared beside the checkout, or from $SCIDRAFT_SHARED.
 
 Formatting is measured cold: before each run, `format_cache_clear()` empties the formatted-entry
-cache, the shared cache (Django's) is cleared and the formula cache too; only imports, the
-database connection and the V8 context with citation-js (started once per process, as KaTeX's)
-stay warm from the warm-up run. Warm: the same list again, from the caches. Each style's
-figure is the median of FORMAT_RUNS such runs, in wall-clock time (the target) and in CPU
-time (the work itself, steadier on a shared machine).
+cache, the shared cache (Django's) is cleared and the formula cache too, and each run's note
+cites 50 keys no earlier run cited (disjoint slices of one shuffle of the file's keys), so no
+entry of the list was ever formatted in the process. What stays warm from the warm-up run (a
+note of keys never measured): imports, the database connection, and the V8 contexts with
+citation-js, each with the style loaded and its citeproc-js processor built, as a server has
+them after its first list in that style. Cold lists are measured twice, alternating run by
+run: before (BEFORE_COMMIT's citation-js functions, in a context pool of their own) and after
+(today's), on the same Python code. Warm: the same list again, from the caches. Each figure is
+the median of FORMAT_RUNS runs, in wall-clock time (the target) and in CPU time (the work
+itself, steadier on a shared machine).
 
 It reports and never gates: the exit code is 0 even when a target fails, so FAIL is printed
 where a reader cannot miss it.
@@ -27,6 +33,7 @@ import os
 import platform
 import pstats
 import random
+import re
 import statistics
 import sys
 import tempfile
@@ -51,7 +58,15 @@ TARGET_FORMAT_MS = 50.0
 TARGET_WARM_MS = 5.0
 # The styles measured (each costs FORMAT_RUNS cold lists): the default, and one of each kind.
 BENCH_STYLES = ["vancouver", "apa", "ieee", "chicago-author-date"]
-EXAMPLE = ROOT.parent / "shared" / "reference" / "scidraft-exampleSite"
+# ../shared beside the checkout, or where SCIDRAFT_SHARED says (a worktree elsewhere).
+SHARED = Path(os.environ.get("SCIDRAFT_SHARED") or ROOT.parent / "shared")
+EXAMPLE = SHARED / "reference" / "scidraft-exampleSite"
+# The formatting before issue 18's cold-list work: its citation-js functions (bibliography/csl.py's
+# prelude at that commit) run in a context pool of their own beside today's, on the same Python.
+BEFORE_COMMIT = "5270053"
+# The last commit with the pybtex styles (the one before 23793ee replaced them with CSL): main
+# no longer has them, so "before" is read from there.
+PYBTEX_COMMIT = "23793ee^"
 
 DASH = "—"
 
@@ -195,10 +210,19 @@ def synthetic_bib(entries: int = ENTRIES, seed: int = SEED) -> str:
     return "\n".join(out)
 
 
-def citing_note(entries: int = ENTRIES, cited: int = CITED, seed: int = SEED) -> str:
-    """A note with `cited` distinct \\cite{} keys over 10 paragraphs, then one references list."""
+def citing_note(
+    entries: int = ENTRIES, cited: int = CITED, seed: int = SEED, part: int | None = None
+) -> str:
+    """A note with `cited` distinct \\cite{} keys over 10 paragraphs, then one references list.
+    With `part`, the keys are the part-th slice of one shuffle of the file's keys: notes of
+    different parts share no key."""
     rng = random.Random(seed + 1)
-    keys = [f"key{number:05d}" for number in rng.sample(range(entries), cited)]
+    if part is None:
+        keys = [f"key{number:05d}" for number in rng.sample(range(entries), cited)]
+    else:
+        order = list(range(entries))
+        random.Random(seed + 2).shuffle(order)
+        keys = [f"key{number:05d}" for number in order[part * cited : (part + 1) * cited]]
     paragraphs = []
     for start in range(0, cited, 5):
         words = " ".join(rng.choice(_WORDS) for _ in range(40))
@@ -305,6 +329,137 @@ def measure_note(bibfile, source: str, style: str | None, *, mode: str = "cold")
     }
 
 
+def _before_pool():
+    """A citation-js context pool whose contexts carry BEFORE_COMMIT's functions (the prelude
+    of its bibliography/csl.py, read from git), or None when git cannot give it."""
+    import re
+    import subprocess
+
+    from py_mini_racer import MiniRacer, init_mini_racer
+
+    from scidraft.markup import jsengine
+
+    try:
+        source = subprocess.run(  # noqa: S603 - git on this repository, fixed arguments
+            ["git", "-C", str(ROOT), "show", f"{BEFORE_COMMIT}:bibliography/csl.py"],  # noqa: S607
+            capture_output=True,
+            check=True,
+            text=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    prelude = re.search(r'_PRELUDE = r"""(.*?)"""', source, re.DOTALL).group(1)
+
+    def load():
+        init_mini_racer(flags=jsengine.V8_FLAGS, ignore_duplicate_init=True)
+        context = MiniRacer()
+        context.eval(jsengine._CITATION_GLOBALS)
+        context.eval((jsengine.ASSETS / "citation-js" / "citation.js").read_text(encoding="utf-8"))
+        context.eval(prelude)
+        return context
+
+    return jsengine._Pool(load)
+
+
+def measure_cold(bibfile, style: str, pools: dict) -> dict:
+    """Cold lists through each pool ({label: pool}, None for today's), alternating run by run
+    so a busy machine slows all alike. Run n of every pool formats the note of part n, whose
+    50 keys no earlier run cited: each list is new to the contexts, whose processors were
+    built for the style by the warm-up run (part 99, never measured)."""
+    from bibliography.formatting import StoredBibliography
+    from scidraft.markup import RenderContext, jsengine, render
+
+    today = jsengine._citation_pool
+    found = {label: {"format": [], "cpu": [], "render": []} for label in pools}
+    items = {}
+    for run in range(FORMAT_RUNS + 1):
+        source = citing_note(part=99 if run == 0 else run)
+        for label, pool in pools.items():
+            jsengine._citation_pool = pool or today
+            try:
+                _cold()
+                timed = _TimedBibliography(StoredBibliography(bibfile))
+                context = RenderContext(
+                    resolve_bibliography=lambda name, t=timed: t if name == BIB_NAME else None,
+                    citation_style=style,
+                )
+                elapsed, result = _seconds(render, source, context)
+            finally:
+                jsengine._citation_pool = today
+            if run == 0:
+                items[label] = (
+                    result.html.count("<li"),
+                    result.html.count('class="ref-unformatted"'),
+                    len(result.warnings),
+                )
+                continue
+            found[label]["format"].append(timed.seconds * 1000)
+            found[label]["cpu"].append(timed.cpu_seconds * 1000)
+            found[label]["render"].append(elapsed * 1000)
+    return {
+        label: {
+            "format_ms": statistics.median(runs["format"]),
+            "format_cpu_ms": statistics.median(runs["cpu"]),
+            "render_ms": statistics.median(runs["render"]),
+            "items": items[label][0],
+            "incomplete": items[label][1],
+            "warnings": items[label][2],
+        }
+        for label, runs in found.items()
+    }
+
+
+# The parts of one list inside V8, timed by V8's clock: citation-js's BibTeX mapping, the
+# processor's updateItems (sort keys, disambiguation), makeBibliography, the in-text citations.
+_FLOOR_JS = r"""
+function scidraftBenchFloor(entries, template, lang, citations) {
+  var errors = {}, t0 = Date.now();
+  var items = scidraftCslItems(entries, errors), t1 = Date.now();
+  var data = SCIDRAFT_CITE.util.downgradeCsl(items);
+  var engine = SCIDRAFT_CSL.engine(data, template, lang, "html");
+  var ids = data.map(function (item) { return item.id; });
+  engine.updateItems(ids);
+  var t2 = Date.now();
+  engine.sys.wrapBibliographyEntry = function () { return ["", ""]; };
+  engine.makeBibliography();
+  var t3 = Date.now();
+  if (citations) scidraftCslMarkers(engine, ids);
+  return JSON.stringify([t1 - t0, t2 - t1, t3 - t2, Date.now() - t3]);
+}
+"""
+
+
+def measure_floor(bibfile, style: str) -> list[str]:
+    """Milliseconds an entry in each part of a cold list (median over FORMAT_RUNS lists of
+    keys no earlier list cited): what citeproc-js itself needs, whatever surrounds it."""
+    import json
+
+    from bibliography import csl
+    from bibliography.formatting import bibtex_object, entry_data
+    from scidraft.markup import jsengine
+
+    info = csl.style_info(style)
+    context = jsengine._citation_pool.take()
+    try:
+        if not getattr(context, "scidraft_bench_floor", False):
+            context.eval(_FLOOR_JS)
+            context.scidraft_bench_floor = True
+        csl._prepare(context, info, csl.DEFAULT_LOCALE)
+        parts = []
+        for run in range(FORMAT_RUNS):
+            keys = re.findall(r"\\cite\{([^}]+)\}", citing_note(part=50 + run))
+            entries = {e.key: e for e in bibfile.entries.filter(key__in=keys)}
+            objects = [bibtex_object(entry_data(entries[key]))[0] for key in keys]
+            answer = context.call(
+                "scidraftBenchFloor", objects, info.template, csl.DEFAULT_LOCALE,
+                not info.numeric, timeout_sec=60,
+            )  # fmt: skip
+            parts.append([ms / len(objects) for ms in json.loads(answer)])
+    finally:
+        jsengine._citation_pool.give_back(context)
+    return [f"{statistics.median(column):.2f}" for column in zip(*parts, strict=True)]
+
+
 def _styles() -> list[str | None]:
     return list(BENCH_STYLES)
 
@@ -326,7 +481,7 @@ def _legacy_formatter(directory: str):
             "-C",
             str(ROOT),
             "archive",
-            "main",
+            PYBTEX_COMMIT,
             "bibliography/styles",
             "bibliography/display.py",
         ],
@@ -402,7 +557,7 @@ def measure_example(directory: str) -> list[list[str]]:
     }
     Legacy, legacy_clear = _legacy_formatter(directory)
     kinds = {
-        "before (pybtex styles, main)": (
+        "before (pybtex styles, 23793ee^)": (
             {n: Legacy(n, e) for n, e in parsed.items()},
             legacy_clear,
         ),
@@ -435,6 +590,15 @@ def measure_example(directory: str) -> list[list[str]]:
 # --- Reporting -------------------------------------------------------------------------------
 
 
+def _uptime() -> str:
+    load = " ".join(f"{value:.2f}" for value in os.getloadavg())
+    try:
+        seconds = float(Path("/proc/uptime").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return f"load average {load}"
+    return f"up {seconds / 3600:.1f} h, load average {load} (1, 5, 15 min)"
+
+
 def _table(rows: list[list[str]]) -> str:
     return table(["case", "entries", "median", "CPU", "target", "status"], rows, {1, 2, 3})
 
@@ -447,8 +611,9 @@ def main(argv: list[str] | None = None) -> int:
         f"Python {platform.python_version()} ({platform.machine()}), load average "
         f"{os.getloadavg()[0]:.1f} at the start"
     )
+    print(f"uptime: {_uptime()}")
     text = synthetic_bib()
-    source = citing_note()
+    source = citing_note(part=0)  # warm and shared-cache runs; cold runs cite other keys
     print(
         f"file: {ENTRIES:,} entries (seed {SEED}), {len(text.encode()) / 1_048_576:.1f} MB; "
         f"note: {CITED} \\cite keys and one references list; medians of {RUNS} runs "
@@ -529,16 +694,32 @@ def main(argv: list[str] | None = None) -> int:
         notes = []
         # Entries a style cannot format are logged at INFO; count them instead of printing.
         logging.getLogger("bibliography").setLevel(logging.WARNING)
+        floors: list[list[str]] = []
+        before = _before_pool()
+        pools = {f"before ({BEFORE_COMMIT})": before, "after": None} if before else {"": None}
         for style in _styles():
             label = style or "default"
             try:
-                measured = measure_note(bibfile, source, style)
+                cold = measure_cold(bibfile, style, pools)
             except Exception as error:  # noqa: BLE001 - report it and go on to the next style
                 failures.append(f"style {label} crashed")
                 rows.append([f"note citing {CITED} keys, style {label}", f"{CITED}", DASH, DASH])
                 rows[-1] += [f"< {TARGET_FORMAT_MS:g} ms", "FAIL"]
                 notes.append(f"style {label}: {type(error).__name__}: {error}")
                 continue
+            for path, measured in cold.items():
+                if path.startswith("before"):
+                    rows.append(
+                        [
+                            f"note citing {CITED} keys, style {label}: reference list, {path}",
+                            f"{CITED}",
+                            f"{measured['format_ms']:.1f} ms",
+                            f"{measured['format_cpu_ms']:.1f} ms",
+                            DASH,
+                            DASH,
+                        ]
+                    )
+            measured = cold[list(pools)[-1]]
             ok = measured["format_ms"] < TARGET_FORMAT_MS and measured["items"] >= CITED
             if not ok:
                 failures.append(f"formatting ({label}) {measured['format_ms']:.1f} ms")
@@ -549,7 +730,8 @@ def main(argv: list[str] | None = None) -> int:
                 failures.append(f"warm formatting ({label}) {warm['format_ms']:.1f} ms")
             rows.append(
                 [
-                    f"note citing {CITED} keys, style {label}: reference list",
+                    f"note citing {CITED} keys, style {label}: reference list"
+                    + (", after" if before else ""),
                     f"{CITED}",
                     f"{measured['format_ms']:.1f} ms",
                     f"{measured['format_cpu_ms']:.1f} ms",
@@ -588,17 +770,31 @@ def main(argv: list[str] | None = None) -> int:
                     DASH,
                 ]
             )
-            notes.append(
-                f"style {label}: {measured['items']} list items, {measured['incomplete']} shown "
-                f"as incomplete, {measured['warnings']} render warning(s)"
-            )
+            floors.append([label, *measure_floor(bibfile, style)])
+            for path, counted in cold.items():
+                notes.append(
+                    f"style {label}{', ' + path if path else ''}: {counted['items']} list items, "
+                    f"{counted['incomplete']} shown as incomplete, {counted['warnings']} render "
+                    "warning(s)"
+                )
 
         rows += measure_example(directory)
         print(_table(rows))
+        print(f"uptime at the end: {_uptime()}")
+        print()
+        print("citeproc-js's own time, ms an entry (cold lists of 50, after; V8's clock):")
+        print(
+            table(
+                ["style", "BibTeX mapping", "updateItems", "makeBibliography", "in-text"],
+                floors,
+                {1, 2, 3, 4},
+            )
+        )
         print()
         print(
             "reference list = time inside the bibliography's format()/labels() during render "
-            "(database query + citation-js in V8), cold: every cache emptied before each run; "
+            "(database query + citation-js in V8), cold: every cache emptied before each run "
+            "and keys no earlier run cited; "
             "median = wall clock (the target), CPU = process time of the same calls; "
             "whole render = scidraft.markup.render of the note."
         )

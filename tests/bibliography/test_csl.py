@@ -1,0 +1,172 @@
+"""citation-js in the embedded V8 (bibliography.csl): the processor plugin-csl keeps per style
+and locale is reused from list to list without one list's state reaching the next, the in-text
+citations read off the list's own bibliography pass equal a pass of their own, the case-mapping
+shortcut answers as V8 does, and the context pool serves threads at once."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+from py_mini_racer import MiniRacer
+
+from bibliography import csl
+from bibliography.formatting import bibtex_object, entry_data, format_cache_clear
+from bibliography.parsing import parse_bibtex
+from scidraft.markup import jsengine
+
+# Two works by one author in one year (2017a/2017b), two authors sharing a family name
+# (given-name disambiguation), a work of the same author in another year, and one by
+# someone else.
+COLLIDING = r"""
+@article{one, author = {Smith, Jane}, title = {First}, journal = {J}, year = 2017}
+@article{two, author = {Smith, Jane}, title = {Second}, journal = {J}, year = 2017}
+@article{three, author = {Smith, John}, title = {Third}, journal = {J}, year = 2017}
+@book{four, author = {Smith, Jane and Doe, Ann}, title = {Fourth}, publisher = {P}, year = 2018}
+@inproceedings{five, author = {M{\"u}ller, J{\"u}rgen}, title = {Fifth}, booktitle = {B},
+  year = 2017}
+"""
+# Other works under the same keys: what a previous list left must not show in the next one.
+OTHERS = r"""
+@article{one, author = {Brown, Alan}, title = {Other}, journal = {K}, year = 2001}
+@article{two, author = {Brown, Alan}, title = {Another}, journal = {K}, year = 2001}
+@book{six, author = {Garc{\'\i}a, Mar{\'\i}a}, title = {Sixth}, publisher = {Q}, year = 1999}
+"""
+
+
+def _objects(text: str) -> list[dict]:
+    return [bibtex_object(entry_data(entry))[0] for entry in parse_bibtex(text).entries]
+
+
+def _fresh_context() -> MiniRacer:
+    """A citation-js context no list has used (the pool's loader, outside the pool)."""
+    return jsengine._load_citations()
+
+
+def _format(context: MiniRacer, objects: list[dict], style: str, locale: str) -> dict:
+    info = csl.style_info(style)
+    csl._prepare(context, info, locale)
+    answer = context.call(
+        "scidraftCslFormat", objects, info.template, locale, not info.numeric, timeout_sec=30
+    )
+    return json.loads(answer)
+
+
+def _visible(answer: dict) -> tuple:
+    return answer["entries"], answer["citations"], answer["errors"]
+
+
+# Lists in sequence: author–date and numbered styles, two locales, the same keys with other
+# contents, and the first list again at the end.
+SEQUENCE = [
+    (COLLIDING, "apa", "en-US"),
+    (OTHERS, "apa", "en-US"),
+    (COLLIDING, "chicago-author-date", "de-DE"),
+    (COLLIDING, "ieee", "en-US"),
+    (OTHERS + COLLIDING.replace("{one,", "{seven,"), "apa", "en-US"),
+    (COLLIDING, "vancouver", "de-DE"),
+    (COLLIDING, "apa", "de-DE"),
+    (COLLIDING, "apa", "en-US"),
+]
+
+
+def test_a_reused_processor_formats_each_list_as_a_fresh_context_does():
+    """One context formats the lists one after another (its processor per style and locale
+    reused, reset for each list); each answer equals that of a context that formats only
+    that list: numbering, order, year suffixes and given names do not leak between lists."""
+    shared = _fresh_context()
+    try:
+        in_sequence = [_visible(_format(shared, _objects(t), s, loc)) for t, s, loc in SEQUENCE]
+    finally:
+        shared.close()
+    for (text, style, locale), got in zip(SEQUENCE, in_sequence, strict=True):
+        alone = _fresh_context()
+        try:
+            assert got == _visible(_format(alone, _objects(text), style, locale)), (style, locale)
+        finally:
+            alone.close()
+    # The disambiguation did happen (the comparison is not between two empty answers).
+    assert in_sequence[0][1]["one"] != in_sequence[0][1]["two"]
+    assert in_sequence[0][1]["one"] == in_sequence[-1][1]["one"]
+
+
+@pytest.mark.parametrize("style", ["apa", "chicago-author-date", "harvard-cite-them-right"])
+def test_in_text_citations_from_the_bibliography_pass_equal_a_pass_of_their_own(style):
+    """The markers read off the processor the list's bibliography left equal those of
+    rebuildProcessorState over the same items (the processor reset and filled again)."""
+    context = _fresh_context()
+    try:
+        info = csl.style_info(style)
+        answer = _format(context, _objects(COLLIDING), style, "en-US")
+        ids = json.dumps([item["id"] for item in answer["items"]])
+        # The markers came from the bibliography's processor (not the fallback's own pass).
+        read_off = context.eval(
+            f"scidraftCslListEngine({json.dumps(info.template)}, 'en-US', {ids}) !== null"
+        )
+        own_pass = context.eval(
+            f"JSON.stringify(scidraftCslCitations({json.dumps(answer['items'])}, "
+            f"{json.dumps(info.template)}, 'en-US'))"
+        )
+    finally:
+        context.close()
+    assert read_off is True
+    assert answer["citations"] == json.loads(own_pass)
+    assert len(set(answer["citations"].values())) == len(answer["citations"])
+
+
+CASES = ["I", "İSTANBUL", "ΆΣΟΣ", "Straße", "ǅ", "TITLE Words", ""]
+LOCALE_LISTS = [["en-US", "en"], ["tr-TR", "en"], ["az"], ["lt"], ["el-GR"], ["EN-us"], ["de"]]
+
+
+def test_case_mapping_with_locales_answers_as_v8_does():
+    """String case mapping with a list of locales (as citeproc-js calls it) gives in the
+    citation context what V8 itself gives in a bare context, the special locales included;
+    an invalid tag still throws."""
+    probe = (
+        "JSON.stringify("
+        + json.dumps(CASES)
+        + ".map(function (s) { return "
+        + json.dumps(LOCALE_LISTS)
+        + ".map(function (l) {"
+        " return [s.toLocaleLowerCase(l), s.toLocaleUpperCase(l)]; }); }))"
+    )
+    bare = MiniRacer()
+    context = _fresh_context()
+    try:
+        assert context.eval(probe) == bare.eval(probe)
+        invalid = "(function () { try { 'A'.toLocaleLowerCase(['en_US!']); return 'no error'; }"
+        invalid += " catch (error) { return error.name; } })()"
+        assert context.eval(invalid) == bare.eval(invalid) == "RangeError"
+    finally:
+        context.close()
+        bare.close()
+
+
+def test_the_pool_formats_lists_from_several_threads_at_once():
+    """Threads formatting lists at the same time, each through a context the pool lends to it
+    alone, get what formatting the lists one by one gives."""
+    jobs = [(COLLIDING, "apa"), (OTHERS, "apa"), (COLLIDING, "ieee"), (OTHERS, "vancouver")] * 2
+    info = {style: csl.style_info(style) for _, style in jobs}
+
+    def one(text, style):
+        return _visible(csl.run(_objects(text), info[style], "en-US", citations=True))
+
+    alone = [one(text, style) for text, style in jobs]
+    format_cache_clear()
+    results: dict[int, tuple] = {}
+    errors: list[BaseException] = []
+
+    def worker(index, text, style):
+        try:
+            results[index] = one(text, style)
+        except BaseException as error:  # noqa: BLE001 - reported by the assertion below
+            errors.append(error)
+
+    threads = [threading.Thread(target=worker, args=(i, *job)) for i, job in enumerate(jobs)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert [results[i] for i in range(len(jobs))] == alone
