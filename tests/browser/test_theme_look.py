@@ -209,12 +209,13 @@ def test_admin_preview_shows_each_formula_once_and_numbers_references_once(new_e
 
 
 def test_authoring_fields_have_a_visible_border(new_example_page):
-    """Every text field and menu of the editor's dashboard and of a note's revisions page has a
-    border of another colour than the page (the reset took it away: the fields were invisible)."""
+    """Every text field and menu of the editor's dashboard and of a note's editor page has a
+    border of another colour than the page (the reset took it away: the fields were invisible).
+    The revisions page, where they were missing too, now picks revisions with radio buttons."""
     note = in_worker(_superuser_and_a_note)
     page, _ = new_example_page(viewport={"width": 1280, "height": 900})
     _admin_log_in(page)
-    for path in ("/write/", f"/write/{note}/revisions/"):
+    for path in ("/write/", f"/write/{note}/"):
         page.goto(path)
         fields = page.evaluate(
             """() => Array.from(document.querySelectorAll(".editor-page :is(input, select)"))
