@@ -301,12 +301,13 @@ def _store(response: HttpResponse) -> dict:
     """The page as kept in the cache, with its body compressed once in each encoding worth
     sending (scidraft.site.compression, where why this is safe from BREACH is argued)."""
     content = response.content
-    encoded = not response.has_header("Content-Encoding")
+    # A body a view already encoded is sent as it is.
+    plain = not response.has_header("Content-Encoding")
     return {
         "status": response.status_code,
         "content": content,
         "encodings": (
-            compression.encode(content, response.get("Content-Type", "")) if encoded else {}
+            compression.encode(content, response.get("Content-Type", "")) if plain else {}
         ),
         "headers": {name: response[name] for name in _KEPT_HEADERS if response.has_header(name)},
         "etag": response["ETag"],

@@ -20,40 +20,15 @@ from hugosite.reading import NoteSource, PageSource
 from notes.excerpts import DESCRIPTION, excerpt_of
 from notes.models import Note
 from scidraft.site.models import SiteSettings
+from tests.markup.test_excerpt import NOTE as ENGINE_NOTE
 from tests.markup.test_sanitise import BODY_PAYLOADS, violations
 
 pytestmark = pytest.mark.django_db
 
-BODY = """By \\ref{lem-shift} and \\cite{vaswani2017}, the sum $\\sum_i x_i$ is unchanged.
-
-:::lemma[Shift invariance]{#lem-shift}
-Adding $c$ to every logit changes nothing:
-$$
-\\mathrm{softmax}(x + c) = \\mathrm{softmax}(x) \\label{eq:shift}
-$$
-:::
-
-```mermaid
-graph LR; Mermaidnode-->Othernode
-```
-
-```python
-def codeword(): return 1
-```
-
-```pseudo-algorithm
-\\begin{algorithm}
-\\caption{Algoword}
-\\begin{algorithmic}
-\\STATE $y \\gets 1$
-\\end{algorithmic}
-\\end{algorithm}
-```
-
-Closing words after the blocks.
-
-{{< references bib="bib/excerpt.bib" >}}
-"""
+# The engine's sample note (tests/markup/test_excerpt.py), citing this module's bibliography.
+BODY = ENGINE_NOTE.replace("\\cite{vaswani}", "\\cite{vaswani2017}").replace(
+    'bib="bib/r.bib"', 'bib="bib/excerpt.bib"'
+)
 BIB = "@article{vaswani2017, title={Attention}, author={Vaswani, Ashish}, year={2017}}"
 # What no excerpt may show: diagram, code and algorithm text, raw commands.
 LEFT_OUT = ("Mermaidnode", "codeword", "Algoword", "\\cite", "\\ref", "\\label")
