@@ -7,6 +7,7 @@ import dataclasses
 import datetime as dt
 import json
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -39,6 +40,12 @@ STATUS_FILTERS = ("draft", "review", "scheduled", "published", "changes")
 DASHBOARD_FILTERS = ("q", "status", "author", "tag", "problems")
 EDITOR_ASSETS = {"math": True, "algorithm": True, "code": True}
 # Warnings that mean readers would see something broken: publishing them asks first.
+# Collaborators' colours (cursors, selections, the "who is here" badges): white text on each
+# has a contrast of at least 4.5, and each stands out on the light and the dark editor.
+LIVE_PALETTE = (
+    "#c0392b", "#1d6fb8", "#2e7d32", "#8e44ad", "#b35c00",
+    "#00796b", "#c2185b", "#5c6bc0", "#7b6a00", "#0277bd",
+)
 PUBLISH_BLOCKERS = frozenset(
     {
         "cite-missing", "cite-unlisted", "bib-missing", "bib-private", "ref-unresolved",
@@ -194,9 +201,27 @@ def _editor_page(request, note, form, *, conflict=None, confirm=None, status=200
             "completion": json.dumps(_completion_data()),
             "meta": _meta(note.title or note.slug),
             "assets": EDITOR_ASSETS,
+            "live": _live_editing(request, note),
         },
         status=status,
     )
+
+
+def _live_editing(request, note) -> dict | None:
+    """What the page's script needs to join the note's shared document (issue 21), or None
+    where live editing is off. The colour follows the user id, so a person keeps theirs on
+    every note and two co-authors with neighbouring ids never share one."""
+    # The setting comes with the collaboration app; live editing is on by default.
+    if not getattr(settings, "LIVE_EDITING", True):
+        return None
+    user = request.user
+    author = getattr(user, "author", None)
+    return {
+        "url": f"/live/notes/{note.pk}/",
+        "name": (author.name if author else "") or user.get_full_name() or user.get_username(),
+        "color": LIVE_PALETTE[user.pk % len(LIVE_PALETTE)],
+        "user": user.pk,
+    }
 
 
 def _completion_data() -> dict:

@@ -112,6 +112,9 @@ function mount(textarea) {
   const listeners = [];
   let labels = []; // this note's labels, from the latest preview
   const darkness = new Compartment();
+  // CodeMirror's own undo history, until writing together replaces it with Yjs's (live.js).
+  const historyCompartment = new Compartment();
+  const ownHistory = [history(), keymap.of(historyKeymap)];
 
   function save() {
     const button = form && form.querySelector("button[name=action][value=save]");
@@ -125,7 +128,7 @@ function mount(textarea) {
     lineNumbers(),
     highlightActiveLineGutter(),
     highlightSpecialChars(),
-    history(),
+    historyCompartment.of(ownHistory),
     drawSelection(),
     dropCursor(),
     EditorState.allowMultipleSelections.of(true),
@@ -156,7 +159,6 @@ function mount(textarea) {
       ...closeBracketsKeymap,
       ...defaultKeymap,
       ...searchKeymap,
-      ...historyKeymap,
       ...completionKeymap,
       ...lintKeymap,
       indentWithTab,
@@ -309,6 +311,12 @@ function mount(textarea) {
   window.SciDraftBody.register(textarea, body);
   scrollSync(view, document.querySelector(".editor-preview-pane"), document.querySelector(".editor-workspace"));
   form && form.setAttribute("data-editor", "codemirror");
+  // Writing together: its own chunk, fetched only where the server offers it.
+  if (form && form.getAttribute("data-live-url")) {
+    import("./live.js").then((live) => {
+      window.SciDraftLive = live.startLive({ view, form, historyCompartment, history: ownHistory });
+    });
+  }
   return body;
 }
 

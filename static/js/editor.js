@@ -8,6 +8,11 @@
 // "Not saved yet — retrying"; the copy is removed only once the server has the same text.
 // A copy left behind (the tab closed before a retry succeeded) is offered for restoring on the
 // next visit when it differs from the server's text.
+//
+// Writing together (issue 21, editor/codemirror/live.js): once the note's shared document has
+// synced, form[data-live] is "synced" (or "offline" while the socket reconnects) and the server
+// saves the merged text; sending it here as well would write it twice, so nothing is sent or
+// copied until the shared document gives up (form[data-live] = "fallback").
 (function () {
   "use strict";
   var form = document.querySelector("form.editor-form[data-autosave-url]");
@@ -44,6 +49,11 @@
     if (!status) return;
     status.textContent = text;
     status.setAttribute("data-state", state || "");
+  }
+
+  function live() {
+    var mode = form.getAttribute("data-live");
+    return mode === "synced" || mode === "offline";
   }
 
   function current() {
@@ -156,7 +166,7 @@
 
   function send() {
     timer = null;
-    if (stopped) return;
+    if (stopped || live()) return;
     if (inFlight) {
       pending = true;
       return;
@@ -231,6 +241,7 @@
   }
 
   function changed() {
+    if (live()) return;
     keepSoon();
     if (failures) return; // the retry timer is running; it sends the latest text
     schedule(delay);
@@ -238,6 +249,15 @@
 
   if (title) title.addEventListener("input", changed);
   body.onChange(changed);
+  form.addEventListener("scidraft:live", function (event) {
+    if (event.detail.mode === "synced" && timer) {
+      clearTimeout(timer);
+      timer = null;
+    } else if (event.detail.mode === "fallback" && dirty()) {
+      keep();
+      schedule(0);
+    }
+  });
   window.addEventListener("online", function () {
     if (failures && !inFlight) schedule(0);
   });
@@ -266,7 +286,7 @@
     return true;
   }
   window.addEventListener("beforeunload", function (event) {
-    if (submitting || !dirty()) return;
+    if (submitting || live() || !dirty()) return;
     keep();
     event.preventDefault();
     event.returnValue = "";
