@@ -52,6 +52,27 @@ export function textChange(from, to) {
   return { at: start, remove: from.length - start - end, insert: to.slice(start, to.length - end) };
 }
 
+// Where `position` of the old text is in the new one, after a Y.Text delta: text inserted or
+// deleted before it moves it; an insertion exactly at it goes after it (the caret of the person
+// not typing stays put, as in the body).
+export function mapThrough(delta, position) {
+  let index = 0;
+  let mapped = position;
+  for (const step of delta) {
+    if (index > position) break;
+    if (step.retain) index += step.retain;
+    else if (typeof step.insert === "string") {
+      if (index < position) mapped += step.insert.length;
+      // An insert does not move along the old text.
+    } else if (step.delete) {
+      const removedBefore = Math.max(0, Math.min(step.delete, position - index));
+      mapped -= removedBefore;
+      index += step.delete;
+    }
+  }
+  return mapped;
+}
+
 function applyChange(ytext, change, origin) {
   if (!change.remove && !change.insert) return;
   ytext.doc.transact(() => {
@@ -317,5 +338,15 @@ export function startLive({ view, form, historyCompartment, history }) {
   say("Connecting…", "connecting");
   setMode("connecting");
   window.addEventListener("pagehide", () => provider.awareness.setLocalState(null));
+  // A socket can outlive the network for a long while before it notices; the browser knows at
+  // once. Typing goes on into the document (and IndexedDB) and is sent on reconnecting.
+  window.addEventListener("offline", () => {
+    if (gaveUp) return;
+    provider.disconnect();
+    showStored();
+  });
+  window.addEventListener("online", () => {
+    if (!gaveUp) provider.connect();
+  });
   return { doc, provider, persistence };
 }

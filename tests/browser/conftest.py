@@ -233,3 +233,13 @@ def open_editor(browser, editor_site):
 def screenshots() -> Path:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return SCREENSHOTS
+
+
+@pytest.fixture
+def live_site(editor_site):
+    """The editor_site's database (ada, her bibliography) served over ASGI, pages and the
+    /live/ sockets of writing together on one origin: the base URL."""
+    from tests.browser.asgi_server import asgi_live_url, wait_until_idle
+
+    yield asgi_live_url()
+    wait_until_idle()

@@ -1,0 +1,331 @@
+"""Writing together (issue 21) in the browser: co-authors in separate Chromium contexts type
+into one note at once over the note's shared document (/live/notes/<id>/, served with the pages
+by daphne in the test process: tests/browser/asgi_server.py). Every character typed reaches
+every editor and the merged save; collaborators see each other; an editor that goes offline
+keeps typing and merges when back; a removed co-author's editor falls back to the HTTP autosave.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.editing import BODY, body_text, editor_note, place_cursor, signed_in
+from tests.browser.worker import in_worker
+
+pytestmark = pytest.mark.browser
+
+SYNCED = "form.editor-form[data-live=synced]"
+STORED = ".editor-live-status[data-state=stored]"
+
+
+def _co_author(note, username: str):
+    """A user `username` (an Author) named on `note`, so that they may edit it."""
+    from notes.models import NoteAuthor
+    from tests.browser.test_editor import _author
+
+    def create():
+        user = _author(username)
+        NoteAuthor.objects.create(note_id=note.pk, author=user.author, position=9)
+        return user
+
+    return in_worker(create)
+
+
+def _open(browser, base_url, username, note, **options):
+    """`username`'s editor of `note`, once its shared document has synced."""
+    page = signed_in(browser, base_url, username, **options)
+    page.goto(f"/write/{note.pk}/")
+    page.locator(BODY).wait_for()
+    page.locator(SYNCED).wait_for()
+    return page
+
+
+def _saved_state(note) -> dict:
+    from notes.models import Note
+    from notes.services import working_state
+
+    return in_worker(lambda: working_state(Note.objects.get(pk=note.pk)))
+
+
+def _wait_for(check, what: str, seconds: float = 20):
+    """Poll `check()` until it is truthy; its last value in the failure otherwise."""
+    deadline = time.monotonic() + seconds
+    value = None
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"waited {seconds} s for {what}; last: {value!r}")
+
+
+def _converged(pages) -> str:
+    """The body once every editor shows the same text and has it stored."""
+
+    def same():
+        texts = {body_text(page) for page in pages}
+        stored = all(page.locator(STORED).count() for page in pages)
+        return texts.pop() if len(texts) == 1 and stored else None
+
+    return _wait_for(same, "the editors to show one stored text")
+
+
+def _type_in_turns(pages_and_words, chunk: int = 3) -> None:
+    """Each page types its words a few characters at a time, taking turns, so that every
+    editor types before the others' keystrokes reach it."""
+    longest = max(len(words) for _, words in pages_and_words)
+    for start in range(0, longest, chunk):
+        for page, words in pages_and_words:
+            if start < len(words):
+                page.keyboard.type(words[start : start + chunk])
+
+
+def _close(*pages):
+    for page in pages:
+        page.context.close()
+
+
+def test_two_co_authors_typing_at_once_see_and_save_every_character(browser, live_site):
+    """Ada types at the end while Bob types at the start, in turns of a few keystrokes: both
+    editors end with the same text holding every character each typed, the merged save
+    writes that text as the note's revision, and Ada's Save afterwards does not conflict
+    (her form follows the merged saves' version)."""
+    note = editor_note("Together", "The middle stays.\n")
+    _co_author(note, "bob")
+    ada = _open(browser, live_site, "ada", note)
+    bob = _open(browser, live_site, "bob", note)
+    try:
+        place_cursor(ada, len("The middle stays.\n"))
+        place_cursor(bob, 0)
+        ada_words = "Ada writes at the end, 0123456789."
+        bob_words = "Bob writes first; ABCDEFGHIJ. "
+        _type_in_turns([(ada, ada_words), (bob, bob_words)])
+
+        text = _converged([ada, bob])
+        assert text == bob_words + "The middle stays.\n" + ada_words
+
+        _wait_for(lambda: _saved_state(note)["body"] == text, "the merged save")
+        from notes.models import Note, NoteRevision
+
+        version = in_worker(lambda: Note.objects.get(pk=note.pk).version)
+        expect(ada.locator("input[name=base_version]")).to_have_value(str(version), timeout=10_000)
+        latest = in_worker(lambda: NoteRevision.objects.filter(note_id=note.pk).order_by("-number").first())
+        assert latest.body == text
+        expect(ada.locator(".editor-autosave-status")).to_contain_text("revision")
+
+        ada.locator("button[name=action][value=save]").click()
+        ada.wait_for_load_state()
+        assert ada.locator(".editor-conflict").count() == 0
+        assert _saved_state(note)["body"] == text
+        assert not ada.errors and not bob.errors, (ada.errors, bob.errors)
+    finally:
+        _close(ada, bob)
+
+
+def test_five_co_authors_typing_at_once_lose_nothing(browser, live_site):
+    """Five co-authors each type on their own line at once: all five editors end with the same
+    text holding every line typed whole, and the merged save has it."""
+    people = ["ada", "bob", "cleo", "dan", "eve"]
+    body = "".join(f"{name}:\n" for name in people)
+    note = editor_note("Five", body)
+    for name in people[1:]:
+        _co_author(note, name)
+    pages = [_open(browser, live_site, name, note) for name in people]
+    try:
+        for index, (name, page) in enumerate(zip(people, pages)):
+            # The end of the person's own line: the lines before are "<name>:\n".
+            place_cursor(page, sum(len(f"{other}:\n") for other in people[: index + 1]) - 1)
+        words = {name: f" {name} was here {index}{index}{index}" for index, name in enumerate(people)}
+        _type_in_turns([(page, words[name]) for name, page in zip(people, pages)], chunk=2)
+
+        text = _converged(pages)
+        assert text == "".join(f"{name}:{words[name]}\n" for name in people)
+        _wait_for(lambda: _saved_state(note)["body"] == text, "the merged save")
+        for page in pages:
+            assert not page.errors, page.errors
+    finally:
+        _close(*pages)
+
+
+def test_collaborators_see_each_other_in_the_header_and_as_cursors(browser, live_site):
+    """With Bob in the note, Ada's header lists him (initials and name, a title saying he is
+    editing) and her editor shows his cursor labelled with his name; the title he types
+    reaches her title field; when he leaves, the list empties again."""
+    note = editor_note("Presence", "First line.\nSecond line.\n")
+    _co_author(note, "bob")
+    ada = _open(browser, live_site, "ada", note)
+    bob = _open(browser, live_site, "bob", note)
+    try:
+        bob_name = in_worker(lambda: _name_of("bob"))
+        ada_name = in_worker(lambda: _name_of("ada"))
+        ada_people = ada.locator(".editor-presence .editor-presence-person")
+        expect(ada_people).to_have_count(1)
+        expect(ada_people).to_contain_text(bob_name)
+        assert ada_people.get_attribute("title") == f"{bob_name} is editing"
+        expect(bob.locator(".editor-presence .editor-presence-person")).to_contain_text(ada_name)
+        expect(ada.locator(".editor-live-alone")).to_be_hidden()
+
+        place_cursor(bob, len("First line.\nSec"))
+        caret = ada.locator(".cm-ySelectionCaret")
+        expect(caret).to_have_count(1)
+        expect(ada.locator(".cm-ySelectionInfo")).to_have_text(bob_name)
+        assert caret.evaluate("(e) => getComputedStyle(e).backgroundColor") == _rgb(
+            bob.locator("form.editor-form").get_attribute("data-live-color")
+        )
+
+        bob.locator("input[name=title]").click()
+        bob.keyboard.press("End")
+        bob.keyboard.type(" at last")
+        expect(ada.locator("input[name=title]")).to_have_value("Presence at last")
+
+        bob.context.close()
+        expect(ada_people).to_have_count(0, timeout=40_000)
+        expect(ada.locator(".editor-live-alone")).to_be_visible()
+        assert not ada.errors, ada.errors
+    finally:
+        _close(ada)
+
+
+def _name_of(username: str) -> str:
+    from django.contrib.auth.models import User
+
+    return User.objects.get(username=username).author.name
+
+
+def _rgb(hex_colour: str) -> str:
+    red, green, blue = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgb({red}, {green}, {blue})"
+
+
+def test_an_editor_offline_keeps_typing_and_merges_on_reconnect(browser, live_site):
+    """Bob goes offline (his socket closes with the network), types, and his page says his
+    edits are kept; Ada types meanwhile. Back online, both editors and the merged save hold
+    both texts."""
+    note = editor_note("Offline", "Shared.\n")
+    _co_author(note, "bob")
+    ada = _open(browser, live_site, "ada", note)
+    bob = _open(browser, live_site, "bob", note)
+    try:
+        bob.context.set_offline(True)
+        expect(bob.locator(".editor-live-status")).to_have_attribute("data-state", "offline")
+        expect(bob.locator(".editor-live-status")).to_contain_text("kept in this browser")
+        place_cursor(bob, 0)
+        bob.keyboard.type("Typed offline. ")
+        place_cursor(ada, len("Shared.\n"))
+        ada.keyboard.type("Typed online.")
+        expect(ada.locator(STORED)).to_have_count(1)
+        assert "Typed offline" not in body_text(ada)
+
+        bob.context.set_offline(False)
+        text = _converged([ada, bob])
+        assert text == "Typed offline. Shared.\nTyped online."
+        _wait_for(lambda: _saved_state(note)["body"] == text, "the merged save")
+        assert not ada.errors, ada.errors
+    finally:
+        _close(ada, bob)
+
+
+def test_edits_made_offline_survive_closing_the_tab(browser, live_site):
+    """Bob types offline and closes the tab; opening the note again online (same browser
+    profile), his edits come back from the browser's storage and merge into the note."""
+    note = editor_note("Kept", "Shared.\n")
+    _co_author(note, "bob")
+    ada = _open(browser, live_site, "ada", note)
+    bob = _open(browser, live_site, "bob", note)
+    try:
+        context = bob.context
+        context.set_offline(True)
+        expect(bob.locator(".editor-live-status")).to_have_attribute("data-state", "offline")
+        place_cursor(bob, len("Shared.\n"))
+        bob.keyboard.type("Kept in IndexedDB.")
+        bob.wait_for_timeout(500)  # IndexedDB writes each update in a transaction of its own
+        bob.close()
+        context.set_offline(False)
+
+        again = context.new_page()
+        again.errors = []
+        again.goto(f"/write/{note.pk}/")
+        again.locator(SYNCED).wait_for()
+        text = _converged([ada, again])
+        assert text == "Shared.\nKept in IndexedDB."
+        _wait_for(lambda: _saved_state(note)["body"] == text, "the merged save")
+    finally:
+        _close(ada, bob)
+
+
+def test_a_removed_co_author_falls_back_with_a_banner(browser, live_site):
+    """When Ada removes Bob from the note's authors, Bob's editor is disconnected, stops
+    reconnecting, and says why in a banner; his page no longer counts as live."""
+    from notes import services
+    from notes.models import Note
+
+    note = editor_note("Removed", "Text.\n")
+    _co_author(note, "bob")
+    bob = _open(browser, live_site, "bob", note)
+    try:
+        def remove_bob():
+            from django.contrib.auth.models import User
+
+            current = Note.objects.get(pk=note.pk)
+            services.note_save(
+                note_id=note.pk,
+                user=User.objects.get(username="ada"),
+                base_version=current.version,
+                fields={"authors": [User.objects.get(username="ada").author.handle]},
+            )
+
+        in_worker(remove_bob)
+        banner = bob.locator(".editor-live-banner")
+        expect(banner).to_be_visible(timeout=70_000)
+        expect(banner).to_contain_text("Writing together stopped")
+        expect(bob.locator("form.editor-form")).to_have_attribute("data-live", "fallback")
+        expect(bob.locator(".editor-live-status")).to_have_attribute("data-state", "fallback")
+        bob.wait_for_timeout(1500)  # no reconnection comes back to life
+        expect(bob.locator("form.editor-form")).to_have_attribute("data-live", "fallback")
+    finally:
+        _close(bob)
+
+
+@pytest.mark.parametrize(
+    "look",
+    [
+        ("light", {"width": 1400, "height": 900}),
+        ("dark", {"width": 1400, "height": 900}),
+        ("phone", {"width": 390, "height": 844, "is_mobile": True}),
+    ],
+    ids=["light", "dark", "phone"],
+)
+def test_screenshots_with_two_collaborators(browser, live_site, screenshots, look):
+    """Ada's editor with Bob in it, in the light and dark themes and at a phone's 390 px
+    (test-artifacts/screenshots/live-editing-*.png): his name in the header and over his
+    selection, and nothing wider than the phone."""
+    name, viewport = look
+    note = editor_note("Writing together", "# Results\n\nThe estimate $\\hat\\theta$ converges.\n\nA second paragraph.\n")
+    _co_author(note, "bob")
+    options = {"viewport": {"width": viewport["width"], "height": viewport["height"]}}
+    if viewport.get("is_mobile"):
+        options["is_mobile"] = True
+    ada = signed_in(browser, live_site, "ada", **options)
+    bob = _open(browser, live_site, "bob", note)
+    try:
+        theme = "dark" if name == "dark" else "light"
+        ada.evaluate("(theme) => localStorage.setItem('pref-theme', theme)", theme)
+        ada.goto(f"/write/{note.pk}/")
+        ada.locator(SYNCED).wait_for()
+        bob.evaluate(
+            "() => { const v = SciDraftBody.of(document.querySelector('textarea[name=body]')).view;"
+            " v.dispatch({selection: {anchor: 13, head: 40}}); v.focus(); }"
+        )
+        expect(ada.locator(".editor-presence-person")).to_have_count(1)
+        expect(ada.locator(".cm-ySelectionInfo")).to_have_count(1)
+        expect(ada.locator(STORED)).to_have_count(1)
+        assert ada.evaluate("() => document.documentElement.dataset.theme") == theme
+        if name == "phone":
+            assert ada.evaluate("() => document.documentElement.scrollWidth") <= 390
+        ada.screenshot(path=str(screenshots / f"live-editing-{name}.png"))
+        assert not ada.errors, ada.errors
+    finally:
+        _close(ada, bob)
