@@ -1,5 +1,5 @@
 // Writing together (issue 21): the note's Y.Doc shared over /live/notes/<id>/ (y-websocket's
-// protocol plus our message type 100, see docs/architecture.md), bound to CodeMirror and to the
+// protocol plus our message type 100: stored, saved, error), bound to CodeMirror and to the
 // title input. A separate chunk, loaded by main.js only when the form has data-live-url, so the
 // editor of a site without live editing downloads none of Yjs.
 //
@@ -23,6 +23,9 @@ const GIVE_UP = {
   4403: "you may no longer edit this note.",
   4413: "the note is too large to edit together.",
 };
+// A site served without its ASGI server answers the socket with 404 forever: after this many
+// failed first attempts the page stops trying and stays on the HTTP autosave, quietly.
+const FIRST_CONNECT_TRIES = 5;
 const OFFLINE_TEXT = "Offline — your edits are kept in this browser and merge when you reconnect";
 
 // The WebSocket URL of a path such as /live/notes/12/: y-websocket v3 builds its URL as
@@ -283,6 +286,14 @@ export function startLive({ view, form, historyCompartment, history }) {
     }
     say("Not connected", "fallback");
     if (presence) presence.replaceChildren();
+    setMode("fallback");
+  });
+
+  provider.on("connection-close", () => {
+    if (bound || gaveUp || provider.wsUnsuccessfulReconnects < FIRST_CONNECT_TRIES) return;
+    gaveUp = true;
+    provider.destroy();
+    say("Writing together is unavailable here; your edits are autosaved as before", "fallback");
     setMode("fallback");
   });
 

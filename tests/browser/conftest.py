@@ -235,6 +235,14 @@ def screenshots() -> Path:
     return SCREENSHOTS
 
 
+@pytest.fixture(autouse=True)
+def _live_editing_over_asgi_only(request, settings):
+    """Writing together needs the ASGI server: the pages of pytest-django's live server (WSGI,
+    no sockets) are those of a site without it, as a deployment without the `live` service
+    would set LIVE_EDITING; the live_site fixture's have it."""
+    settings.LIVE_EDITING = "live_site" in request.fixturenames
+
+
 @pytest.fixture
 def live_site(editor_site):
     """The editor_site's database (ada, her bibliography) served over ASGI, pages and the

@@ -329,3 +329,23 @@ def test_screenshots_with_two_collaborators(browser, live_site, screenshots, loo
         assert not ada.errors, ada.errors
     finally:
         _close(ada, bob)
+
+
+def test_without_the_socket_server_the_editor_stops_trying_and_autosaves(open_editor, settings):
+    """A site whose /live/ path has no ASGI server behind it (here pytest-django's WSGI live
+    server answers 404): after a few failed attempts the page stops connecting, says writing
+    together is unavailable, and the HTTP autosave saves the typing as before."""
+    from tests.browser.editing import fill_body
+
+    settings.LIVE_EDITING = True
+    note = editor_note("No socket", "Before.\n")
+    page = open_editor(note)
+    form = page.locator("form.editor-form")
+    expect(form).to_have_attribute("data-live", "fallback", timeout=20_000)
+    expect(page.locator(".editor-live-status")).to_contain_text("unavailable")
+    attempts = []
+    page.on("websocket", lambda socket: attempts.append(socket.url))
+    fill_body(page, "After, over HTTP.\n")
+    expect(page.locator(".editor-autosave-status")).to_contain_text("Autosaved", timeout=15_000)
+    assert _saved_state(note)["body"] == "After, over HTTP.\n"
+    assert attempts == []

@@ -103,6 +103,35 @@ def test_editor_page_uses_the_per_note_preview_url(client, author, note):
     assert f'data-autosave-url="/write/{note.pk}/autosave/"' in text and "js/editor.js" in text
 
 
+def test_editor_page_offers_writing_together_with_the_users_name_and_colour(
+    client, author, note, settings
+):
+    """With LIVE_EDITING on, the editor form names the note's socket, the user's display name
+    (escaped: it is user input) and a colour of the palette that follows the user id; the
+    header has the places of the live status and of who is here."""
+    from editor.views import LIVE_PALETTE
+
+    settings.LIVE_EDITING = True
+    author.author.name = 'Ada "<b>" Lovelace'
+    author.author.save()
+    client.force_login(author)
+    text = client.get(f"/write/{note.pk}/").content.decode()
+    colour = LIVE_PALETTE[author.pk % len(LIVE_PALETTE)]
+    assert f'data-live-url="/live/notes/{note.pk}/"' in text
+    assert 'data-live-name="Ada &quot;&lt;b&gt;&quot; Lovelace"' in text
+    assert f'data-live-color="{colour}" data-live-user="{author.pk}"' in text
+    assert 'class="editor-presence" aria-live="polite"' in text
+    assert 'class="editor-live-banner" role="alert" hidden' in text
+
+
+def test_editor_page_without_live_editing_has_none_of_it(client, author, note, settings):
+    """With LIVE_EDITING off the page is today's: no socket named, no live status."""
+    settings.LIVE_EDITING = False
+    client.force_login(author)
+    text = client.get(f"/write/{note.pk}/").content.decode()
+    assert "data-live-" not in text and "editor-live" not in text and "editor-presence" not in text
+
+
 def test_editor_save_and_publish(client, author, note):
     """Save then Publish through the form; the public page shows the text."""
     client.force_login(author)
