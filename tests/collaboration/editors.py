@@ -126,18 +126,17 @@ class Editor:
                 raise AssertionError("the server did not send what was awaited")
             try:
                 await self.receive_one(timeout=left)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 raise AssertionError("the server did not send what was awaited") from None
 
     async def drain(self, seconds: float = 0.2) -> None:
-        """Read whatever arrives for a moment."""
+        """Read whatever arrives for a moment (receive_nothing: a timed-out receive_output
+        would cancel the application)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + seconds
         while self.closed is None and loop.time() < deadline:
-            try:
-                await self.receive_one(timeout=max(0.01, deadline - loop.time()))
-            except asyncio.TimeoutError:
-                return
+            if not await self.communicator.receive_nothing(timeout=0.05):
+                await self.receive_one()
 
     def stored_everything(self) -> bool:
         """The newest `stored` covers this editor's own clock ("All changes stored")."""
@@ -165,4 +164,29 @@ class Editor:
 
 def state_vector(encoded: bytes) -> dict[int, int]:
     decoder = Decoder(encoded)
-    return {decoder.read_var_uint(): decoder.read_var_uint() for _ in range(decoder.read_var_uint())}
+    count = decoder.read_var_uint()
+    return {decoder.read_var_uint(): decoder.read_var_uint() for _ in range(count)}
+
+
+# --- Without a socket: a client's document and its updates, for the services' tests ---------
+
+
+def stored_doc(note_id: int) -> Doc:
+    """A client's document made of every stored update of the note (seeded if need be)."""
+    from collaboration import documents
+    from collaboration.models import DocumentUpdate
+
+    if not DocumentUpdate.objects.filter(note_id=note_id).exists():
+        documents.seed(note_id)
+    doc = Doc()
+    for data in DocumentUpdate.objects.filter(note_id=note_id).values_list("data", flat=True):
+        doc.apply_update(bytes(data))
+    return doc
+
+
+def typed(doc: Doc, text: str, at: int | None = None, field: str = "body") -> bytes:
+    """The update of inserting `text` into the client's `field` (default: at its end)."""
+    before = doc.get_state()
+    target = doc.get(field, type=Text)
+    target.insert(len(target) if at is None else at, text)
+    return doc.get_update(before)
