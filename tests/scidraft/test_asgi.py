@@ -18,7 +18,8 @@ def get(path: str, cookie: str | None = None) -> dict:
     headers = [(b"host", b"testserver")]
     if cookie:
         headers.append((b"cookie", cookie.encode()))
-    response = async_to_sync(HttpCommunicator(application, "GET", path, headers=headers).get_response)()
+    communicator = HttpCommunicator(application, "GET", path, headers=headers)
+    response = async_to_sync(communicator.get_response)()
     response["headers"] = {k.decode().lower(): v.decode() for k, v in response["headers"]}
     return response
 
