@@ -211,8 +211,7 @@ def _live_editing(request, note) -> dict | None:
     """What the page's script needs to join the note's shared document (issue 21), or None
     where live editing is off. The colour follows the user id, so a person keeps theirs on
     every note and two co-authors with neighbouring ids never share one."""
-    # The setting comes with the collaboration app; live editing is on by default.
-    if not getattr(settings, "LIVE_EDITING", True):
+    if not settings.LIVE_EDITING:
         return None
     user = request.user
     author = getattr(user, "author", None)
