@@ -10,6 +10,7 @@ flushed under it as under pytest-django's live_server.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
 
@@ -20,6 +21,20 @@ _lock = threading.Lock()
 @contextlib.asynccontextmanager
 async def _one_sync_thread():
     yield
+
+
+def _own_channel_prefix() -> None:
+    """A Redis channel layer (REDIS_URL set) shared with other test runs on the machine would
+    carry their notes' updates into ours (the groups are named by note id, and test databases
+    number their notes alike): this process's groups get a prefix of their own, for the whole
+    session, as the server lives that long; the test code's group messages use it too."""
+    from channels.layers import channel_layers
+    from django.conf import settings
+
+    config = settings.CHANNEL_LAYERS.get("default", {}).get("CONFIG")
+    if config is not None and "prefix" in config:
+        config["prefix"] = f"{config['prefix']}-test-{os.getpid()}"
+        channel_layers.backends.clear()
 
 
 def _application():
@@ -33,6 +48,7 @@ def _application():
     from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 
     asgi_handler.ThreadSensitiveContext = _one_sync_thread
+    _own_channel_prefix()
     from scidraft.asgi import application
 
     return ASGIStaticFilesHandler(application)
@@ -78,3 +94,14 @@ def wait_until_idle(seconds: float = 15) -> None:
     deadline = time.monotonic() + seconds
     while server is not None and server.connections and time.monotonic() < deadline:
         time.sleep(0.05)
+
+
+def close_connections() -> None:
+    """Close the database connection of the server's one synchronous thread, so that the test
+    database can be dropped at the end of the session (PostgreSQL refuses while it is open)."""
+    if "server" not in _started:
+        return
+    from asgiref.sync import SyncToAsync
+    from django.db import connections
+
+    SyncToAsync.single_thread_executor.submit(connections.close_all).result(timeout=10)

@@ -243,8 +243,17 @@ def _live_editing_over_asgi_only(request, settings):
     settings.LIVE_EDITING = "live_site" in request.fixturenames
 
 
+@pytest.fixture(scope="session")
+def _asgi_server_connections(django_db_setup):
+    """Closes the ASGI server's database connection before the test database is dropped."""
+    from tests.browser.asgi_server import close_connections
+
+    yield
+    close_connections()
+
+
 @pytest.fixture
-def live_site(editor_site):
+def live_site(_asgi_server_connections, editor_site):
     """The editor_site's database (ada, her bibliography) served over ASGI, pages and the
     /live/ sockets of writing together on one origin: the base URL."""
     from tests.browser.asgi_server import asgi_live_url, wait_until_idle
