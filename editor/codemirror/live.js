@@ -26,6 +26,7 @@ const GIVE_UP = {
 // A site served without its ASGI server answers the socket with 404 forever: after this many
 // failed first attempts the page stops trying and stays on the HTTP autosave, quietly.
 const FIRST_CONNECT_TRIES = 5;
+const SENDING_AFTER_MS = 1000;
 const OFFLINE_TEXT = "Offline — your edits are kept in this browser and merge when you reconnect";
 
 // The WebSocket URL of a path such as /live/notes/12/: y-websocket v3 builds its URL as
@@ -140,7 +141,7 @@ export function startLive({ view, form, historyCompartment, history }) {
   let bound = false;
   let gaveUp = false;
   let storedClock = 0;
-  let savedLine = "";
+  let sendingTimer = 0;
 
   function setMode(mode) {
     form.setAttribute("data-live", mode);
@@ -160,8 +161,19 @@ export function startLive({ view, form, historyCompartment, history }) {
       return;
     }
     const clock = Y.getState(doc.store, doc.clientID);
-    if (storedClock >= clock) say("All changes stored", "stored");
-    else say("Sending…", "sending");
+    if (storedClock >= clock) {
+      clearTimeout(sendingTimer);
+      sendingTimer = 0;
+      say("All changes stored", "stored");
+    } else if (!sendingTimer) {
+      // Acknowledged within a moment, typing never shows "Sending…": the status (read out by
+      // screen readers) changes only when storing lags.
+      sendingTimer = setTimeout(() => {
+        sendingTimer = 0;
+        if (storedClock < Y.getState(doc.store, doc.clientID) && provider.wsconnected) say("Sending…", "sending");
+        else showStored();
+      }, SENDING_AFTER_MS);
+    }
   }
 
   function showBanner(text) {
@@ -251,10 +263,10 @@ export function startLive({ view, form, historyCompartment, history }) {
       // Save and Publish post this version: they must not conflict with the merged saves.
       if (version && Number.isInteger(message.version)) version.value = String(message.version);
       const at = new Date().toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
-      savedLine = "Saved at " + at + " · revision " + message.revision;
-      if (Array.isArray(message.by) && message.by.length) savedLine += " (" + message.by.join(", ") + ")";
+      let line = "Saved at " + at + " · revision " + message.revision;
+      if (Array.isArray(message.by) && message.by.length) line += " (" + message.by.join(", ") + ")";
       if (savedStatus) {
-        savedStatus.textContent = savedLine;
+        savedStatus.textContent = line;
         savedStatus.setAttribute("data-state", "saved");
       }
       form.dispatchEvent(new CustomEvent("scidraft:live-saved", { detail: message }));
