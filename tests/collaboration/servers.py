@@ -53,14 +53,23 @@ _server: InProcessDaphne | None = None
 
 @pytest.fixture
 def live_asgi_server(transactional_db):
+    from asgiref.sync import SyncToAsync
+    from django.db import connections
+
+    from collaboration import consumers
+
     global _server
     if _server is None:
         _server = InProcessDaphne().start()
+    # The server's threads close their connections after each use, so none is left open on
+    # the test database when pytest-django drops it.
+    kept = connections.settings["default"]["CONN_MAX_AGE"]
+    connections.settings["default"]["CONN_MAX_AGE"] = 0
     yield _server
     # Consumers save when their last editor leaves: let them finish while the database is
     # still the test's.
-    from collaboration import consumers
-
     deadline = time.monotonic() + 10
     while consumers.editors and time.monotonic() < deadline:
         time.sleep(0.02)
+    SyncToAsync.single_thread_executor.submit(connections.close_all).result()
+    connections.settings["default"]["CONN_MAX_AGE"] = kept
