@@ -17,6 +17,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from tests.browser.worker import in_worker
+from tests.collaboration.servers import live_asgi_server  # noqa: F401 - the fixture
 from tests.conftest import EXAMPLE_SITE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -243,20 +244,11 @@ def _live_editing_over_asgi_only(request, settings):
     settings.LIVE_EDITING = "live_site" in request.fixturenames
 
 
-@pytest.fixture(scope="session")
-def _asgi_server_connections(django_db_setup):
-    """Closes the ASGI server's database connection before the test database is dropped."""
-    from tests.browser.asgi_server import close_connections
-
-    yield
-    close_connections()
-
-
 @pytest.fixture
-def live_site(_asgi_server_connections, editor_site):
+def live_site(editor_site, live_asgi_server):
     """The editor_site's database (ada, her bibliography) served over ASGI, pages and the
     /live/ sockets of writing together on one origin: the base URL."""
-    from tests.browser.asgi_server import asgi_live_url, wait_until_idle
+    from tests.browser.asgi_server import serve_pages, wait_until_idle
 
-    yield asgi_live_url()
-    wait_until_idle()
+    yield serve_pages(live_asgi_server)
+    wait_until_idle(live_asgi_server)

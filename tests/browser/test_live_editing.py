@@ -70,7 +70,7 @@ def _converged(pages) -> str:
         stored = all(page.locator(STORED).count() for page in pages)
         return texts.pop() if len(texts) == 1 and stored else None
 
-    return _wait_for(same, "the editors to show one stored text")
+    return _wait_for(same, "the editors to show one stored text", seconds=45)
 
 
 def _type_in_turns(pages_and_words, chunk: int = 3) -> None:
@@ -107,7 +107,7 @@ def test_two_co_authors_typing_at_once_see_and_save_every_character(browser, liv
         text = _converged([ada, bob])
         assert text == bob_words + "The middle stays.\n" + ada_words
 
-        _wait_for(lambda: _saved_state(note)["body"] == text, "the merged save")
+        _wait_for(lambda: _saved_state(note)["body"] == text, "the merged save", seconds=30)
         from notes.models import Note, NoteRevision
 
         version = in_worker(lambda: Note.objects.get(pk=note.pk).version)
@@ -143,7 +143,7 @@ def test_five_co_authors_typing_at_once_lose_nothing(browser, live_site):
 
         text = _converged(pages)
         assert text == "".join(f"{name}:{words[name]}\n" for name in people)
-        _wait_for(lambda: _saved_state(note)["body"] == text, "the merged save")
+        _wait_for(lambda: _saved_state(note)["body"] == text, "the merged save", seconds=30)
         for page in pages:
             assert not page.errors, page.errors
     finally:
@@ -222,7 +222,7 @@ def test_an_editor_offline_keeps_typing_and_merges_on_reconnect(browser, live_si
         bob.context.set_offline(False)
         text = _converged([ada, bob])
         assert text == "Typed offline. Shared.\nTyped online."
-        _wait_for(lambda: _saved_state(note)["body"] == text, "the merged save")
+        _wait_for(lambda: _saved_state(note)["body"] == text, "the merged save", seconds=30)
         assert not ada.errors, ada.errors
     finally:
         _close(ada, bob)
@@ -251,7 +251,7 @@ def test_edits_made_offline_survive_closing_the_tab(browser, live_site):
         again.locator(SYNCED).wait_for()
         text = _converged([ada, again])
         assert text == "Shared.\nKept in IndexedDB."
-        _wait_for(lambda: _saved_state(note)["body"] == text, "the merged save")
+        _wait_for(lambda: _saved_state(note)["body"] == text, "the merged save", seconds=30)
     finally:
         _close(ada, bob)
 
