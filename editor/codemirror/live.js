@@ -239,6 +239,8 @@ export function startLive({ view, form, historyCompartment, history }) {
 
   provider.on("sync", (synced) => {
     if (synced && !bound && !gaveUp) bind();
+    // A rate-limit close said so in the banner; synced again, it no longer applies.
+    if (synced && !gaveUp && banner) banner.hidden = true;
     showStored();
   });
   provider.on("status", () => showStored());

@@ -349,3 +349,27 @@ def test_without_the_socket_server_the_editor_stops_trying_and_autosaves(open_ed
     expect(page.locator(".editor-autosave-status")).to_contain_text("Autosaved", timeout=15_000)
     assert _saved_state(note)["body"] == "After, over HTTP.\n"
     assert attempts == []
+
+
+def test_a_change_too_large_to_sync_falls_back_to_the_http_autosave(browser, live_site, settings):
+    """A paste larger than one message may carry (LIVE_MESSAGE_MAX_BYTES, lowered here) is
+    refused by the server (4413): the editor says why in a banner, stops reconnecting, and
+    the HTTP autosave, silent while the socket saved, saves the text."""
+    settings.LIVE_MESSAGE_MAX_BYTES = 4096
+    note = editor_note("Large", "Small.\n")
+    ada = _open(browser, live_site, "ada", note)
+    try:
+        pasted = "A long pasted paragraph of results. " * 200  # 7 200 bytes
+        ada.evaluate(
+            "(text) => SciDraftBody.of(document.querySelector('textarea[name=body]'))"
+            ".insert(text, {at: 0})",
+            pasted,
+        )
+        banner = ada.locator(".editor-live-banner")
+        expect(banner).to_be_visible()
+        expect(banner).to_contain_text("Writing together stopped")
+        expect(ada.locator("form.editor-form")).to_have_attribute("data-live", "fallback")
+        expect(ada.locator(".editor-autosave-status")).to_contain_text("Autosaved", timeout=15_000)
+        assert _saved_state(note)["body"] == pasted + "Small.\n"
+    finally:
+        _close(ada)
