@@ -206,7 +206,9 @@ def update_store(note_id: int, data: bytes, author_id: int | None) -> Stored:
     returns. An update that takes the texts over the note's limits is refused (TooLarge) and
     not stored; the held document, which has applied it, is dropped and loads again, as after
     a failed insert. Bytes that are no update: Malformed."""
-    live = document(note_id)
+    # The held document as it is: the group brings it the others' updates, and a query per
+    # keystroke to catch up would only slow acknowledgements down.
+    live = held(note_id) or document(note_id)
     with live.lock:
         try:
             live.doc.apply_update(data)
