@@ -67,10 +67,6 @@ class LiveDocument:
                 self.read_up_to = max(self.read_up_to, stored[-1][0])
             self.applied = {i for i in self.applied if i > self.read_up_to}
 
-    def state_vector(self) -> bytes:
-        with self.lock:
-            return self.doc.get_state()
-
     def missing_for(self, state_vector: bytes) -> bytes:
         """The update a client with `state_vector` lacks (sync step 2)."""
         with self.lock:
