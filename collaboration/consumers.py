@@ -3,8 +3,10 @@
 
 - on connect: sync step 1 (the server's state vector); the client's step 1 is answered with
   step 2 (what it lacks), its step 2 and updates are stored, broadcast and acknowledged;
-- presence (awareness) is relayed to the note's other editors, capped in size, and removed
-  for them when the connection ends;
+- presence (awareness) is relayed to the note's editors (the sender's back to it too, as
+  y-websocket's server does), capped in size, removed for the others when the connection
+  ends, answered on query-awareness, and told to each newcomer; a quiet socket gets a
+  keepalive, since the client drops one silent for 30 s;
 - each stored update reaches the other editors through the note's channel-layer group, so
   editors on other app servers see it; merged saves follow (saving.scheduler).
 """
