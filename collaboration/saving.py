@@ -26,14 +26,24 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Saved:
-    """What the `saved` message tells the note's editors."""
+    """What the `saved` message tells the note's editors. Merged saves change only the title
+    and body: every version from `fields_version` to `version` has the same other fields, so
+    a form whose fields were loaded before `fields_version` shows some that changed since
+    (someone's Save), and should not post them unseen."""
 
     version: int
     revision: int
     by: list[str] = field(default_factory=list)
+    fields_version: int = 0
 
     def message(self) -> dict:
-        return {"type": "saved", "version": self.version, "revision": self.revision, "by": self.by}
+        return {
+            "type": "saved",
+            "version": self.version,
+            "revision": self.revision,
+            "by": self.by,
+            "fields_version": self.fields_version,
+        }
 
 
 def merged_save_locked(note: Note) -> Saved | None:
@@ -54,9 +64,11 @@ def merged_save_locked(note: Note) -> Saved | None:
     person = get_user_model().objects.filter(pk=newest).first() if newest else None
     version_before = note.version
     try:
-        result = note_live_save(note=note, user=person, title=title, body=body)
+        with transaction.atomic():  # a refusal leaves the caller's transaction as it was
+            result = note_live_save(note=note, user=person, title=title, body=body)
     except ValidationError:
-        # The updates were refused past the limits; a smaller NOTE_BODY_MAX_BYTES since.
+        # Updates past the limits are refused, so only a NOTE_BODY_MAX_BYTES lowered since
+        # lands here; the HTTP editor says why on its next save.
         logger.warning("Live document of note %s is over the limits: not saved", note.pk)
         return None
     compact(note, live.read_up_to)
@@ -68,7 +80,12 @@ def merged_save_locked(note: Note) -> Saved | None:
     checkpoint.run_version = note.version
     checkpoint.saved_update_id = live.read_up_to
     checkpoint.save()
-    return Saved(version=note.version, revision=result.revision.number, by=by)
+    return Saved(
+        version=note.version,
+        revision=result.revision.number,
+        by=by,
+        fields_version=checkpoint.run_from_version,
+    )
 
 
 def _names(note: Note, after_id: int, up_to_id: int) -> list[str]:
