@@ -43,8 +43,16 @@ EDITOR_ASSETS = {"math": True, "algorithm": True, "code": True}
 # Collaborators' colours (cursors, selections, the "who is here" badges): white text on each
 # has a contrast of at least 4.5, and each stands out on the light and the dark editor.
 LIVE_PALETTE = (
-    "#c0392b", "#1d6fb8", "#2e7d32", "#8e44ad", "#b35c00",
-    "#00796b", "#c2185b", "#5c6bc0", "#7b6a00", "#0277bd",
+    "#c0392b",
+    "#1d6fb8",
+    "#2e7d32",
+    "#8e44ad",
+    "#b35c00",
+    "#00796b",
+    "#c2185b",
+    "#5c6bc0",
+    "#7b6a00",
+    "#0277bd",
 )
 PUBLISH_BLOCKERS = frozenset(
     {

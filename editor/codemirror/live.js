@@ -142,6 +142,10 @@ export function startLive({ view, form, historyCompartment, history }) {
   let gaveUp = false;
   let storedClock = 0;
   let sendingTimer = 0;
+  // The version whose other fields (everything but title and body) this form shows.
+  const fieldsLoadedAt = version ? parseInt(version.value, 10) : 0;
+  let fieldsWarned = false;
+  let bannerFromClose = false;
 
   function setMode(mode) {
     form.setAttribute("data-live", mode);
@@ -240,7 +244,10 @@ export function startLive({ view, form, historyCompartment, history }) {
   provider.on("sync", (synced) => {
     if (synced && !bound && !gaveUp) bind();
     // A rate-limit close said so in the banner; synced again, it no longer applies.
-    if (synced && !gaveUp && banner) banner.hidden = true;
+    if (synced && !gaveUp && banner && bannerFromClose) {
+      banner.hidden = true;
+      bannerFromClose = false;
+    }
     showStored();
   });
   provider.on("status", () => showStored());
@@ -263,7 +270,19 @@ export function startLive({ view, form, historyCompartment, history }) {
       showStored();
     } else if (message.type === "saved") {
       // Save and Publish post this version: they must not conflict with the merged saves.
-      if (version && Number.isInteger(message.version)) version.value = String(message.version);
+      // Unless someone's Save changed the other fields (tags, summary…) after this form
+      // loaded them (fields_version): posting them unseen would undo that, so the form keeps
+      // its version and a Save gets the conflict page with both versions.
+      const fieldsCurrent = !(message.fields_version > fieldsLoadedAt);
+      if (version && Number.isInteger(message.version) && fieldsCurrent) {
+        version.value = String(message.version);
+      } else if (!fieldsCurrent && !fieldsWarned) {
+        fieldsWarned = true;
+        showBanner(
+          "Someone saved other fields of this note (tags, summary…) since you opened it. " +
+            "Reload the page to see them before you save; the text you write together is saved meanwhile."
+        );
+      }
       const at = new Date().toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
       let line = "Saved at " + at + " · revision " + message.revision;
       if (Array.isArray(message.by) && message.by.length) line += " (" + message.by.join(", ") + ")";
@@ -274,6 +293,7 @@ export function startLive({ view, form, historyCompartment, history }) {
       form.dispatchEvent(new CustomEvent("scidraft:live-saved", { detail: message }));
     } else if (message.type === "error") {
       showBanner(String(message.message || "The shared document reported an error."));
+      bannerFromClose = true;
     }
   };
 

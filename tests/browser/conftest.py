@@ -240,12 +240,13 @@ def screenshots() -> Path:
 def _live_editing_over_asgi_only(request, settings):
     """Writing together needs the ASGI server: the pages of pytest-django's live server (WSGI,
     no sockets) are those of a site without it, as a deployment without the `live` service
-    would set LIVE_EDITING; the live_site fixture's have it."""
-    settings.LIVE_EDITING = "live_site" in request.fixturenames
+    would set LIVE_EDITING; those of the in-process daphne (live_site, live_asgi_server)
+    have it."""
+    settings.LIVE_EDITING = bool({"live_site", "live_asgi_server"} & set(request.fixturenames))
 
 
 @pytest.fixture
-def live_site(editor_site, live_asgi_server):
+def live_site(editor_site, live_asgi_server):  # noqa: F811 - the imported fixture
     """The editor_site's database (ada, her bibliography) served over ASGI, pages and the
     /live/ sockets of writing together on one origin: the base URL."""
     from tests.browser.asgi_server import serve_pages, wait_until_idle
