@@ -441,3 +441,30 @@ def test_a_form_whose_other_fields_were_saved_elsewhere_keeps_its_version(browse
         assert _saved_state(note)["summary"] == "Changed in another tab."
     finally:
         _close(ada)
+
+
+def test_undo_takes_back_only_ones_own_typing(browser, live_site):
+    """Ada types, then Bob types after her; Ada's Ctrl+Z removes her words, and never his,
+    in both editors."""
+    note = editor_note("Undo", "Start.\n")
+    _co_author(note, "bob")
+    ada = _open(browser, live_site, "ada", note)
+    bob = _open(browser, live_site, "bob", note)
+    try:
+        place_cursor(ada, len("Start."))
+        ada.keyboard.type(" Ada's words.")
+        expect(bob.locator(BODY)).to_contain_text("Ada's words.")
+        place_cursor(bob, len("Start. Ada's words."))
+        bob.keyboard.type(" Bob's words.")
+        expect(ada.locator(BODY)).to_contain_text("Bob's words.")
+
+        ada.locator(BODY).focus()
+        # Typing is one undo step per pause of half a second: a slow machine may make more.
+        for _ in range(len(" Ada's words.")):
+            ada.keyboard.press("Control+z")
+            if "Ada" not in body_text(ada):
+                break
+        text = _converged([ada, bob])
+        assert text == "Start. Bob's words.\n"
+    finally:
+        _close(ada, bob)
