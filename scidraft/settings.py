@@ -437,7 +437,11 @@ if REDIS_URL:
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             "CONFIG": {
-                "hosts": [REDIS_URL],
+                # redis-py 8 times a read out after 5 s by default, as long as channels_redis
+                # blocks on BZPOPMIN waiting for a message (5 s): the two race, and a consumer
+                # whose loop is a moment late dies with "Timeout reading" (its editor then
+                # reconnects). Reads get longer than the blocking wait.
+                "hosts": [{"address": REDIS_URL, "socket_timeout": 15}],
                 "prefix": os.environ.get("CHANNEL_LAYER_PREFIX", "scidraft-live"),
             },
         }
