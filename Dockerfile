@@ -38,7 +38,7 @@ RUN pip install -c requirements.lock . \
 RUN SECRET_KEY=collectstatic-build-step-only ALLOWED_HOSTS=build DATABASE_URL=sqlite:////tmp/build.sqlite3 \
     python manage.py collectstatic --noinput
 USER scidraft
-EXPOSE 8000
+EXPOSE 8000 8001
 COPY gunicorn.conf.py ./
 # /healthz over loopback (ops/healthcheck.py sends a Host that ALLOWED_HOSTS accepts); the
 # start period covers the migrations CMD runs first.
