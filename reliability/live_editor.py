@@ -153,7 +153,7 @@ class LiveEditor:
             await asyncio.wait_for(
                 loop.create_connection(factory, parts.hostname, parts.port), timeout
             )
-        except (OSError, asyncio.TimeoutError) as error:
+        except (TimeoutError, OSError) as error:
             raise LiveClosed(None, f"{type(error).__name__}: {error}") from error
         await self._until(self._synced, timeout, "the server's sync step 2")
         self.connections += 1
@@ -183,7 +183,7 @@ class LiveEditor:
             self._protocol.sendClose(code=code)
         try:
             await asyncio.wait_for(self._closed_event.wait(), 5)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             if self._protocol is not None:
                 self._protocol.transport.abort()
 
@@ -286,7 +286,7 @@ class LiveEditor:
                 return False
             try:
                 await asyncio.wait_for(self._stored_changed.wait(), left)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 return False
         return True
 

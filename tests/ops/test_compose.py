@@ -64,7 +64,7 @@ def test_the_live_service_runs_daphne_on_the_asgi_application_after_the_migratio
     (the channel layer), and starts once web has migrated: it never migrates itself."""
     web, live = compose["services"]["web"], compose["services"]["live"]
     assert live["command"] == [
-        "daphne", "-b", "0.0.0.0", "-p", "8001", "scidraft.asgi:application",
+        "daphne", "-b", "0.0.0.0", "-p", "8001", "scidraft.asgi:application",  # noqa: S104
     ]  # fmt: skip
     assert live["build"] == web["build"]
     assert live["depends_on"] == {
@@ -150,7 +150,9 @@ def test_nginx_sends_live_to_daphne_as_an_unbuffered_websocket():
     far above daphne's 20 s ping, no buffering, no cache; no regex location can take it."""
     directives = _nginx_directives()
     assert _block(directives, "upstream scidraft_live").split("{", 1)[1].split() == [
-        "server", "live:8001;", "}"
+        "server",
+        "live:8001;",
+        "}",
     ]
     mapping = _block(directives, "map $http_upgrade $scidraft_connection_upgrade")
     assert re.search(r"default\s+upgrade;", mapping)

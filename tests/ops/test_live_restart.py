@@ -62,7 +62,8 @@ cookies = []
 for user in people:
     client = Client()
     client.force_login(user)
-    cookies.append(settings.SESSION_COOKIE_NAME + "=" + client.cookies[settings.SESSION_COOKIE_NAME].value)
+    name = settings.SESSION_COOKIE_NAME
+    cookies.append(name + "=" + client.cookies[name].value)
 print({mark!r} + json.dumps({{"note": note.pk, "cookies": cookies}}))
 """
 
