@@ -101,14 +101,17 @@ class LiveEditor:
 
     `arrived(client_id, first_clock, end_clock, when)` is called when items typed by another
     editor arrive: that editor's characters with clocks first_clock..end_clock-1 (a sender
-    knows which keystroke had which clock; see `clock`)."""
+    knows which keystroke had which clock; see `clock`). `acknowledged(first_clock, end_clock,
+    when)` when a "stored" message covers this editor's own characters with those clocks."""
 
     def __init__(self, url: str, cookie: str, origin: str,
-                 arrived: Callable[[int, int, int, float], None] | None = None):  # fmt: skip
+                 arrived: Callable[[int, int, int, float], None] | None = None,
+                 acknowledged: Callable[[int, int, float], None] | None = None):  # fmt: skip
         self.url = url
         self.cookie = cookie
         self.origin = origin
         self.arrived = arrived
+        self.acknowledged = acknowledged
         self.doc = Doc()
         self.body = self.doc.get("body", type=Text)
         self.title = self.doc.get("title", type=Text)
@@ -264,8 +267,11 @@ class LiveEditor:
 
     def _ours(self, data: dict) -> None:
         if data.get("type") == "stored":
-            clocks = state_vector(base64.b64decode(data["sv"]))
-            self.stored_clock = max(self.stored_clock, clocks.get(self.doc.client_id, 0))
+            clock = state_vector(base64.b64decode(data["sv"])).get(self.doc.client_id, 0)
+            if clock > self.stored_clock:
+                if self.acknowledged is not None:
+                    self.acknowledged(self.stored_clock, clock, time.monotonic())
+                self.stored_clock = clock
             self._stored_changed.set()
         elif data.get("type") == "saved":
             self.saved.append(data)
@@ -293,10 +299,6 @@ class LiveEditor:
     @property
     def text(self) -> str:
         return str(self.body)
-
-
-def session_cookie(session_key: str, name: str = "sessionid") -> str:
-    return f"{name}={session_key}"
 
 
 def merged_text(updates: list[bytes], name: str = "body") -> str:
