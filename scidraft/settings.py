@@ -419,3 +419,47 @@ INSTALLED_APPS.append("images")
 IMAGE_UPLOAD_MAX_BYTES = env_int("IMAGE_UPLOAD_MAX_BYTES", 5 * 1024 * 1024)
 # Largest image accepted, in pixels (width × height): a small file can decode into a huge bitmap.
 IMAGE_UPLOAD_MAX_PIXELS = env_int("IMAGE_UPLOAD_MAX_PIXELS", 24_000_000)
+
+# --- Writing together -------------------------------------------------------------------------
+# A live document per note, over WebSockets at /live/notes/<id>/ (collaboration/, issue 21).
+# daphne first: its runserver serves WebSockets beside the pages, so `make run` has both.
+INSTALLED_APPS.insert(0, "daphne")
+INSTALLED_APPS.append("collaboration")
+ASGI_APPLICATION = "scidraft.asgi.application"
+# Whether the editor offers writing together (the page's data-live-url) and /live/ answers.
+LIVE_EDITING = env_bool("LIVE_EDITING", True)
+# Consumers on different app servers reach each other through Redis; one process needs no more
+# than memory (`make run`).
+# https://channels.readthedocs.io/en/stable/topics/channel_layers.html
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {
+                "hosts": [REDIS_URL],
+                "prefix": os.environ.get("CHANNEL_LAYER_PREFIX", "scidraft-live"),
+            },
+        }
+    }
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+# Largest WebSocket message a client may send, in bytes (a larger one closes with 4413).
+LIVE_MESSAGE_MAX_BYTES = env_int("LIVE_MESSAGE_MAX_BYTES", 256 * 1024)
+# Largest stored document (all its updates, merged) a client is sent; a larger one is refused
+# at connect with 4413 and the editor falls back to saving over HTTP.
+LIVE_DOCUMENT_MAX_BYTES = env_int("LIVE_DOCUMENT_MAX_BYTES", 4 * NOTE_BODY_MAX_BYTES)
+# Largest presence (awareness) message relayed to the others; larger ones are dropped.
+LIVE_AWARENESS_MAX_BYTES = env_int("LIVE_AWARENESS_MAX_BYTES", 8 * 1024)
+# Messages per second per connection, sustained, and the burst allowed (a token bucket); past
+# it the connection closes with 4429 and the client reconnects after its back-off.
+LIVE_RATE_PER_SECOND = env_int("LIVE_RATE_PER_SECOND", 50)
+LIVE_RATE_BURST = env_int("LIVE_RATE_BURST", 200)
+# Merged saves: this many milliseconds after the last update, at most this many apart while
+# typing goes on (and when the last editor of a note leaves).
+LIVE_SAVE_IDLE_MS = env_int("LIVE_SAVE_IDLE_MS", 2000)
+LIVE_SAVE_MAX_MS = env_int("LIVE_SAVE_MAX_MS", 10_000)
+# A note's stored updates are merged into one row by the merged save that finds more than this.
+LIVE_COMPACT_ROWS = env_int("LIVE_COMPACT_ROWS", 300)
+# Seconds between two checks that a connected person may still edit the note (authors' changes
+# and deactivations are checked at once as well).
+LIVE_RECHECK_SECONDS = env_int("LIVE_RECHECK_SECONDS", 60)

@@ -7,7 +7,9 @@
 - authorship: bylines by consent, and who may pin notes;
 - editing: the editor's create, save, discard, restore and default bibliographies;
 - publishing: publish (or submit for review, or schedule) and unpublish;
-- review: an Editor's approval or sending back, an author's withdrawal.
+- review: an Editor's approval or sending back, an author's withdrawal;
+- text_sync: the hooks through which the live document of writing together (collaboration)
+  is saved before, and told of, the editor's HTTP writes.
 
 Importing a Hugo site is hugosite.loading's. Views, commands and the admin call these; none of
 them writes a Note on its own.
@@ -25,6 +27,7 @@ from .editing import (
     author_for_user,
     note_bibliographies_set,
     note_create,
+    note_live_save,
     note_save,
     revision_restore,
     working_copy_discard,
@@ -76,6 +79,7 @@ __all__ = [
     "note_review_approve",
     "note_review_send_back",
     "note_review_withdraw",
+    "note_live_save",
     "note_save",
     "note_state",
     "note_unpublish",

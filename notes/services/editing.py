@@ -17,6 +17,7 @@ from bibliography.models import BibFile
 from scidraft.site.caching import deferred_bumps
 
 from ..models import Author, Note, NoteAuthor, NoteRevision, Status
+from . import text_sync
 from .authorship import authors_check, consents_request
 from .records import body_check, is_editor, note_state, revision_record
 from .renders import note_render_store
@@ -117,13 +118,45 @@ def note_save(
 
     A published note keeps its live version: saves and autosaves write its working copy,
     which readers do not see until it is published (note_publish). A draft is written in
-    place. Authors with an account who are new to the note are asked to confirm."""
+    place. Authors with an account who are new to the note are asked to confirm.
+
+    Text typed together and not saved yet is saved first (a merged save, text_sync), so a
+    stale client gets a conflict instead of overwriting it; a post on a version from before
+    merged saves is accepted only when its text is the merged text (the live editor's own
+    Save, whose typing caused them). The saved title and body go into the live document."""
     if kind not in {NoteRevision.Kind.SAVE, NoteRevision.Kind.AUTOSAVE}:
         raise ValueError(f"Not a save kind: {kind}")
     _check_fields(fields)
     if "body" in fields:
         body_check(fields["body"])
     note = editable_note(note_id=note_id, user=user)
+    merged = text_sync.before_write(note=note)
+    if merged is not None and merged.vouches_for(
+        note=note, base_version=base_version, fields=fields
+    ):
+        base_version = note.version
+    result = _save_locked(note, user, base_version, fields, kind)
+    if not result.conflict:
+        text_sync.after_write(note=result.note, user=user)
+    return result
+
+
+def note_live_save(*, note: Note, user, title: str, body: str) -> SaveResult | None:
+    """Write the text of the note's live document (writing together) on the autosave rules:
+    note_save's with kind AUTOSAVE (coalesced per person, a published note's working copy, a
+    draft's row), as `user`, the author of its newest update. The caller holds the note's
+    row lock and is the live document itself, so no text_sync hook runs. None when the text
+    is the saved text already."""
+    state = working_state(note)
+    if state["title"] == title and state["body"] == body:
+        return None
+    body_check(body)
+    fields = {"title": title, "body": body}
+    return _save_locked(note, user, note.version, fields, NoteRevision.Kind.AUTOSAVE)
+
+
+def _save_locked(note: Note, user, base_version: int, fields: dict, kind: str) -> SaveResult:
+    """note_save's rules on a note the caller has row-locked."""
     state = working_state(note)
     wanted = state_with_fields(state, fields)
     if note.version != base_version:
@@ -185,8 +218,9 @@ def stale_result(note: Note, base_version: int) -> SaveResult | None:
 @transaction.atomic
 def working_copy_discard(*, note_id: int, user, base_version: int) -> SaveResult:
     """Drop a published note's unpublished changes: the editor goes back to the live text
-    (kept as a revision, so nothing is lost)."""
+    (kept as a revision, so nothing is lost). Text typed together is saved first."""
     note = editable_note(note_id=note_id, user=user)
+    text_sync.before_write(note=note)
     stale = stale_result(note, base_version)
     if stale is not None:
         return stale
@@ -201,6 +235,7 @@ def working_copy_discard(*, note_id: int, user, base_version: int) -> SaveResult
         base_version=base_version,
         message="Discarded the unpublished changes",
     )
+    text_sync.after_write(note=note, user=user)
     return SaveResult(note=note, conflict=False, revision=revision)
 
 
@@ -217,11 +252,13 @@ _RESTORED_METADATA = (
 def revision_restore(*, revision_id: int, user) -> SaveResult:
     """Copy a revision's title, body and metadata into what the note's authors edit: the note
     itself, or a published note's working copy (restoring never publishes). A weight only an
-    Editor may set is restored by Editors only."""
+    Editor may set is restored by Editors only. Text typed together is saved first (so it is a
+    revision too), and the restored text goes into the live document."""
     revision = NoteRevision.objects.filter(pk=revision_id).first()
     if revision is None:
         raise PermissionDenied("No such revision.")
     note = editable_note(note_id=revision.note_id, user=user)
+    text_sync.before_write(note=note)
     base_version = note.version
     fields = {"title": revision.title, "body": revision.body}
     for name in _RESTORED_METADATA:
@@ -243,6 +280,7 @@ def revision_restore(*, revision_id: int, user) -> SaveResult:
         message=f"Restored revision {revision.number}",
         state=working_state(note),
     )
+    text_sync.after_write(note=note, user=user)
     return SaveResult(note=note, conflict=False, revision=result)
 
 

@@ -10,6 +10,7 @@ from django.utils import timezone
 from scidraft.site.models import SiteSettings
 
 from ..models import NoteRevision, Status
+from . import text_sync
 from .authorship import consents_settle
 from .editing import SaveResult, editable_note, stale_result
 from .records import revision_record
@@ -32,10 +33,12 @@ def note_publish(*, note_id: int, user, base_version: int) -> SaveResult:
     changes"). When the site requires review, a user without notes.review_note submits
     either for review instead, and the live version stays as it is until an Editor approves.
     No version goes public naming an author with an account who has not confirmed (an
-    Editor's publish confirms for them)."""
+    Editor's publish confirms for them). Text typed together is saved first, so what is
+    published, and the optimistic lock, include it."""
     if not user.has_perm("notes.publish_note"):
         raise PermissionDenied("You may not publish notes.")
     note = editable_note(note_id=note_id, user=user)
+    text_sync.before_write(note=note)
     stale = stale_result(note, base_version)
     if stale is not None:
         return stale
@@ -95,8 +98,10 @@ def _submit(note, user, base_version: int) -> SaveResult:
 @transaction.atomic
 def note_unpublish(*, note_id: int, user, base_version: int) -> SaveResult:
     """Back to draft: readers no longer see it (also withdraws a review request). A published
-    note's unpublished changes become the draft, so nothing its authors wrote is lost."""
+    note's unpublished changes become the draft, so nothing its authors wrote is lost (text
+    typed together included: it is saved first)."""
     note = editable_note(note_id=note_id, user=user)
+    text_sync.before_write(note=note)
     stale = stale_result(note, base_version)
     if stale is not None:
         return stale

@@ -1,0 +1,66 @@
+"""Who may join a note's live document: exactly who may edit it in the editor
+(Note.objects.editable_by, the editor views' rule). Checked at connect, again whenever the
+note's authors change or the person's account does (a group message makes each consumer
+check), and every LIVE_RECHECK_SECONDS."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.db.models.signals import m2m_changed, post_delete, post_save
+
+from notes.models import Note, NoteAuthor
+
+from . import groups
+
+RECHECK = {"type": "live.recheck"}
+
+
+def may_edit(user_id: int | None, note_id: int) -> bool:
+    """Read afresh: the account may have been deactivated or its roles changed since the
+    socket opened (a user object keeps its permissions cached)."""
+    if user_id is None:
+        return False
+    user = get_user_model().objects.filter(pk=user_id).first()
+    return user is not None and Note.objects.editable_by(user).filter(pk=note_id).exists()
+
+
+def _recheck_later(group: str) -> None:
+    transaction.on_commit(partial(groups.send_from_sync, group, RECHECK))
+
+
+def authors_changed(sender, instance, **kwargs):
+    _recheck_later(groups.note_group(instance.note_id))
+
+
+def note_deleted(sender, instance, **kwargs):
+    _recheck_later(groups.note_group(instance.pk))
+
+
+def account_changed(sender, instance, created=False, update_fields=None, **kwargs):
+    # A new account has no socket; a login only stamps last_login.
+    if created or (update_fields is not None and set(update_fields) <= {"last_login"}):
+        return
+    _recheck_later(groups.user_group(instance.pk))
+
+
+def roles_changed(sender, instance, action, reverse=False, pk_set=None, **kwargs):
+    if not action.startswith("post_"):
+        return
+    User = get_user_model()
+    if isinstance(instance, User):
+        _recheck_later(groups.user_group(instance.pk))
+    else:  # a group's members changed, from the group's side
+        for user_id in pk_set or User.objects.filter(groups=instance).values_list("pk", flat=True):
+            _recheck_later(groups.user_group(user_id))
+
+
+def connect() -> None:
+    User = get_user_model()
+    post_save.connect(authors_changed, sender=NoteAuthor, dispatch_uid="live.authors.save")
+    post_delete.connect(authors_changed, sender=NoteAuthor, dispatch_uid="live.authors.delete")
+    post_delete.connect(note_deleted, sender=Note, dispatch_uid="live.note.delete")
+    post_save.connect(account_changed, sender=User, dispatch_uid="live.account")
+    m2m_changed.connect(roles_changed, sender=User.groups.through, dispatch_uid="live.roles")

@@ -1,0 +1,39 @@
+"""The channel-layer groups of writing together: one per note (`note-live-<id>`, every
+consumer editing it, on any app server) and one per user (their consumers, told to check
+their access again). Messages carry the sending consumer's channel, so it can skip its own."""
+
+from __future__ import annotations
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+
+
+def note_group(note_id: int) -> str:
+    return f"note-live-{note_id}"
+
+
+def user_group(user_id: int) -> str:
+    return f"live-user-{user_id}"
+
+
+async def send(group: str, message: dict) -> None:
+    layer = get_channel_layer()
+    if layer is not None:
+        await layer.group_send(group, message)
+
+
+async def send_update(note_id: int, update_id: int, frame: bytes, data: bytes, sender="") -> None:
+    """A stored update: consumers apply `data` to their process's document and send `frame`."""
+    await send(
+        note_group(note_id),
+        {"type": "live.update", "id": update_id, "data": data, "frame": frame, "sender": sender},
+    )
+
+
+async def send_saved(note_id: int, saved: dict) -> None:
+    await send(note_group(note_id), {"type": "live.server", "message": saved})
+
+
+def send_from_sync(group: str, message: dict) -> None:
+    """From a request or a signal (a sync thread, in or outside an event loop's executor)."""
+    async_to_sync(send)(group, message)

@@ -1,0 +1,224 @@
+"""The consumer speaks y-websocket: sync on connect, updates stored then broadcast then
+acknowledged, presence relayed and withdrawn, and two editors converge."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from asgiref.sync import async_to_sync, sync_to_async
+from pycrdt import Doc, Text
+
+from collaboration.models import DocumentUpdate
+from collaboration.protocol import QUERY_AWARENESS
+from notes import services
+from notes.models import Note
+
+from .editors import Editor
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def body_of(note_id: int) -> str:
+    return services.working_state(Note.objects.get(pk=note_id))["body"]
+
+
+def test_a_new_document_is_seeded_from_the_note_and_synced_on_connect(author, note):
+    """The server seeds the document from the working title and body (stored as the first
+    update) and the client gets them through sync step 1 and 2."""
+    services.note_save(
+        note_id=note.pk, user=author, base_version=note.version, fields={"body": "$E=mc^2$ é😀"}
+    )
+
+    async def scenario():
+        editor = await Editor.signed_in(note.pk, author)
+        assert await editor.open()
+        assert str(editor.body) == "$E=mc^2$ é😀"
+        assert str(editor.title) == "Heat equation"
+        await editor.close()
+
+    async_to_sync(scenario)()
+    assert DocumentUpdate.objects.filter(note=note, author=None).count() == 1
+
+
+def test_an_update_is_stored_before_it_is_acknowledged(author, note):
+    """Each update is in the database when its `stored` message arrives, and the message's
+    state vector covers the editor's own clock."""
+
+    async def scenario():
+        editor = await Editor.signed_in(note.pk, author)
+        assert await editor.open()
+        await editor.type("Hello")
+        await editor.until_stored()
+        rows = await sync_to_async(DocumentUpdate.objects.filter(note=note, author=author).count)()
+        assert rows == 1
+        await editor.close()
+
+    async_to_sync(scenario)()
+
+
+def test_two_editors_typing_at_once_converge_and_the_merged_save_holds_every_character(
+    author, other_author, note
+):
+    """Two co-authors type concurrently (neither has seen the other's keystrokes when typing):
+    both documents end equal, and the merged save's revision holds every character."""
+    services.note_save(
+        note_id=note.pk,
+        user=author,
+        base_version=note.version,
+        fields={"authors": ["ada", services.author_for_user(other_author).handle]},
+    )
+
+    async def scenario():
+        ada = await Editor.signed_in(note.pk, author)
+        bert = await Editor.signed_in(note.pk, other_author)
+        assert await ada.open() and await bert.open()
+        for i in range(20):
+            await ada.type(f"a{i} ")
+            await bert.type(f"b{i} ", at=0)
+        tokens = [f"{who}{i} " for i in range(20) for who in "ab"]
+
+        def complete(editor):
+            return lambda: editor.stored_everything() and all(t in str(editor.body) for t in tokens)
+
+        await asyncio.gather(ada.until(complete(ada)), bert.until(complete(bert)))
+        assert str(ada.body) == str(bert.body)
+        await ada.until(lambda: bool(ada.saved()))
+        merged = str(ada.body)
+        await ada.close()
+        await bert.close()
+        return merged
+
+    merged = async_to_sync(scenario)()
+    for i in range(20):
+        assert f"a{i} " in merged and f"b{i} " in merged
+    assert body_of(note.pk) == merged
+    revision = note.revisions.order_by("-number").first()
+    assert revision.body == merged and revision.kind == "autosave"
+
+
+def test_the_saved_message_names_the_version_to_save_on(author, note):
+    """After a merged save every editor gets {type: saved, version, revision, by}."""
+
+    async def scenario():
+        editor = await Editor.signed_in(note.pk, author)
+        assert await editor.open()
+        await editor.type("Typed live.")
+        await editor.until(lambda: bool(editor.saved()))
+        await editor.close()
+        return editor.saved()[-1]
+
+    saved = async_to_sync(scenario)()
+    note.refresh_from_db()
+    assert saved["version"] == note.version
+    assert saved["revision"] == note.revisions.order_by("-number").first().number
+    assert saved["by"] == ["Ada Lovelace"]
+
+
+def test_a_restart_loses_nothing_stored(author, note):
+    """The process's documents are dropped (a restart): a new connection loads every stored
+    update from the database."""
+
+    async def scenario():
+        first = await Editor.signed_in(note.pk, author)
+        assert await first.open()
+        await first.type("Kept across restarts. ")
+        await first.type("Every word.")
+        await first.until_stored()
+        # A killed worker says nothing: no disconnect, no last merged save.
+        from collaboration import consumers, documents
+
+        documents.forget_all()
+        consumers.editors.clear()
+        second = await Editor.signed_in(note.pk, author)
+        assert await second.open()
+        await second.close()
+        return str(second.body)
+
+    assert async_to_sync(scenario)() == "Kept across restarts. Every word."
+
+
+def test_an_editor_that_was_offline_merges_on_reconnect(author, note):
+    """A client edits while disconnected; on reconnect its sync step 2 (answering the server's
+    step 1) carries those edits, which are stored and reach the others."""
+
+    async def scenario():
+        ada = await Editor.signed_in(note.pk, author)
+        assert await ada.open()
+        await ada.type("Online. ")
+        await ada.until_stored()
+        await ada.close()
+        offline = ada.doc  # the browser's document (y-indexeddb keeps it)
+        offline.get("body", type=Text).insert(len(str(ada.body)), "Written offline.")
+        watcher = await Editor.signed_in(note.pk, author)
+        assert await watcher.open()
+        back = await Editor.signed_in(note.pk, author, doc=offline)
+        assert await back.open()
+        await back.until(back.stored_everything)
+        await watcher.until(lambda: "Written offline." in str(watcher.body))
+        await back.close()
+        await watcher.close()
+
+    async_to_sync(scenario)()
+    assert body_of(note.pk) == "Online. Written offline."
+
+
+def test_presence_is_relayed_answered_on_query_and_withdrawn_on_leaving(author, note):
+    """Awareness from one editor reaches the other; a newcomer learns who is already here; a
+    query-awareness is answered; leaving removes the state for the others."""
+    state = {"user": {"name": "Ada", "color": "#aa0000", "colorLight": "#aa000033", "id": 1}}
+
+    async def scenario():
+        ada = await Editor.signed_in(note.pk, author)
+        assert await ada.open()
+        await ada.say_presence(state)
+        late = await Editor.signed_in(note.pk, author)
+        assert await late.open()
+        await late.until(lambda: ada.doc.client_id in late.presence)
+        assert json.loads(late.presence[ada.doc.client_id]) == state
+        await late.send(bytes([QUERY_AWARENESS]))
+        late.presence.clear()
+        await late.until(lambda: ada.doc.client_id in late.presence)
+        await ada.close()
+        await late.until(lambda: ada.doc.client_id not in late.presence)
+        await late.close()
+
+    async_to_sync(scenario)()
+
+
+def test_an_http_restore_shows_up_in_connected_editors(author, note):
+    """Restoring a revision over HTTP puts its text into the live document as Y operations,
+    stored and broadcast: a connected editor sees the restored text."""
+    services.note_save(
+        note_id=note.pk, user=author, base_version=note.version, fields={"body": "First draft."}
+    )
+    first = note.revisions.order_by("-number").first()
+
+    async def scenario():
+        editor = await Editor.signed_in(note.pk, author)
+        assert await editor.open()
+        await editor.type(" More.")
+        await editor.until_stored()
+        await sync_to_async(services.revision_restore)(revision_id=first.pk, user=author)
+        await editor.until(lambda: str(editor.body) == "First draft.")
+        await editor.close()
+
+    async_to_sync(scenario)()
+    assert body_of(note.pk) == "First draft."
+    kinds = list(note.revisions.order_by("number").values_list("kind", "body"))
+    assert ("autosave", "First draft. More.") in kinds  # the typing was flushed first
+
+
+def test_a_seeded_document_is_seeded_once_even_when_two_processes_load_it(author, note):
+    """Seeding happens under the note's row lock and re-checks: a second seed stores nothing,
+    so the text is never doubled."""
+    from collaboration import documents
+
+    documents.seed(note.pk)
+    documents.seed(note.pk)
+    doc = Doc()
+    for data in DocumentUpdate.objects.filter(note=note).values_list("data", flat=True):
+        doc.apply_update(bytes(data))
+    assert str(doc.get("title", type=Text)) == "Heat equation"
+    assert DocumentUpdate.objects.filter(note=note).count() == 1

@@ -1,0 +1,146 @@
+"""The editor's HTTP writes and the live document: typed text is saved before a write, so a
+stale client conflicts instead of overwriting it; a live editor's own Save does not conflict
+with the flush its typing caused; a write's text goes into the live document."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+from pycrdt import Text
+
+from collaboration import documents, saving
+from notes import services
+from notes.models import Note, NoteRevision
+
+from .editors import stored_doc, typed
+
+pytestmark = pytest.mark.django_db
+
+
+def signed_in(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def form(note: Note, **changes) -> dict:
+    data = {
+        "base_version": note.version,
+        "title": note.title,
+        "body": note.body,
+        "summary": "",
+        "tags": "",
+        "date": timezone.localtime(note.date).strftime("%Y-%m-%dT%H:%M"),
+        "show_title": "unknown",
+        "action": "save",
+    }
+    return {**data, **changes}
+
+
+def working(note: Note) -> dict:
+    return services.working_state(Note.objects.get(pk=note.pk))
+
+
+def test_a_stale_http_autosave_gets_a_conflict_after_the_flush(author, note):
+    """Text typed live and stored, not yet saved: a client without the socket autosaves on
+    the version it loaded. The flush saves the typed text first, so the autosave is refused
+    as a conflict revision and the typed text stands."""
+    loaded = note.version
+    doc = stored_doc(note.pk)
+    documents.update_store(note.pk, typed(doc, "Typed live."), author.pk)
+    response = signed_in(author).post(
+        f"/write/{note.pk}/autosave/",
+        data=json.dumps({"body": "Stale text.", "base_version": loaded}),
+        content_type="application/json",
+    )
+    assert response.status_code == 409
+    assert working(note)["body"] == "Typed live."
+    conflict = note.revisions.get(kind=NoteRevision.Kind.CONFLICT)
+    assert conflict.body == "Stale text."
+
+
+def test_a_live_editors_save_on_the_version_before_the_flush_is_accepted(author, note):
+    """The live editor's form carries the base_version of the last `saved` message and the
+    text it typed since, which only the flush at its Save has saved: the post equals the
+    merged text, so it is saved, not refused."""
+    base = note.version
+    doc = stored_doc(note.pk)
+    documents.update_store(note.pk, typed(doc, "Typed live."), author.pk)
+    response = signed_in(author).post(
+        f"/write/{note.pk}/",
+        data=form(note, base_version=base, body="Typed live.", summary="A summary."),
+    )
+    assert response.status_code == 302
+    assert not note.revisions.filter(kind=NoteRevision.Kind.CONFLICT).exists()
+    assert working(note)["summary"] == "A summary."
+
+
+def test_a_save_on_the_version_before_the_flush_with_other_text_conflicts(author, note):
+    """Only the merged text is vouched for: a post from before the flush that differs from
+    it is a conflict, as before writing together."""
+    base = note.version
+    doc = stored_doc(note.pk)
+    documents.update_store(note.pk, typed(doc, "Typed live."), author.pk)
+    response = signed_in(author).post(
+        f"/write/{note.pk}/", data=form(note, base_version=base, body="Something else.")
+    )
+    assert response.status_code == 409
+    assert working(note)["body"] == "Typed live."
+
+
+def test_a_save_after_an_http_write_is_not_vouched_for(author, other_author, note):
+    """A run of merged saves ends at any other write: a post based before that write
+    conflicts even when its body equals the current text."""
+    base = note.version
+    doc = stored_doc(note.pk)
+    documents.update_store(note.pk, typed(doc, "Typed live."), author.pk)
+    client = signed_in(author)
+    flushed = client.post(
+        f"/write/{note.pk}/", data=form(note, base_version=base, body="Typed live.")
+    )
+    assert flushed.status_code == 302
+    again = client.post(
+        f"/write/{note.pk}/", data=form(note, base_version=base, body="Typed live.", summary="x")
+    )
+    assert again.status_code == 409
+
+
+def test_an_http_save_goes_into_the_live_document(author, note):
+    """A save over HTTP that changes the body is turned into Y operations and stored: the
+    document loaded from the database reads the saved text, and what another editor typed
+    meanwhile (on a document from before the save) keeps its place."""
+    doc = stored_doc(note.pk)
+    documents.update_store(note.pk, typed(doc, "Alpha beta gamma."), author.pk)
+    saving.live_save(note.pk)
+    services.note_save(
+        note_id=note.pk,
+        user=author,
+        base_version=Note.objects.get(pk=note.pk).version,
+        fields={"body": "Alpha BETA gamma.", "title": "Heat flow"},
+    )
+    documents.update_store(note.pk, typed(doc, " Delta."), author.pk)
+    fresh = stored_doc(note.pk)
+    assert str(fresh.get("body", type=Text)) == "Alpha BETA gamma. Delta."
+    assert str(fresh.get("title", type=Text)) == "Heat flow"
+
+
+def test_a_discard_goes_into_the_live_document(author, note):
+    """Discarding a published note's changes over HTTP: the typed text is saved first (kept
+    as a revision), then the live document reads the published text again."""
+    services.note_save(
+        note_id=note.pk, user=author, base_version=note.version, fields={"body": "Published."}
+    )
+    services.note_publish(
+        note_id=note.pk, user=author, base_version=Note.objects.get(pk=note.pk).version
+    )
+    doc = stored_doc(note.pk)
+    documents.update_store(note.pk, typed(doc, " Unpublished."), author.pk)
+    saving.live_save(note.pk)
+    services.working_copy_discard(
+        note_id=note.pk, user=author, base_version=Note.objects.get(pk=note.pk).version
+    )
+    assert str(stored_doc(note.pk).get("body", type=Text)) == "Published."
+    assert note.revisions.filter(body="Published. Unpublished.").exists()

@@ -1,0 +1,117 @@
+"""Merged saves: the live document's text written on today's autosave rules, skipped when
+nothing changed, reading what other processes stored, compacting the stored updates."""
+
+from __future__ import annotations
+
+import pytest
+from pycrdt import Doc, Text
+
+from collaboration import documents, saving
+from collaboration.models import DocumentCheckpoint, DocumentUpdate
+from notes import services
+from notes.models import Note, NoteRevision
+
+from .editors import stored_doc, typed
+
+
+def working_body(note: Note) -> str:
+    return services.working_state(Note.objects.get(pk=note.pk))["body"]
+
+
+@pytest.mark.django_db
+def test_a_merged_save_writes_the_typed_text_as_an_autosave_by_the_newest_author(
+    author, editor_user, note
+):
+    """The text goes to the note as an autosave revision; the person is the author of the
+    newest update, and `saved` carries the new version and revision."""
+    doc = stored_doc(note.pk)
+    documents.update_store(note.pk, typed(doc, "By Ada. "), author.pk)
+    documents.update_store(note.pk, typed(doc, "By Eve."), editor_user.pk)
+    saved = saving.live_save(note.pk)
+    note.refresh_from_db()
+    revision = note.revisions.order_by("-number").first()
+    assert note.body == "By Ada. By Eve."
+    assert revision.kind == NoteRevision.Kind.AUTOSAVE and revision.created_by == editor_user
+    assert (saved.version, saved.revision) == (note.version, revision.number)
+    assert saved.by == ["Ada Lovelace", "eve"]
+
+
+@pytest.mark.django_db
+def test_a_merged_save_is_skipped_when_the_text_is_the_saved_text(author, note):
+    """Nothing typed since the last save: no new version, no revision."""
+    stored_doc(note.pk)
+    documents.document(note.pk)
+    version, revisions = note.version, note.revisions.count()
+    assert saving.live_save(note.pk) is None
+    note.refresh_from_db()
+    assert (note.version, note.revisions.count()) == (version, revisions)
+
+
+@pytest.mark.django_db
+def test_merged_saves_by_one_person_coalesce_into_one_revision(author, note):
+    """As for HTTP autosaves: one person's merged saves within the coalescing window update
+    one revision."""
+    doc = stored_doc(note.pk)
+    documents.update_store(note.pk, typed(doc, "One. "), author.pk)
+    saving.live_save(note.pk)
+    documents.update_store(note.pk, typed(doc, "Two."), author.pk)
+    saving.live_save(note.pk)
+    autosaves = note.revisions.filter(kind=NoteRevision.Kind.AUTOSAVE)
+    assert list(autosaves.values_list("body", flat=True)) == ["One. Two."]
+
+
+@pytest.mark.django_db
+def test_a_published_note_gets_its_working_copy_written_and_readers_see_no_change(author, note):
+    """Merged saves of a published note write its working copy; the live version stays."""
+    services.note_publish(note_id=note.pk, user=author, base_version=note.version)
+    doc = stored_doc(note.pk)
+    documents.update_store(note.pk, typed(doc, "Unpublished change."), author.pk)
+    saving.live_save(note.pk)
+    note.refresh_from_db()
+    assert note.body == ""
+    assert note.working.body == "Unpublished change."
+
+
+@pytest.mark.django_db
+def test_a_merged_save_reads_the_updates_another_process_stored(author, note):
+    """This process's document lags (another app server stored an update it never applied):
+    the merged save reads the database first, so the update is saved."""
+    doc = stored_doc(note.pk)
+    documents.update_store(note.pk, typed(doc, "Here. "), author.pk)
+    elsewhere = stored_doc(note.pk)
+    documents.update_insert(note.pk, typed(elsewhere, "There."), author.pk)
+    saving.live_save(note.pk)
+    assert working_body(note) == "Here. There."
+
+
+@pytest.mark.django_db
+def test_the_stored_updates_are_compacted_into_their_newest_row(author, note, settings):
+    """Past LIVE_COMPACT_ROWS rows, a merged save merges them into one that keeps the newest
+    id: the document loaded from the database afresh reads the same."""
+    settings.LIVE_COMPACT_ROWS = 5
+    doc = stored_doc(note.pk)
+    for word in ["alpha ", "beta ", "gamma ", "delta ", "epsilon ", "zeta ", "eta"]:
+        documents.update_store(note.pk, typed(doc, word), author.pk)
+    newest = DocumentUpdate.objects.filter(note=note).order_by("-id").first().pk
+    saving.live_save(note.pk)
+    assert list(DocumentUpdate.objects.filter(note=note).values_list("pk", flat=True)) == [newest]
+    fresh = Doc()
+    fresh.apply_update(bytes(DocumentUpdate.objects.get(pk=newest).data))
+    assert str(fresh.get("body", type=Text)) == "alpha beta gamma delta epsilon zeta eta"
+    assert working_body(note) == "alpha beta gamma delta epsilon zeta eta"
+
+
+@pytest.mark.django_db
+def test_merged_saves_in_a_row_are_remembered_as_one_run(author, note):
+    """The checkpoint keeps the first and last version made by merged saves alone: the range
+    a live editor's Save may have been based on."""
+    start = note.version
+    doc = stored_doc(note.pk)
+    documents.update_store(note.pk, typed(doc, "a"), author.pk)
+    saving.live_save(note.pk)
+    documents.update_store(note.pk, typed(doc, "b"), author.pk)
+    saving.live_save(note.pk)
+    checkpoint = DocumentCheckpoint.objects.get(note=note)
+    note.refresh_from_db()
+    assert (checkpoint.run_from_version, checkpoint.run_version) == (start, note.version)
+    assert note.version == start + 2
