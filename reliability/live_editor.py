@@ -2,9 +2,10 @@
 document over /live/notes/<id>/, speaking what y-websocket's WebsocketProvider speaks
 (/work/wt/LIVE-SPEC.md, "The wire"), so that tests and `make reliability` type as browsers do.
 
-The WebSocket itself is autobahn's asyncio client: autobahn comes with daphne (a locked
-dependency), so nothing is added for the tests. Everything runs on one asyncio loop; nothing
-here is thread-safe.
+The WebSocket is a small RFC 6455 client over asyncio streams (WebSocket below): the
+`websockets` package is not a dependency, and autobahn's asyncio client, which comes with
+daphne, cannot run in a process that has loaded Django's settings, since daphne's app there
+claims txaio for Twisted. Everything runs on one asyncio loop; nothing here is thread-safe.
 
 Like the browser, the document is the editor's own: what is typed while the socket is down
 stays in it, and the sync exchange on the next connection sends it (the server's step 1 names
@@ -15,20 +16,16 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hashlib
 import json
+import os
+import socket
+import struct
 import time
 import urllib.parse
 from collections.abc import Callable
 
-import txaio
-
-txaio.use_asyncio()
-
-from autobahn.asyncio.websocket import (  # noqa: E402 - after choosing txaio's loop
-    WebSocketClientFactory,
-    WebSocketClientProtocol,
-)
-from pycrdt import Doc, Text, create_update_message, write_var_uint  # noqa: E402
+from pycrdt import Doc, Text, create_update_message, write_var_uint
 
 SYNC, AWARENESS, QUERY_AWARENESS, OURS = 0, 1, 3, 100
 STEP1, STEP2, UPDATE = 0, 1, 2
@@ -80,18 +77,120 @@ class LiveClosed(Exception):
         self.reason = reason
 
 
-class _Protocol(WebSocketClientProtocol):
-    editor: LiveEditor
+WEBSOCKET_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+CONTINUATION, TEXT_FRAME, BINARY_FRAME, CLOSE_FRAME, PING, PONG = 0, 1, 2, 8, 9, 10
+NO_CLOSE_FRAME = 1006  # RFC 6455: the connection ended without a close frame (a crash)
 
-    def onOpen(self):  # noqa: N802 - autobahn's names
-        self.factory.editor._opened(self)
 
-    def onMessage(self, payload, isBinary):  # noqa: N802, N803
-        if isBinary:
-            self.factory.editor._received(payload)
+class WebSocket:
+    """The client end of one WebSocket (RFC 6455): the opening handshake, masked frames out,
+    fragmented messages and pings in. Sending never waits (frames are a few bytes of typing)."""
 
-    def onClose(self, wasClean, code, reason):  # noqa: N802, N803
-        self.factory.editor._closed(code, reason or "")
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+        self.reader = reader
+        self.writer = writer
+        self.close_code: int | None = None
+        self.close_reason = ""
+        self.closing = False  # our close frame is sent: the server's answers it, no echo
+
+    @classmethod
+    async def open(cls, url: str, headers: dict[str, str]) -> WebSocket:
+        """Connect and shake hands; LiveClosed(None, …) if the server answers anything but
+        101 with the right accept key."""
+        parts = urllib.parse.urlsplit(url)
+        reader, writer = await asyncio.open_connection(parts.hostname, parts.port or 80)
+        # Nagle off: each keystroke leaves at once, as a browser's does.
+        writer.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        key = base64.b64encode(os.urandom(16))
+        lines = [
+            f"GET {parts.path or '/'} HTTP/1.1",
+            f"Host: {parts.netloc}",
+            "Upgrade: websocket",
+            "Connection: Upgrade",
+            f"Sec-WebSocket-Key: {key.decode()}",
+            "Sec-WebSocket-Version: 13",
+            *(f"{name}: {value}" for name, value in headers.items()),
+        ]
+        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError) as error:
+            writer.close()
+            raise LiveClosed(None, f"no handshake answer: {error}") from error
+        status, *fields = head.decode("latin-1").split("\r\n")
+        answer = {
+            name.strip().lower(): value.strip()
+            for name, _, value in (field.partition(":") for field in fields if field)
+        }
+        # RFC 6455 fixes SHA-1 for the accept value (a check of the handshake, not a secret).
+        accept = base64.b64encode(hashlib.sha1(key + WEBSOCKET_GUID).digest()).decode()  # noqa: S324
+        if status.split(" ")[1:2] != ["101"] or answer.get("sec-websocket-accept") != accept:
+            writer.close()
+            raise LiveClosed(None, f"handshake answered {status!r}")
+        return cls(reader, writer)
+
+    def send(self, payload: bytes, opcode: int = BINARY_FRAME) -> None:
+        if self.writer.is_closing():
+            return
+        length = len(payload)
+        if length < 126:
+            head = struct.pack("!BB", 0x80 | opcode, 0x80 | length)
+        elif length < 1 << 16:
+            head = struct.pack("!BBH", 0x80 | opcode, 0x80 | 126, length)
+        else:
+            head = struct.pack("!BBQ", 0x80 | opcode, 0x80 | 127, length)
+        mask = os.urandom(4)
+        # XOR as one big integer: far faster in Python than byte by byte.
+        keys = (mask * (length // 4 + 1))[:length]
+        masked = (int.from_bytes(payload, "big") ^ int.from_bytes(keys, "big")).to_bytes(
+            length, "big"
+        )
+        self.writer.write(head + mask + masked)
+
+    async def receive(self) -> bytes | None:
+        """The next whole message, or None once the connection is closed (close_code says
+        how: the server's code, or 1006 when it went without a close frame)."""
+        message = b""
+        try:
+            while True:
+                first, second = await self.reader.readexactly(2)
+                opcode, length = first & 0x0F, second & 0x7F
+                if length == 126:
+                    (length,) = struct.unpack("!H", await self.reader.readexactly(2))
+                elif length == 127:
+                    (length,) = struct.unpack("!Q", await self.reader.readexactly(8))
+                mask = await self.reader.readexactly(4) if second & 0x80 else b""
+                payload = await self.reader.readexactly(length)
+                if mask:
+                    keys = (mask * (length // 4 + 1))[:length]
+                    payload = bytes(a ^ b for a, b in zip(payload, keys, strict=True))
+                if opcode == PING:
+                    self.send(payload, PONG)
+                elif opcode == CLOSE_FRAME:
+                    code = struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else 1005
+                    self.close_code, self.close_reason = (
+                        code,
+                        payload[2:].decode("utf-8", "replace"),
+                    )
+                    if not self.closing:
+                        self.send(payload[:2], CLOSE_FRAME)
+                    self.writer.close()
+                    return None
+                elif opcode in (TEXT_FRAME, BINARY_FRAME, CONTINUATION):
+                    message += payload
+                    if first & 0x80:  # FIN
+                        return message
+        except (asyncio.IncompleteReadError, ConnectionError, OSError):
+            self.close_code = self.close_code or NO_CLOSE_FRAME
+            self.writer.close()
+            return None
+
+    def close(self, code: int = 1000) -> None:
+        self.send(struct.pack("!H", code), CLOSE_FRAME)
+        self.closing = True
+
+    def abort(self) -> None:
+        self.writer.transport.abort()
 
 
 class LiveEditor:
@@ -117,8 +216,8 @@ class LiveEditor:
         self.title = self.doc.get("title", type=Text)
         self._seen = state_vector(self.doc.get_state())
         self._applying_remote = False
-        self._protocol: _Protocol | None = None
-        self._open = asyncio.Event()
+        self._socket: WebSocket | None = None
+        self._reading: asyncio.Task | None = None
         self._synced = asyncio.Event()
         self._closed_event = asyncio.Event()
         self._stored_changed = asyncio.Event()
@@ -138,26 +237,17 @@ class LiveEditor:
         """Open the socket, say what this document has (sync step 1) and wait for the server's
         answer (step 2): then the document holds the server's text and the server has been
         sent everything typed here that it lacked. LiveClosed if it closes first."""
-        self._open.clear()
         self._synced.clear()
         self._closed_event.clear()
         self.close_code, self.close_reason = None, ""
-        parts = urllib.parse.urlsplit(self.url)
-        factory = WebSocketClientFactory(
-            self.url, origin=self.origin, headers={"Cookie": self.cookie}
-        )
-        factory.protocol = _Protocol
-        factory.editor = self
-        # No pings of our own: daphne pings idle sockets. Nagle off: each keystroke goes at once.
-        factory.setProtocolOptions(tcpNoDelay=True, openHandshakeTimeout=timeout,
-                                   closeHandshakeTimeout=2)  # fmt: skip
-        loop = asyncio.get_running_loop()
         try:
-            await asyncio.wait_for(
-                loop.create_connection(factory, parts.hostname, parts.port), timeout
+            websocket = await asyncio.wait_for(
+                WebSocket.open(self.url, {"Origin": self.origin, "Cookie": self.cookie}), timeout
             )
         except (TimeoutError, OSError) as error:
             raise LiveClosed(None, f"{type(error).__name__}: {error}") from error
+        self._opened(websocket)
+        self._reading = asyncio.get_running_loop().create_task(self._read(websocket))
         await self._until(self._synced, timeout, "the server's sync step 2")
         self.connections += 1
 
@@ -179,38 +269,43 @@ class LiveEditor:
 
     @property
     def connected(self) -> bool:
-        return self._protocol is not None
+        return self._socket is not None
 
     async def close(self, code: int = 1000) -> None:
-        if self._protocol is not None:
-            self._protocol.sendClose(code=code)
-        try:
-            await asyncio.wait_for(self._closed_event.wait(), 5)
-        except TimeoutError:
-            if self._protocol is not None:
-                self._protocol.transport.abort()
+        """Close as a browser tab does, and wait for the server's answer."""
+        if self._socket is not None:
+            self._socket.close(code)
+            try:
+                await asyncio.wait_for(self._closed_event.wait(), 5)
+            except TimeoutError:
+                if self._socket is not None:
+                    self._socket.abort()
 
     async def closed(self, timeout: float) -> int | None:
-        """Wait for the server to close the socket: its close code."""
+        """Wait for the server to close the socket (or for it to drop): the close code."""
         await asyncio.wait_for(self._closed_event.wait(), timeout)
         return self.close_code
 
-    def _opened(self, protocol: _Protocol) -> None:
-        self._protocol = protocol
-        self._open.set()
+    def _opened(self, websocket: WebSocket) -> None:
+        self._socket = websocket
         # As WebsocketProvider: step 1 at once, with what this document has.
         self._send(sync_message(STEP1, self.doc.get_state()))
 
-    def _closed(self, code: int | None, reason: str) -> None:
-        self._protocol = None
-        self.close_code, self.close_reason = code, reason
+    async def _read(self, websocket: WebSocket) -> None:
+        try:
+            while (message := await websocket.receive()) is not None:
+                self._received(message)
+        finally:
+            websocket.abort()
+        self._socket = None
+        self.close_code, self.close_reason = websocket.close_code, websocket.close_reason
         self._synced.clear()
         self._closed_event.set()
         self._stored_changed.set()
 
     def _send(self, message: bytes) -> None:
-        if self._protocol is not None:
-            self._protocol.sendMessage(message, isBinary=True)
+        if self._socket is not None:
+            self._socket.send(message)
 
     # --- Typing --------------------------------------------------------------------------------
 
@@ -284,7 +379,7 @@ class LiveEditor:
         clock = self.clock if clock is None else clock
         deadline = time.monotonic() + timeout
         while self.stored_clock < clock:
-            if self._protocol is None:
+            if self._socket is None:
                 return False
             self._stored_changed.clear()
             left = deadline - time.monotonic()
