@@ -17,7 +17,8 @@ to the public pool with the readers (a site without the proxy's routing);
 RELIABILITY_PUBLIC_NICENESS (default 6) the public pool's niceness, the CPU weight that
 docker-compose.yml gives it; RELIABILITY_FLOOD_SECONDS (default 30) the length of the flood
 scenario d, and RELIABILITY_REDIS_MAXMEMORY (default 256mb, docker-compose.yml's) Redis's cap,
-with allkeys-lru as there. The app runs with ACCOUNTS_TRUSTED_PROXY_COUNT=1, as behind the
+with allkeys-lru as there; RELIABILITY_LOG_DIR, a folder to copy the servers' logs to before the
+run's folder is removed. The app runs with ACCOUNTS_TRUSTED_PROXY_COUNT=1, as behind the
 proxy, so that d's clients are told apart by X-Forwarded-For. Scenario e (writing together)
 starts two daphne servers (ports 8360-8369, the compose service "live") on the same Redis and
 PostgreSQL for its RELIABILITY_SECONDS; in the summary table its requests are keystrokes, its
@@ -39,6 +40,7 @@ import sys
 import tempfile
 import time
 import traceback
+from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -331,12 +333,21 @@ class Site:
             if server.log.exists()
         )
 
-    def daphne_tracebacks_logged(self) -> int:
-        return sum(
-            daphne.log.read_text(errors="replace").count("Traceback")
-            for daphne in self.daphnes
-            if daphne.log.exists()
-        )
+    def daphne_exceptions_logged(self) -> Counter:
+        """The exceptions daphne's logs end tracebacks with ("module.Error: message"), counted."""
+        found: Counter = Counter()
+        for daphne in self.daphnes:
+            if not daphne.log.exists():
+                continue
+            lines = daphne.log.read_text(errors="replace").splitlines()
+            inside = False
+            for line in lines:
+                if line.startswith("Traceback"):
+                    inside = True
+                elif inside and line and not line.startswith((" ", "\t", "During", "The above")):
+                    found[line[:160]] += 1
+                    inside = False
+        return found
 
 
 def _missing() -> str | None:
@@ -428,13 +439,19 @@ def main(argv: list[str]) -> int:
         logged = site.server_errors_logged()
         lines.append(f"gunicorn's log: {logged} 'Internal Server Error' records over the run")
         if site.daphnes:
-            tracebacks = site.daphne_tracebacks_logged()
-            lines.append(f"daphne's logs: {tracebacks} tracebacks over the run")
+            exceptions = site.daphne_exceptions_logged()
+            lines.append(f"daphne's logs: {exceptions.total()} tracebacks over the run")
+            lines += [f"  {count}× {line}" for line, count in exceptions.most_common(5)]
     except Exception:  # noqa: BLE001 - setup failed: say so, clean up, fail
         traceback.print_exc()
         results.append(Result("setup", problems=["setup failed (see above)"]))
     finally:
         site.tear_down()
+        if os.environ.get("RELIABILITY_LOG_DIR"):
+            kept = Path(os.environ["RELIABILITY_LOG_DIR"])
+            kept.mkdir(parents=True, exist_ok=True)
+            for log in work.glob("*.log"):
+                shutil.copy(log, kept / log.name)
         shutil.rmtree(work, ignore_errors=True)
 
     print()

@@ -656,6 +656,12 @@ class Keystrokes:
         return acknowledged
 
 
+# Close codes after which WebsocketProvider's page stops reconnecting (LIVE-SPEC).
+FINAL_CLOSE_CODES = {4401, 4403, 4413}
+# y-websocket's reconnect back-off: 100 ms doubling, at most 2.5 s (maxBackoffTime).
+BACKOFF_S = (0.1, 2.5)
+
+
 @dataclass
 class CoAuthor:
     note: int
@@ -663,7 +669,9 @@ class CoAuthor:
     server: str
     editor: object  # live_editor.LiveEditor
     typed: int = 0
-    skipped: int = 0  # keystrokes not typed while the socket was down (there should be none)
+    typed_offline: int = 0  # kept in the editor's document, sent on reconnecting
+    closes: list = field(default_factory=list)  # close codes seen, in order
+    gave_up: bool = False
 
 
 def _percentile(ordered: list[float], share: float) -> float:
@@ -671,20 +679,47 @@ def _percentile(ordered: list[float], share: float) -> float:
 
 
 async def _type(author: CoAuthor, keystrokes: Keystrokes, stop_at: float, rng) -> None:
+    """Keystrokes at a human rate; while the socket is down they go on into the document."""
     editor = author.editor
     while True:
         await asyncio.sleep(rng.uniform(*KEYSTROKE_GAP_S))
         if time.monotonic() >= stop_at:
             return
-        if not editor.connected:
-            author.skipped += 1
-            continue
         typed = time.monotonic()
         clock = editor.clock
         # Stamped before the insert: the update leaves inside it.
         keystrokes.typed_at[editor.doc.client_id, clock] = typed
         editor.insert(rng.randint(0, len(editor.text)), author.digit)
         author.typed += 1
+        author.typed_offline += not editor.connected
+
+
+async def _stay_connected(author: CoAuthor, stopping: asyncio.Event) -> None:
+    """Reconnect after a close, as the browser's provider does (with its back-off), except
+    after the close codes that say reconnecting cannot help."""
+    from live_editor import LiveClosed
+
+    editor = author.editor
+    failures = 0
+    while not stopping.is_set():
+        if editor.connected:
+            closed = asyncio.ensure_future(editor.closed(timeout=3600))
+            stop = asyncio.ensure_future(stopping.wait())
+            await asyncio.wait({closed, stop}, return_when=asyncio.FIRST_COMPLETED)
+            closed.cancel()
+            stop.cancel()
+            if stopping.is_set():
+                return
+            author.closes.append(editor.close_code)
+        if editor.close_code in FINAL_CLOSE_CODES:
+            author.gave_up = True
+            return
+        await asyncio.sleep(min(BACKOFF_S[1], BACKOFF_S[0] * 2**failures))
+        try:
+            await editor.connect(timeout=10)
+            failures = 0
+        except (LiveClosed, TimeoutError):
+            failures += 1
 
 
 def _missing(expected: Counter, text: str) -> Counter:
@@ -715,10 +750,18 @@ async def _co_author_session(site, seconds: float, result: Result, keystrokes: K
 
     began = time.monotonic()
     stop_at = began + seconds
+    stopping = asyncio.Event()
+    connections = [asyncio.ensure_future(_stay_connected(author, stopping)) for author in authors]
     await asyncio.gather(*(_type(author, keystrokes, stop_at, rng) for author in authors))
     typing_seconds = time.monotonic() - began
 
-    # Every keystroke acknowledged ("stored"), then every editor holding every character.
+    # Everyone back on line (a reconnect sends what was typed offline), every keystroke
+    # acknowledged ("stored"), then every editor holding every character.
+    deadline = time.monotonic() + LIVE_SETTLE_S
+    while time.monotonic() < deadline and not all(a.editor.connected or a.gave_up for a in authors):
+        await asyncio.sleep(0.1)
+    stopping.set()
+    await asyncio.gather(*connections)
     await asyncio.gather(*(author.editor.stored(timeout=LIVE_SETTLE_S) for author in authors))
     expected: dict[int, Counter] = {note: Counter() for note in setup["notes"]}
     for author in authors:
@@ -729,7 +772,7 @@ async def _co_author_session(site, seconds: float, result: Result, keystrokes: K
     ):
         await asyncio.sleep(0.1)
     unacknowledged = sum(max(0, a.editor.clock - a.editor.stored_clock) for a in authors)
-    closes = [(a.server, a.editor.close_code) for a in authors if not a.editor.connected]
+    closes = [(a.server, code) for a in authors for code in a.closes]
     errors = [error for a in authors for error in a.editor.errors]
     in_editors = {note: Counter() for note in expected}
     for author in authors:
@@ -776,6 +819,8 @@ async def _co_author_session(site, seconds: float, result: Result, keystrokes: K
         "typing_seconds": typing_seconds,
         "unacknowledged": unacknowledged,
         "closes": closes,
+        "gave_up": sum(a.gave_up for a in authors),
+        "offline": sum(a.typed_offline for a in authors),
         "errors": errors,
         "lost": lost,
         "differ": differ,
@@ -817,9 +862,11 @@ def live_editing(site, seconds: float, notes: int = 4, per_note: int = 5) -> Res
     if p95 is None or p95 >= LIVE_P95_GOAL_MS:
         result.problems.append(f"propagation p95 {p95} ms, the goal is < {LIVE_P95_GOAL_MS:g} ms")
     if session["errors"] or session["closes"]:
+        closes = Counter(session["closes"])
         result.notes.append(
-            f"closed sockets (server, code): {session['closes'][:10]}; errors: "
-            f"{session['errors'][:5]}"
+            "sockets closed by the server or dropped (server, code): "
+            + ", ".join(f"{count}× {key}" for key, count in closes.most_common())
+            + f"; error messages: {session['errors'][:5]}"
         )
     if session["unacknowledged"]:
         result.problems.append(f"{session['unacknowledged']} keystrokes never acknowledged")
@@ -827,9 +874,13 @@ def live_editing(site, seconds: float, notes: int = 4, per_note: int = 5) -> Res
         result.problems.append(f"{not_delivered} deliveries to co-authors never happened live")
     if session["differ"]:
         result.problems.append(f"{session['differ']} editors ended with another text")
-    skipped = sum(author.skipped for author in authors)
-    if skipped:
-        result.problems.append(f"{skipped} keystrokes skipped while a socket was down")
+    if session["gave_up"]:
+        result.problems.append(f"{session['gave_up']} editors were closed for good")
+    if session["offline"]:
+        result.notes.append(
+            f"{session['offline']} keystrokes typed while the editor's socket was down (sent "
+            "on reconnecting)"
+        )
 
     def ms(ordered: list[float], share: float) -> str:
         return f"{_percentile(ordered, share) * 1000:.0f}" if ordered else "—"
