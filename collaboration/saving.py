@@ -12,7 +12,7 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import connection, transaction
 from pycrdt import merge_updates
 
 from notes.models import Note
@@ -148,8 +148,12 @@ class SaveScheduler:
 
 
 async def save_and_tell(note_id: int) -> None:
+    # A merged save renders the note (up to a second): off the thread that stores every
+    # update, so typing is acknowledged meanwhile. Not on SQLite, whose one writer would only
+    # make the updates wait for the lock instead.
+    own_thread = connection.vendor != "sqlite"
     try:
-        saved = await database_sync_to_async(live_save)(note_id)
+        saved = await database_sync_to_async(live_save, thread_sensitive=not own_thread)(note_id)
     except Exception:
         # The updates are stored: the next save, or an HTTP write's flush, writes them.
         logger.exception("Merged save of note %s failed", note_id)

@@ -18,8 +18,15 @@ def _forget_process_state():
 
 @pytest.fixture(autouse=True)
 def live_process(settings):
+    from django.db import connections
+
     settings.LIVE_SAVE_IDLE_MS = 100
     settings.LIVE_SAVE_MAX_MS = 400
+    # Merged saves run in threads of their own on PostgreSQL: their connections close after
+    # each use, so none is left on the test database when pytest-django drops it.
+    kept = connections.settings["default"]["CONN_MAX_AGE"]
+    connections.settings["default"]["CONN_MAX_AGE"] = 0
     _forget_process_state()
     yield
     _forget_process_state()
+    connections.settings["default"]["CONN_MAX_AGE"] = kept

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
@@ -222,3 +223,42 @@ def test_a_seeded_document_is_seeded_once_even_when_two_processes_load_it(author
         doc.apply_update(bytes(data))
     assert str(doc.get("title", type=Text)) == "Heat equation"
     assert DocumentUpdate.objects.filter(note=note).count() == 1
+
+
+@pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="needs Redis (REDIS_URL)")
+def test_editors_on_two_app_servers_meet_through_the_redis_layer(author, note, settings):
+    """Another app server is another Redis channel layer: it receives each stored update of
+    the note's group, and an update it stores and broadcasts reaches this server's editor."""
+    from channels_redis.core import RedisChannelLayer
+
+    from collaboration import documents, groups
+    from collaboration.protocol import sync_update
+
+    from .editors import typed
+
+    async def scenario():
+        elsewhere = RedisChannelLayer(**settings.CHANNEL_LAYERS["default"]["CONFIG"])
+        channel = await elsewhere.new_channel()
+        await elsewhere.group_add(groups.note_group(note.pk), channel)
+        editor = await Editor.signed_in(note.pk, author)
+        assert await editor.open()
+        await editor.type("Through Redis.")
+        message = {}
+        while message.get("type") != "live.update":
+            message = await asyncio.wait_for(elsewhere.receive(channel), 5)
+        assert message["frame"] == sync_update(message["data"])
+        assert message["sender"]  # the consumer that stored it skips its own
+        remote = Doc()
+        remote.apply_update(editor.doc.get_update())
+        update = typed(remote, " From afar.")
+        row = await sync_to_async(documents.update_insert)(note.pk, update, author.pk)
+        await elsewhere.group_send(
+            groups.note_group(note.pk),
+            {"type": "live.update", "id": row.pk, "data": update, "frame": sync_update(update)},
+        )
+        await editor.until(lambda: str(editor.body) == "Through Redis. From afar.")
+        await editor.close()
+        await elsewhere.group_discard(groups.note_group(note.pk), channel)
+        await elsewhere.close_pools()
+
+    async_to_sync(scenario)()

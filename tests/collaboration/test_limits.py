@@ -1,0 +1,199 @@
+"""The bounds: message size, the note's text limits, the rate per connection, a document too
+large to sync, presence size, and frames that are not the protocol."""
+
+from __future__ import annotations
+
+import pytest
+from asgiref.sync import async_to_sync, sync_to_async
+from pycrdt import create_update_message
+
+from collaboration.limits import TokenBucket
+from collaboration.models import DocumentUpdate
+from notes import services
+
+from .editors import Editor
+
+live = pytest.mark.django_db(transaction=True)
+
+
+def stored_rows(note) -> int:
+    return DocumentUpdate.objects.filter(note=note).count()
+
+
+async def connected(note, user) -> Editor:
+    editor = await Editor.signed_in(note.pk, user)
+    assert await editor.open()
+    return editor
+
+
+@live
+def test_a_message_over_the_size_limit_closes_with_4413_and_is_not_stored(author, note, settings):
+    """One message past LIVE_MESSAGE_MAX_BYTES: error "too-large", close 4413, nothing kept."""
+    settings.LIVE_MESSAGE_MAX_BYTES = 1000
+
+    async def scenario():
+        editor = await connected(note, author)
+        await editor.type("x" * 2000)
+        await editor.until(lambda: editor.closed is not None)
+        return editor
+
+    editor = async_to_sync(scenario)()
+    assert editor.closed == 4413 and editor.errors()[0]["code"] == "too-large"
+    assert stored_rows(note) == 1  # the seed only
+
+
+@live
+def test_an_update_past_the_body_limit_is_refused_and_forgotten(author, note, settings):
+    """An update that takes the body over NOTE_BODY_MAX_BYTES: 4413 with the size message,
+    not stored, not sent to the others, and absent from the document a newcomer gets."""
+    settings.NOTE_BODY_MAX_BYTES = 100
+
+    async def scenario():
+        big, other = await connected(note, author), await connected(note, author)
+        await big.type("Fits. ")
+        await big.until_stored()
+        await big.type("y" * 200)
+        await big.until(lambda: big.closed is not None)
+        await other.drain(0.3)
+        newcomer = await connected(note, author)
+        await newcomer.close()
+        await other.close()
+        return big, other, newcomer
+
+    big, other, newcomer = async_to_sync(scenario)()
+    assert big.closed == 4413
+    assert "100" in big.errors()[0]["message"]
+    assert str(other.body) == "Fits. " and str(newcomer.body) == "Fits. "
+    assert services.working_state(note.__class__.objects.get(pk=note.pk))["body"] == "Fits. "
+
+
+@live
+def test_a_title_past_its_length_is_refused(author, note):
+    """The title is a 300-character field: a longer one is refused like a long body."""
+
+    async def scenario():
+        editor = await connected(note, author)
+        await editor.type("t" * 301, into="title")
+        await editor.until(lambda: editor.closed is not None)
+        return editor.closed
+
+    assert async_to_sync(scenario)() == 4413
+
+
+@live
+def test_past_the_rate_the_connection_closes_with_4429(author, note, settings):
+    """More messages than the bucket allows: error "rate", close 4429 (the client backs off
+    and reconnects)."""
+    settings.LIVE_RATE_PER_SECOND = 1
+    settings.LIVE_RATE_BURST = 5
+
+    async def scenario():
+        editor = await connected(note, author)  # its sync step 1 took a token
+        for clock in range(1, 10):
+            await editor.say_presence({"user": {"name": "Ada"}}, clock=clock)
+        await editor.until(lambda: editor.closed is not None)
+        return editor
+
+    editor = async_to_sync(scenario)()
+    assert editor.closed == 4429 and editor.errors()[0]["code"] == "rate"
+
+
+@live
+def test_a_document_too_large_to_sync_is_refused_at_connect(author, note, settings):
+    """A stored document over LIVE_DOCUMENT_MAX_BYTES: error "too-large" saying the sizes,
+    close 4413 before any sync."""
+    services.note_save(
+        note_id=note.pk, user=author, base_version=note.version, fields={"body": "z" * 500}
+    )
+    settings.LIVE_DOCUMENT_MAX_BYTES = 200
+
+    async def scenario():
+        editor = await Editor.signed_in(note.pk, author)
+        assert not await editor.open()
+        return editor
+
+    editor = async_to_sync(scenario)()
+    assert editor.closed == 4413 and not editor.synced
+    assert "200" in editor.errors()[0]["message"]
+
+
+@live
+@pytest.mark.parametrize(
+    "frame",
+    [
+        bytes([7]),  # no such message type
+        bytes([0, 9, 1, 0]),  # no such sync message
+        bytes([0, 2, 50, 1, 2]),  # says 50 bytes, has 2
+        bytes([0, 2, 3, 0xFF, 0xFF, 0xFF]),  # not a Yjs update
+        bytes([1, 3, 1, 5]),  # an awareness update cut short
+    ],
+    ids=["type", "sync-type", "length", "update", "awareness"],
+)
+def test_a_frame_that_is_not_the_protocol_closes_with_4400(author, note, frame):
+    """Malformed frames: error "invalid", close 4400, nothing stored."""
+
+    async def scenario():
+        editor = await connected(note, author)
+        await editor.send(frame)
+        await editor.until(lambda: editor.closed is not None)
+        return editor
+
+    editor = async_to_sync(scenario)()
+    assert editor.closed == 4400 and editor.errors()[0]["code"] == "invalid"
+    assert stored_rows(note) == 1
+
+
+@live
+def test_a_text_frame_closes_with_4400(author, note):
+    """The protocol is binary."""
+
+    async def scenario():
+        editor = await connected(note, author)
+        await editor.communicator.send_to(text_data="hello")
+        await editor.until(lambda: editor.closed is not None)
+        return editor.closed
+
+    assert async_to_sync(scenario)() == 4400
+
+
+@live
+def test_oversized_presence_is_dropped_and_the_editor_stays(author, note, settings):
+    """Presence past LIVE_AWARENESS_MAX_BYTES is not relayed; typing goes on."""
+    settings.LIVE_AWARENESS_MAX_BYTES = 200
+
+    async def scenario():
+        ada, bert = await connected(note, author), await connected(note, author)
+        await ada.say_presence({"user": {"name": "A" * 500}})
+        await ada.type("Still here.")
+        await bert.until(lambda: "Still here." in str(bert.body))
+        await ada.until_stored()
+        await ada.close()
+        await bert.close()
+        return bert.presence, ada.closed
+
+    presence, closed = async_to_sync(scenario)()
+    assert presence == {} and closed == 1000
+
+
+@live
+def test_an_empty_sync_step_2_is_not_stored(author, note):
+    """A client with nothing new answers the server's step 1 with an empty update: no row."""
+
+    async def scenario():
+        editor = await connected(note, author)
+        await editor.send(create_update_message(b"\x00\x00"))
+        await editor.drain(0.2)
+        await editor.close()
+        return await sync_to_async(stored_rows)(note)
+
+    assert async_to_sync(scenario)() == 1
+
+
+def test_the_token_bucket_allows_its_burst_then_its_rate():
+    """200 at once, then 50 a second."""
+    now = [0.0]
+    bucket = TokenBucket(50, 200, clock=lambda: now[0])
+    assert all(bucket.take() for _ in range(200))
+    assert not bucket.take()
+    now[0] += 1
+    assert sum(bucket.take() for _ in range(100)) == 50

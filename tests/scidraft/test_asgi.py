@@ -1,0 +1,64 @@
+"""scidraft.asgi: pages over ASGI behave as under gunicorn (the same middleware: page cache,
+sessions, CSP), and only /live/notes/<id>/ speaks WebSocket."""
+
+from __future__ import annotations
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.testing import HttpCommunicator, WebsocketCommunicator
+
+from notes import services
+from scidraft.asgi import application
+from tests.collaboration.editors import ORIGIN, session_cookie
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def get(path: str, cookie: str | None = None) -> dict:
+    headers = [(b"host", b"testserver")]
+    if cookie:
+        headers.append((b"cookie", cookie.encode()))
+    communicator = HttpCommunicator(application, "GET", path, headers=headers)
+    response = async_to_sync(communicator.get_response)()
+    response["headers"] = {k.decode().lower(): v.decode() for k, v in response["headers"]}
+    return response
+
+
+def test_a_public_page_is_cached_under_asgi_as_under_wsgi(author, note):
+    """The second anonymous request is a page-cache hit with the same ETag."""
+    services.note_save(
+        note_id=note.pk, user=author, base_version=note.version, fields={"body": "Published."}
+    )
+    services.note_publish(note_id=note.pk, user=author, base_version=note.version + 1)
+    first, second = get(f"/notes/{note.slug}/"), get(f"/notes/{note.slug}/")
+    assert (first["status"], second["status"]) == (200, 200)
+    assert (first["headers"]["x-cache"], second["headers"]["x-cache"]) == ("miss", "hit")
+    assert first["headers"]["etag"] == second["headers"]["etag"]
+    assert "public" in first["headers"]["cache-control"]
+
+
+def test_the_editor_is_served_signed_in_private_with_its_csp(author, note):
+    """A signed-in page through the session middleware: 200, never cached, the authoring CSP."""
+    response = get(f"/write/{note.pk}/", session_cookie(author))
+    assert response["status"] == 200
+    assert "no-store" in response["headers"]["cache-control"]
+    assert "img-src 'self' data:" in response["headers"]["content-security-policy"]
+    assert b"Heat equation" in response["body"]
+
+
+def test_signed_out_visitors_are_sent_to_the_login_page():
+    response = get("/write/")
+    assert response["status"] == 302
+    assert response["headers"]["location"].startswith("/accounts/login/")
+
+
+def test_other_websocket_paths_are_refused(author):
+    """Only the live notes path is routed: another path closes the handshake."""
+
+    async def scenario():
+        headers = [(b"origin", ORIGIN.encode())]
+        communicator = WebsocketCommunicator(application, "/write/", headers=headers)
+        with pytest.raises(ValueError, match="No route found"):
+            await communicator.connect()
+
+    async_to_sync(scenario)()
