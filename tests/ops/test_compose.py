@@ -83,6 +83,19 @@ def test_the_live_service_runs_daphne_on_the_asgi_application_after_the_migratio
     assert live["restart"] == "unless-stopped"
 
 
+def test_the_image_copies_every_app_of_the_project():
+    """Each of the project's own apps in INSTALLED_APPS (collaboration, the live socket's, among
+    them) is copied into the image: one left out stops every container at start."""
+    from django.conf import settings
+
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    own = {app.split(".")[0] for app in settings.INSTALLED_APPS}
+    own = {name for name in own if (ROOT / name / "__init__.py").is_file()}
+    assert {"collaboration", "notes", "scidraft"} <= own
+    missing = sorted(name for name in own if f"COPY {name} {name}\n" not in dockerfile)
+    assert not missing, f"not copied into the image: {missing}"
+
+
 def test_the_image_can_run_daphne_and_exposes_its_port():
     """The live service's command exists in the image (a locked dependency) and its port is
     declared."""
