@@ -10,6 +10,7 @@ import gzip
 import hashlib
 import http.client
 import http.server
+import json
 import os
 import re
 import shutil
@@ -17,6 +18,7 @@ import socket
 import subprocess
 import threading
 import time
+from contextlib import contextmanager
 
 import pytest
 
@@ -140,16 +142,15 @@ class LiveServer:
 WEBSOCKET_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 
 
-@pytest.fixture
-def proxy(tmp_path):
-    """nginx with deploy/nginx.conf, its upstreams pointed at two local pools and a stand-in
-    for daphne."""
-    web, authoring, live = Pool("web"), Pool("authoring"), LiveServer()
+@contextmanager
+def nginx(tmp_path, web_port: int, authoring_port: int, live_port: int):
+    """nginx running deploy/nginx.conf on a free loopback port, its upstreams pointed at the
+    given ports; yields the port."""
     port = _free_port()
     conf = (ROOT / "deploy" / "nginx.conf").read_text()
-    conf = conf.replace("server web:8000", f"server 127.0.0.1:{web.port}")
-    conf = conf.replace("server authoring:8000", f"server 127.0.0.1:{authoring.port}")
-    conf = conf.replace("server live:8001", f"server 127.0.0.1:{live.port}")
+    conf = conf.replace("server web:8000", f"server 127.0.0.1:{web_port}")
+    conf = conf.replace("server authoring:8000", f"server 127.0.0.1:{authoring_port}")
+    conf = conf.replace("server live:8001", f"server 127.0.0.1:{live_port}")
     conf = conf.replace("listen 80 default_server;", f"listen 127.0.0.1:{port} default_server;")
     conf = conf.replace("/var/cache/nginx/scidraft", str(tmp_path / "cache"))
     conf = re.sub(r"/data/media/", f"{tmp_path}/media/", conf)
@@ -171,9 +172,20 @@ def proxy(tmp_path):
                 break
         time.sleep(0.05)
     try:
-        yield port, web, authoring, live
+        yield port
     finally:
         subprocess.run([*command, "-s", "stop"], timeout=30)
+
+
+@pytest.fixture
+def proxy(tmp_path):
+    """nginx with deploy/nginx.conf, its upstreams pointed at two local pools and a stand-in
+    for daphne."""
+    web, authoring, live = Pool("web"), Pool("authoring"), LiveServer()
+    try:
+        with nginx(tmp_path, web.port, authoring.port, live.port) as port:
+            yield port, web, authoring, live
+    finally:
         web.stop()
         authoring.stop()
         live.stop()
@@ -310,3 +322,100 @@ def test_a_plain_request_under_live_is_not_upgraded_and_other_paths_never_reach_
     assert _answer(port, "/write/7/") == "authoring /write/7/"
     assert _answer(port, "/notes/live/") == "web /notes/live/"
     assert [head["request"] for head in live.heads] == ["GET /live/notes/7/ HTTP/1.1"]
+
+
+# --- Through nginx to the real daphne -------------------------------------------------------
+
+_CO_AUTHORS = """
+import json
+from django.conf import settings
+from django.contrib.auth.models import Group, User
+from django.test import Client
+from notes.models import NoteAuthor
+from notes.services.editing import author_for_user, note_create
+people = [User.objects.create_user(name, None, None) for name in ("ada", "grace")]
+for user in people:
+    user.groups.add(Group.objects.get(name="Author"))
+note = note_create(user=people[0], title="Through the proxy")
+NoteAuthor.objects.create(note=note, author=author_for_user(people[1]), position=1)
+cookies = []
+for user in people:
+    client = Client()
+    client.force_login(user)
+    cookie = client.cookies[settings.SESSION_COOKIE_NAME]
+    cookies.append(f"{cookie.key}={cookie.value}")
+print("CO-AUTHORS " + json.dumps({"note": note.pk, "cookies": cookies}))
+"""
+
+
+@pytest.fixture
+def daphne_site(tmp_path):
+    """daphne serving scidraft.asgi on a migrated SQLite site of its own (the in-memory
+    channel layer: one process), with two co-authors of one note signed in."""
+    from reliability.servers import Daphne
+    from tests.ops.helpers import manage, shell
+
+    env = {
+        "DEBUG": "1",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'site.sqlite3'}",
+        "MEDIA_ROOT": str(tmp_path / "media"),
+        "LOG_LEVEL": "WARNING",
+    }
+    migrated = manage("migrate", "--noinput", env=env)
+    assert migrated.returncode == 0, migrated.stderr[-3000:]
+    made = shell(_CO_AUTHORS, env=env)
+    assert made.returncode == 0, made.stderr[-3000:]
+    found = json.loads(made.stdout.split("CO-AUTHORS ", 1)[1])
+    server_env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    daphne = Daphne({**server_env, **env}, _free_port(), tmp_path / "daphne.log")
+    try:
+        daphne.wait()
+        yield daphne, found["note"], found["cookies"]
+    finally:
+        daphne.stop()
+
+
+def test_co_authors_write_together_through_nginx_and_a_foreign_origin_is_refused(
+    daphne_site, tmp_path
+):
+    """Two editors speaking y-websocket through deploy/nginx.conf to a real daphne: each
+    keystroke is acknowledged ("stored") and reaches the other; the session cookie and the
+    Origin pass the proxy (a page of another site is refused at the handshake, a signed-out
+    socket is closed with 4401)."""
+    import asyncio
+
+    from reliability.live_editor import LiveClosed, LiveEditor
+
+    daphne, note, cookies = daphne_site
+    nothing = _free_port()  # the pools are not asked in this test
+    (tmp_path / "proxy").mkdir()
+    with nginx(tmp_path / "proxy", nothing, nothing, daphne.port) as port:
+        url = f"ws://127.0.0.1:{port}/live/notes/{note}/"
+        origin = f"http://127.0.0.1:{port}"
+
+        async def session():
+            ada, grace = LiveEditor(url, cookies[0], origin), LiveEditor(url, cookies[1], origin)
+            await ada.connect()
+            await grace.connect()
+            for number, character in enumerate("typed through nginx"):
+                editor = (ada, grace)[number % 2]
+                editor.insert(len(editor.text), character)
+                assert await editor.stored(), character
+            deadline = time.monotonic() + 10
+            while ada.text != grace.text and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            assert ada.text == grace.text
+            assert sorted(ada.text) == sorted("typed through nginx")
+            await ada.close()
+            await grace.close()
+
+            stranger = LiveEditor(url, cookies[0], "https://elsewhere.example")
+            with pytest.raises(LiveClosed) as refused:
+                await stranger.connect()
+            assert refused.value.code is None  # no socket at all: the handshake was refused
+            signed_out = LiveEditor(url, "", origin)
+            with pytest.raises(LiveClosed) as closed:
+                await signed_out.connect()
+            assert closed.value.code == 4401
+
+        asyncio.run(session())
