@@ -16,8 +16,10 @@ VENDOR := static/vendor
 
 .PHONY: run test bench reliability setup venv node vendor migrate demo lint clean superuser
 
+# runserver is daphne's (pages and the live WebSockets); --nostatic leaves static files to
+# whitenoise, as in production (daphne's command shadows whitenoise's runserver_nostatic).
 run: setup migrate demo
-	DEBUG=$${DEBUG:-1} $(PY) manage.py runserver $(HOST):$(PORT)
+	DEBUG=$${DEBUG:-1} $(PY) manage.py runserver --nostatic $(HOST):$(PORT)
 
 test: setup
 	DEBUG=$${DEBUG:-1} $(PY) -m pytest $(PYTEST_ARGS)

@@ -115,7 +115,9 @@ class NoteConsumer(AsyncWebsocketConsumer):
             await self._to_others({"type": "live.frame", "frame": awareness_message(gone)})
         await self.channel_layer.group_discard(groups.note_group(self.note_id), self.channel_name)
         await self.channel_layer.group_discard(groups.user_group(self.user_id), self.channel_name)
-        if not self.counted:
+        if not self.counted:  # refused once the document was loaded: let it go if unused
+            if not editors.get(self.note_id):
+                documents.drop(self.note_id)
             return
         editors[self.note_id] -= 1
         if editors[self.note_id] == 0:

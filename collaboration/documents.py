@@ -67,10 +67,6 @@ class LiveDocument:
                 self.read_up_to = max(self.read_up_to, stored[-1][0])
             self.applied = {i for i in self.applied if i > self.read_up_to}
 
-    def state_vector(self) -> bytes:
-        with self.lock:
-            return self.doc.get_state()
-
     def missing_for(self, state_vector: bytes) -> bytes:
         """The update a client with `state_vector` lacks (sync step 2)."""
         with self.lock:
@@ -206,7 +202,9 @@ def update_store(note_id: int, data: bytes, author_id: int | None) -> Stored:
     returns. An update that takes the texts over the note's limits is refused (TooLarge) and
     not stored; the held document, which has applied it, is dropped and loads again, as after
     a failed insert. Bytes that are no update: Malformed."""
-    live = document(note_id)
+    # The held document as it is: the group brings it the others' updates, and a query per
+    # keystroke to catch up would only slow acknowledgements down.
+    live = held(note_id) or document(note_id)
     with live.lock:
         try:
             live.doc.apply_update(data)

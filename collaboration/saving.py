@@ -54,9 +54,11 @@ def merged_save_locked(note: Note) -> Saved | None:
     person = get_user_model().objects.filter(pk=newest).first() if newest else None
     version_before = note.version
     try:
-        result = note_live_save(note=note, user=person, title=title, body=body)
+        with transaction.atomic():  # a refusal leaves the caller's transaction as it was
+            result = note_live_save(note=note, user=person, title=title, body=body)
     except ValidationError:
-        # The updates were refused past the limits; a smaller NOTE_BODY_MAX_BYTES since.
+        # Updates past the limits are refused, so only a NOTE_BODY_MAX_BYTES lowered since
+        # lands here; the HTTP editor says why on its next save.
         logger.warning("Live document of note %s is over the limits: not saved", note.pk)
         return None
     compact(note, live.read_up_to)

@@ -88,7 +88,8 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
-    # Before staticfiles so that runserver serves static files the way production does.
+    # Before staticfiles so that runserver serves static files the way production does. daphne's
+    # runserver (first, below) shadows it: `make run` passes --nostatic for the same effect.
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "django.contrib.postgres",

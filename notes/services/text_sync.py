@@ -29,12 +29,13 @@ class MergedSaves:
     def vouches_for(self, *, note: Note, base_version: int, fields: dict) -> bool:
         """Whether a save posted on `base_version` with `fields` only repeats the merged text:
         a live editor's form whose base_version was taken before the merged save its own
-        typing caused. Its text is the merged text, so accepting it overwrites nothing."""
+        typing caused. Its text is the merged text, so accepting it overwrites nothing. (The
+        form strips the title; typing may have left a space at its end.)"""
         return (
             note.version == self.version
             and self.first_version <= base_version <= self.version
             and fields.get("body", self.body) == self.body
-            and fields.get("title", self.title) == self.title
+            and fields.get("title", self.title).strip() == self.title.strip()
         )
 
 

@@ -40,6 +40,13 @@ class InProcessDaphne:
         self.host, self.port = self.server.listening_addresses[0]
         return self
 
+    def idle(self) -> bool:
+        """Every application instance (consumer, request) has finished."""
+        return all(
+            details.get("application_instance") is None or details["application_instance"].done()
+            for details in list(self.server.connections.values())
+        )
+
     @property
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
@@ -69,7 +76,7 @@ def live_asgi_server(transactional_db):
     # Consumers save when their last editor leaves: let them finish while the database is
     # still the test's.
     deadline = time.monotonic() + 10
-    while consumers.editors and time.monotonic() < deadline:
+    while (consumers.editors or not _server.idle()) and time.monotonic() < deadline:
         time.sleep(0.02)
     SyncToAsync.single_thread_executor.submit(connections.close_all).result()
     connections.settings["default"]["CONN_MAX_AGE"] = kept

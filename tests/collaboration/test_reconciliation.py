@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from asgiref.sync import async_to_sync, sync_to_async
 from django.test import Client
 from django.utils import timezone
 from pycrdt import Text
@@ -15,7 +16,7 @@ from collaboration import documents, saving
 from notes import services
 from notes.models import Note, NoteRevision
 
-from .editors import stored_doc, typed
+from .editors import Editor, stored_doc, typed
 
 pytestmark = pytest.mark.django_db
 
@@ -144,3 +145,34 @@ def test_a_discard_goes_into_the_live_document(author, note):
     )
     assert str(stored_doc(note.pk).get("body", type=Text)) == "Published."
     assert note.revisions.filter(body="Published. Unpublished.").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_live_editors_form_save_after_typing_does_not_conflict(author, note, settings):
+    """Over the socket: the editor takes base_version from the last `saved` message, types on,
+    and presses Save before the next merged save; the flush at the Save saves its typing and
+    the form, carrying the same text, is accepted. Its new text is what is saved."""
+
+    async def scenario():
+        editor = await Editor.signed_in(note.pk, author)
+        assert await editor.open()
+        await editor.type("First part.")
+        await editor.until(lambda: bool(editor.saved()))
+        base = editor.saved()[-1]["version"]
+        settings.LIVE_SAVE_IDLE_MS = settings.LIVE_SAVE_MAX_MS = 60_000
+        await editor.type(" Second part.")
+        await editor.until_stored()
+
+        def press_save():
+            current = Note.objects.get(pk=note.pk)
+            data = form(current, base_version=base, body=str(editor.body), summary="Done.")
+            return signed_in(author).post(f"/write/{note.pk}/", data=data)
+
+        response = await sync_to_async(press_save)()
+        await editor.close()
+        return response.status_code
+
+    assert async_to_sync(scenario)() == 302
+    assert working(note)["body"] == "First part. Second part."
+    assert working(note)["summary"] == "Done."
+    assert not note.revisions.filter(kind=NoteRevision.Kind.CONFLICT).exists()
