@@ -3,8 +3,10 @@
 
 - on connect: sync step 1 (the server's state vector); the client's step 1 is answered with
   step 2 (what it lacks), its step 2 and updates are stored, broadcast and acknowledged;
-- presence (awareness) is relayed to the note's other editors, capped in size, and removed
-  for them when the connection ends;
+- presence (awareness) is relayed to the note's editors (the sender's back to it too, as
+  y-websocket's server does), capped in size, removed for the others when the connection
+  ends, answered on query-awareness, and told to each newcomer; a quiet socket gets a
+  keepalive, since the client drops one silent for 30 s;
 - each stored update reaches the other editors through the note's channel-layer group, so
   editors on other app servers see it; merged saves follow (saving.scheduler).
 """
@@ -46,6 +48,10 @@ SIGNED_OUT, FORBIDDEN, TOO_LARGE, RATE, INVALID = 4401, 4403, 4413, 4429, 4400
 SERVER_ERROR = 1011  # the client reconnects and sends again what was not acknowledged
 EMPTY_UPDATE = b"\x00\x00"  # what a client with nothing new sends as its sync step 2
 PRESENCE_CLIENTS_MAX = 16  # Yjs client ids one connection may speak for
+# y-websocket's client drops a socket that brought no message for 30 s (its
+# messageReconnectTimeout): a quiet one gets an empty presence update this often.
+KEEPALIVE_SECONDS = 10
+KEEPALIVE = awareness_message([])
 
 # Connected editors per note in this process (the event loop's alone): the last to leave
 # saves the note and lets the document go.
@@ -65,6 +71,7 @@ class NoteConsumer(AsyncWebsocketConsumer):
         self.presence: dict[int, Presence] = {}  # this connection's clients, by Yjs client id
         self.peers: dict[int, Presence] = {}  # the other editors' latest, for query-awareness
         self.bucket = TokenBucket(settings.LIVE_RATE_PER_SECOND, settings.LIVE_RATE_BURST)
+        self.last_sent = 0.0
         # Accepted first: a refusal at the handshake carries no close code to the client.
         await self.accept()
         if self.user_id is None:
@@ -87,7 +94,7 @@ class NoteConsumer(AsyncWebsocketConsumer):
         await groups.send(
             groups.note_group(self.note_id), {"type": "live.hello", "sender": self.channel_name}
         )
-        self.rechecks = asyncio.get_running_loop().create_task(self._recheck_every())
+        self.rechecks = asyncio.get_running_loop().create_task(self._keep_alive())
 
     def _open(self) -> bytes:
         live = documents.document(self.note_id)
@@ -147,8 +154,8 @@ class NoteConsumer(AsyncWebsocketConsumer):
             elif frame.kind == AWARENESS:
                 await self._presence(bytes_data, frame.payload)
             elif frame.kind == QUERY_AWARENESS:
-                known = [*self.presence.values(), *self.peers.values()]
-                await self.send(bytes_data=awareness_message(known))
+                known = {**self.peers, **self.presence}
+                await self.send(bytes_data=awareness_message(list(known.values())))
         except Malformed as error:
             await self.refuse(INVALID, "invalid", f"Not understood: {error}")
 
@@ -192,15 +199,28 @@ class NoteConsumer(AsyncWebsocketConsumer):
                 self.presence.pop(entry.client_id, None)
             elif entry.client_id in self.presence or len(self.presence) < PRESENCE_CLIENTS_MAX:
                 self.presence[entry.client_id] = entry
-        await self._to_others({"type": "live.frame", "frame": frame})
+        # To everyone, the sender included, as y-websocket's own server does: a lone editor's
+        # presence renewals (every 15 s) come back to it and keep its socket alive.
+        await groups.send(groups.note_group(self.note_id), {"type": "live.frame", "frame": frame})
 
     async def _to_others(self, message: dict) -> None:
         await groups.send(groups.note_group(self.note_id), {**message, "sender": self.channel_name})
 
-    async def _recheck_every(self) -> None:
-        while True:
-            await asyncio.sleep(settings.LIVE_RECHECK_SECONDS)
-            await self.live_recheck({})
+    async def send(self, text_data=None, bytes_data=None, close=False):
+        self.last_sent = asyncio.get_running_loop().time()
+        await super().send(text_data=text_data, bytes_data=bytes_data, close=close)
+
+    async def _keep_alive(self) -> None:
+        """Keep a quiet socket open, and check access every LIVE_RECHECK_SECONDS."""
+        loop = asyncio.get_running_loop()
+        checked = loop.time()
+        while not self.ended:
+            await asyncio.sleep(min(KEEPALIVE_SECONDS, settings.LIVE_RECHECK_SECONDS))
+            if loop.time() - self.last_sent >= KEEPALIVE_SECONDS:
+                await self.send(bytes_data=KEEPALIVE)
+            if loop.time() - checked >= settings.LIVE_RECHECK_SECONDS:
+                checked = loop.time()
+                await self.live_recheck({})
 
     # --- The note's group -------------------------------------------------------------------
 
@@ -217,6 +237,8 @@ class NoteConsumer(AsyncWebsocketConsumer):
         frame = event["frame"]
         if frame[:1] == bytes([AWARENESS]):
             for entry in awareness_read(frame_read(frame).payload):
+                if entry.client_id in self.presence:
+                    continue  # this connection's own, echoed
                 if entry.state == "null":
                     self.peers.pop(entry.client_id, None)
                 else:

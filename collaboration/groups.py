@@ -4,6 +4,9 @@ their access again). Messages carry the sending consumer's channel, so it can sk
 
 from __future__ import annotations
 
+import asyncio
+import threading
+
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 
@@ -35,5 +38,15 @@ async def send_saved(note_id: int, saved: dict) -> None:
 
 
 def send_from_sync(group: str, message: dict) -> None:
-    """From a request or a signal (a sync thread, in or outside an event loop's executor)."""
-    async_to_sync(send)(group, message)
+    """From a request or a signal: sync code, in a thread without an event loop of its own
+    (a gunicorn thread, or an ASGI server's executor)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        async_to_sync(send)(group, message)
+        return
+    # Sync code on a thread whose loop is running (a test driving Playwright's sync API):
+    # that loop must not be blocked, nor would it run a task now.
+    thread = threading.Thread(target=async_to_sync(send), args=(group, message))
+    thread.start()
+    thread.join()

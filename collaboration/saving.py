@@ -26,14 +26,24 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Saved:
-    """What the `saved` message tells the note's editors."""
+    """What the `saved` message tells the note's editors. Merged saves change only the title
+    and body: every version from `fields_version` to `version` has the same other fields, so
+    a form whose fields were loaded before `fields_version` shows some that changed since
+    (someone's Save), and should not post them unseen."""
 
     version: int
     revision: int
     by: list[str] = field(default_factory=list)
+    fields_version: int = 0
 
     def message(self) -> dict:
-        return {"type": "saved", "version": self.version, "revision": self.revision, "by": self.by}
+        return {
+            "type": "saved",
+            "version": self.version,
+            "revision": self.revision,
+            "by": self.by,
+            "fields_version": self.fields_version,
+        }
 
 
 def merged_save_locked(note: Note) -> Saved | None:
@@ -70,7 +80,12 @@ def merged_save_locked(note: Note) -> Saved | None:
     checkpoint.run_version = note.version
     checkpoint.saved_update_id = live.read_up_to
     checkpoint.save()
-    return Saved(version=note.version, revision=result.revision.number, by=by)
+    return Saved(
+        version=note.version,
+        revision=result.revision.number,
+        by=by,
+        fields_version=checkpoint.run_from_version,
+    )
 
 
 def _names(note: Note, after_id: int, up_to_id: int) -> list[str]:

@@ -51,6 +51,7 @@ class Editor:
         self.body = self.doc.get("body", type=Text)
         self.title = self.doc.get("title", type=Text)
         self.server: list[dict] = []  # type-100 messages, in order
+        self.frames: list[bytes] = []  # every binary message, as received
         self.presence: dict[int, str] = {}  # others' awareness states by client id
         self.synced = False
         self.closed: int | None = None
@@ -96,6 +97,7 @@ class Editor:
             self.closed = message.get("code", 1000)
             return
         frame = message["bytes"]
+        self.frames.append(frame)
         kind = frame[0]
         if kind == SERVER:
             decoder = Decoder(frame[1:])

@@ -147,3 +147,17 @@ def test_the_handshake_accepts_the_sites_own_origins_only(author, note, settings
         return synced
 
     assert async_to_sync(scenario)() is accepted
+
+
+def test_a_deleted_note_disconnects_its_editors(admin_user, note):
+    """The note is deleted while open: its editors are told (4403) instead of typing into a
+    document nobody will save."""
+
+    async def scenario():
+        editor = await Editor.signed_in(note.pk, admin_user)
+        assert await editor.open()
+        await sync_to_async(note.delete)()
+        await editor.until(lambda: editor.closed is not None)
+        return editor.closed
+
+    assert async_to_sync(scenario)() == 4403

@@ -262,3 +262,48 @@ def test_editors_on_two_app_servers_meet_through_the_redis_layer(author, note, s
         await elsewhere.close_pools()
 
     async_to_sync(scenario)()
+
+
+def test_a_quiet_socket_is_kept_alive_and_presence_comes_back_to_its_sender(
+    author, note, monkeypatch
+):
+    """y-websocket's client drops a socket silent for 30 s: a lone editor gets its own
+    presence renewals back (as from y-websocket's server) and, when even those stop, an empty
+    presence update every KEEPALIVE_SECONDS."""
+    from collaboration import consumers
+
+    monkeypatch.setattr(consumers, "KEEPALIVE_SECONDS", 0.2)
+
+    async def scenario():
+        editor = await Editor.signed_in(note.pk, author)
+        assert await editor.open()
+        await editor.say_presence({"user": {"name": "Ada"}})
+        await editor.until(lambda: editor.doc.client_id in editor.presence)
+        await editor.until(lambda: bytes([1, 1, 0]) in editor.frames, timeout=2)
+        await editor.close()
+
+    async_to_sync(scenario)()
+
+
+def test_the_room_without_its_trailing_slash_is_the_same_note(author, note):
+    """WebsocketProvider(server, room) connects to server + "/" + room: "/live/notes/12"
+    reaches note 12 as "/live/notes/12/" does."""
+    from channels.testing import WebsocketCommunicator
+
+    from scidraft.asgi import application
+
+    from .editors import ORIGIN, session_cookie
+
+    async def scenario():
+        cookie = await sync_to_async(session_cookie)(author)
+        editor = Editor(note.pk, cookie)
+        editor.communicator = WebsocketCommunicator(
+            application,
+            f"/live/notes/{note.pk}",
+            headers=[(b"origin", ORIGIN.encode()), (b"cookie", cookie.encode())],
+        )
+        assert await editor.open()
+        await editor.close()
+        return str(editor.title)
+
+    assert async_to_sync(scenario)() == "Heat equation"

@@ -3,13 +3,17 @@ catching up with what other processes stored, the registry."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
+from django.db import connection, connections
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pycrdt import Doc, Text
 
 from collaboration import documents
 from collaboration.models import DocumentUpdate
+from notes import services
 
 from .editors import stored_doc, typed
 
@@ -94,3 +98,49 @@ def test_a_refused_update_leaves_nothing_behind(author, note, settings):
         documents.update_store(note.pk, typed(doc, "x" * 50), author.pk)
     assert DocumentUpdate.objects.filter(note=note).count() == 1
     assert documents.document(note.pk).texts()[1] == ""
+
+
+def _in_threads(count: int, work) -> list:
+    """Run `work` in `count` threads at once, each on its own database connection."""
+    barrier = threading.Barrier(count)
+    results, errors = [], []
+
+    def run():
+        try:
+            barrier.wait()
+            results.append(work())
+        except Exception as error:  # reported below
+            errors.append(error)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=run) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    return results
+
+
+@pytest.mark.django_db(transaction=True)
+def test_processes_seeding_at_once_store_the_text_once(author, note):
+    """Four loads of a never-opened note at once (four app servers): the note's row lock and
+    the re-check make exactly one seed; every loaded document reads the text once."""
+    if connection.vendor == "sqlite":
+        pytest.skip("SQLite has one writer: nothing runs at once")
+    services.note_save(
+        note_id=note.pk, user=author, base_version=note.version, fields={"body": "Once."}
+    )
+    texts = _in_threads(4, lambda: documents.loaded_document(note.pk).texts())
+    assert texts == [("Heat equation", "Once.")] * 4
+    assert DocumentUpdate.objects.filter(note=note).count() == 1
+
+
+@pytest.mark.django_db
+def test_an_http_write_to_a_note_never_opened_live_makes_no_document(author, note):
+    """Only opening a note live seeds its document; the editor's writes do not."""
+    services.note_save(
+        note_id=note.pk, user=author, base_version=note.version, fields={"body": "Plain."}
+    )
+    assert not DocumentUpdate.objects.filter(note=note).exists()

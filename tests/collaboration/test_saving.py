@@ -3,7 +3,10 @@ nothing changed, reading what other processes stored, compacting the stored upda
 
 from __future__ import annotations
 
+import threading
+
 import pytest
+from django.db import connection, connections
 from pycrdt import Doc, Text
 
 from collaboration import documents, saving
@@ -111,7 +114,57 @@ def test_merged_saves_in_a_row_are_remembered_as_one_run(author, note):
     saving.live_save(note.pk)
     documents.update_store(note.pk, typed(doc, "b"), author.pk)
     saving.live_save(note.pk)
+    assert saving.live_save(note.pk) is None  # nothing new: no save, no message
     checkpoint = DocumentCheckpoint.objects.get(note=note)
     note.refresh_from_db()
     assert (checkpoint.run_from_version, checkpoint.run_version) == (start, note.version)
     assert note.version == start + 2
+
+
+@pytest.mark.django_db
+def test_the_saved_message_says_since_when_the_other_fields_are_unchanged(author, note):
+    """`fields_version`: the version of the last write that was not a merged save. A form
+    loaded before it holds other fields someone has changed since."""
+    doc = stored_doc(note.pk)
+    documents.update_store(note.pk, typed(doc, "a"), author.pk)
+    first = saving.live_save(note.pk)
+    services.note_save(
+        note_id=note.pk,
+        user=author,
+        base_version=first.version,
+        fields={"summary": "Changed by a form."},
+    )
+    documents.update_store(note.pk, typed(doc, "b"), author.pk)
+    second = saving.live_save(note.pk)
+    assert first.fields_version == first.version - 1
+    assert second.fields_version == first.version + 1 == second.version - 1
+    assert second.message()["fields_version"] == second.fields_version
+
+
+@pytest.mark.django_db(transaction=True)
+def test_merged_saves_from_two_processes_at_once_save_once(author, note):
+    """Two app servers save the same typing at once: the note's row lock serialises them and
+    the second finds the text saved, so there is one new version."""
+    if connection.vendor == "sqlite":
+        pytest.skip("SQLite has one writer: nothing runs at once")
+    doc = stored_doc(note.pk)
+    documents.update_store(note.pk, typed(doc, "Saved once."), author.pk)
+    version = Note.objects.get(pk=note.pk).version
+    barrier = threading.Barrier(2)
+    results = []
+
+    def save():
+        barrier.wait()
+        try:
+            results.append(saving.live_save(note.pk))
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=save) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(result is None for result in results) == [False, True]
+    assert Note.objects.get(pk=note.pk).version == version + 1
+    assert working_body(note) == "Saved once."
