@@ -741,8 +741,13 @@ async def _co_author_session(site, seconds: float, result: Result, keystrokes: K
         editor.acknowledged = keystrokes.acknowledged_by(editor.doc.client_id)
         digit = LIVE_DIGITS[sum(1 for a in authors if a.note == note)]
         authors.append(CoAuthor(note, digit, f"daphne {number % len(site.daphnes) + 1}", editor))
-    await asyncio.gather(*(author.editor.connect(timeout=30) for author in authors))
-    seeded = [a for a in authors if a.editor.text != LIVE_SEED]
+    opened = await asyncio.gather(
+        *(author.editor.connect(timeout=30) for author in authors), return_exceptions=True
+    )
+    failed = [error for error in opened if isinstance(error, BaseException)]
+    if failed:  # those editors connect again with the others' reconnections below
+        result.problems.append(f"{len(failed)} editors could not connect at first: {failed[0]!r}")
+    seeded = [a for a in authors if a.editor.connected and a.editor.text != LIVE_SEED]
     if seeded:
         result.problems.append(
             f"{len(seeded)} editors did not start from the note's text: {seeded[0].editor.text!r}"
