@@ -162,7 +162,7 @@ def seed(note_id: int) -> None:
     seeding at once would otherwise each insert the text, and the document would hold it
     twice."""
     with transaction.atomic():
-        note = Note.objects.select_for_update().get(pk=note_id)
+        note = Note.objects.select_for_update(no_key=True).get(pk=note_id)
         if DocumentUpdate.objects.filter(note=note).exists():
             return
         state = working_state(note)
@@ -191,7 +191,9 @@ class Stored:
 
 def update_insert(note_id: int, data: bytes, author_id: int | None) -> DocumentUpdate:
     """Insert an update under the checkpoint's row lock (see DocumentCheckpoint; the seed
-    made the row)."""
+    made the row). The insert also takes PostgreSQL's key-share lock on the note, which the
+    note's writers (FOR NO KEY UPDATE: editable_note, merged saves) do not block: a merged
+    save holding the note and waiting for the checkpoint would otherwise deadlock with it."""
     with transaction.atomic():
         DocumentCheckpoint.objects.select_for_update().get(note_id=note_id)
         return DocumentUpdate.objects.create(note_id=note_id, data=data, author_id=author_id)

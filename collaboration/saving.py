@@ -116,7 +116,7 @@ def compact(note: Note, up_to_id: int) -> None:
 def live_save(note_id: int) -> Saved | None:
     """A merged save in its own transaction (the debounce's, the last editor's leaving)."""
     with transaction.atomic():
-        note = Note.objects.select_for_update().filter(pk=note_id).first()
+        note = Note.objects.select_for_update(no_key=True).filter(pk=note_id).first()
         if note is None:
             return None
         return merged_save_locked(note)

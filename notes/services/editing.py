@@ -50,10 +50,14 @@ class SaveResult:
 
 
 def editable_note(*, note_id: int, user) -> Note:
-    """The note, row-locked, if `user` may edit it; PermissionDenied otherwise."""
+    """The note, row-locked, if `user` may edit it; PermissionDenied otherwise.
+
+    FOR NO KEY UPDATE (the note's id never changes): writers of the note still wait for each
+    other, but rows that only refer to it (a live document's updates, stored while a save
+    renders) are not held up, and cannot deadlock with a save that waits for them."""
     if not Note.objects.editable_by(user).filter(pk=note_id).exists():
         raise PermissionDenied("You may not edit this note.")
-    return Note.objects.select_for_update().get(pk=note_id)
+    return Note.objects.select_for_update(no_key=True).get(pk=note_id)
 
 
 def author_for_user(user) -> Author:

@@ -168,3 +168,44 @@ def test_merged_saves_from_two_processes_at_once_save_once(author, note):
     assert sorted(result is None for result in results) == [False, True]
     assert Note.objects.get(pk=note.pk).version == version + 1
     assert working_body(note) == "Saved once."
+
+
+@pytest.mark.django_db(transaction=True)
+def test_updates_stored_while_merged_saves_run_do_not_deadlock(author, note):
+    """Storing takes the checkpoint's lock, then (PostgreSQL, for the foreign key) a key-share
+    lock on the note; a merged save holds the note, then updates the checkpoint. With the
+    note locked FOR UPDATE the two deadlocked; FOR NO KEY UPDATE lets both finish."""
+    if connection.vendor == "sqlite":
+        pytest.skip("SQLite has one writer: nothing runs at once")
+    doc = stored_doc(note.pk)
+    updates = [typed(doc, f"w{i} ") for i in range(60)]
+    stored = threading.Event()
+    errors = []
+
+    def store():
+        try:
+            for update in updates:
+                documents.update_store(note.pk, update, author.pk)
+        except Exception as error:  # reported below
+            errors.append(error)
+        finally:
+            stored.set()
+            connections.close_all()
+
+    def save():
+        try:
+            while not stored.is_set():
+                saving.live_save(note.pk)
+        except Exception as error:  # reported below
+            errors.append(error)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=store), threading.Thread(target=save)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    saving.live_save(note.pk)
+    assert working_body(note) == "".join(f"w{i} " for i in range(60))
