@@ -437,8 +437,15 @@ if REDIS_URL:
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             "CONFIG": {
-                "hosts": [REDIS_URL],
+                # redis-py 8 times reads out after 5 s by default, and channels-redis waits
+                # for a consumer's next message with a 5 s BZPOPMIN: a consumer quiet for 5 s
+                # would die (no disconnect, so no last-editor save). 15 s outlasts the wait.
+                "hosts": [{"address": REDIS_URL, "socket_timeout": 15}],
                 "prefix": os.environ.get("CHANNEL_LAYER_PREFIX", "scidraft-live"),
+                # Messages waiting per consumer before group sends to it are dropped silently
+                # (default 100): a consumer a few seconds behind under load would lose updates,
+                # and its editor every later update of their authors (Yjs holds them pending).
+                "capacity": 2000,
             },
         }
     }

@@ -259,3 +259,32 @@ def test_the_editors_clock_counts_its_characters_and_stored_updates_merge_in_any
     assert alice.clock == 3 and bob.clock == 2
     forwards, backwards = merged_text(updates), merged_text(updates[::-1])
     assert forwards == backwards and sorted(forwards) == sorted("abcXY")
+
+
+def test_a_quiet_editor_stays_connected_past_the_channel_layers_blocking_read(live_site, tmp_path):
+    """channels-redis waits for a consumer's next message with a 5 s blocking read; an editor
+    nobody writes to for longer keeps its consumer (the Redis connection's read timeout is
+    longer than that wait): what it types afterwards is acknowledged, and daphne logs no
+    exception."""
+    env = live_site
+    found = _shell_json(_SETUP.format(seed=SEED, mark=MARK), env)
+    port = _free_port()
+    daphne = Daphne({**os.environ, **env, "PYTHONUNBUFFERED": "1"}, port, tmp_path / "daphne.log")
+
+    async def quiet_then_typing():
+        url = f"ws://127.0.0.1:{port}/live/notes/{found['note']}/"
+        alice = LiveEditor(url, found["cookies"][0], f"http://127.0.0.1:{port}")
+        await alice.connect()
+        await asyncio.sleep(8)
+        assert alice.connected
+        alice.insert(0, "Q")
+        assert await alice.stored(timeout=5)
+        await alice.close()
+
+    try:
+        daphne.wait()
+        asyncio.run(quiet_then_typing())
+    finally:
+        daphne.stop()
+    log = daphne.log.read_text(errors="replace")
+    assert "Traceback" not in log, log[-3000:]
