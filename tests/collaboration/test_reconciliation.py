@@ -176,3 +176,58 @@ def test_a_live_editors_form_save_after_typing_does_not_conflict(author, note, s
     assert working(note)["body"] == "First part. Second part."
     assert working(note)["summary"] == "Done."
     assert not note.revisions.filter(kind=NoteRevision.Kind.CONFLICT).exists()
+
+
+def test_publishing_on_the_version_before_the_flush_publishes_the_typed_text(author, note):
+    """A live editor types and presses Publish before the merged save: the form's version is
+    the one before the flush its typing causes. Only typing changed the note since, so it is
+    no conflict, and what goes live includes the typing."""
+    base = note.version
+    doc = stored_doc(note.pk)
+    documents.update_store(note.pk, typed(doc, "Typed, then published."), author.pk)
+    result = services.note_publish(note_id=note.pk, user=author, base_version=base)
+    assert not result.conflict
+    published = Note.objects.get(pk=note.pk)
+    assert published.status == "published"
+    assert published.body == "Typed, then published."
+
+
+def test_unpublishing_and_discarding_on_the_version_before_the_flush_are_accepted(
+    author, note
+):
+    """Unpublish and Discard post no text either: a version inside the run of merged saves is
+    current for them too, and the typed text is kept (a revision, and the draft's body)."""
+    services.note_save(
+        note_id=note.pk, user=author, base_version=note.version, fields={"body": "Published."}
+    )
+    services.note_publish(
+        note_id=note.pk, user=author, base_version=Note.objects.get(pk=note.pk).version
+    )
+    base = Note.objects.get(pk=note.pk).version
+    doc = stored_doc(note.pk)
+    documents.update_store(note.pk, typed(doc, " Changed."), author.pk)
+    discarded = services.working_copy_discard(note_id=note.pk, user=author, base_version=base)
+    assert not discarded.conflict
+    assert note.revisions.filter(body="Published. Changed.").exists()
+    assert working(note)["body"] == "Published."
+
+    base = Note.objects.get(pk=note.pk).version
+    documents.update_store(note.pk, typed(stored_doc(note.pk), " Again."), author.pk)
+    unpublished = services.note_unpublish(note_id=note.pk, user=author, base_version=base)
+    assert not unpublished.conflict
+    draft = Note.objects.get(pk=note.pk)
+    assert (draft.status, draft.body) == ("draft", "Published. Again.")
+
+
+def test_publishing_on_a_version_before_another_write_still_conflicts(author, note):
+    """The run of merged saves ends at any other write (here a form's new summary): a Publish
+    posted on a version before it is refused, as before writing together."""
+    base = note.version
+    services.note_save(
+        note_id=note.pk, user=author, base_version=base, fields={"summary": "Changed."}
+    )
+    doc = stored_doc(note.pk)
+    documents.update_store(note.pk, typed(doc, "Typed."), author.pk)
+    result = services.note_publish(note_id=note.pk, user=author, base_version=base)
+    assert result.conflict
+    assert Note.objects.get(pk=note.pk).status == "draft"
