@@ -192,9 +192,7 @@ def test_publishing_on_the_version_before_the_flush_publishes_the_typed_text(aut
     assert published.body == "Typed, then published."
 
 
-def test_unpublishing_and_discarding_on_the_version_before_the_flush_are_accepted(
-    author, note
-):
+def test_unpublishing_and_discarding_on_the_version_before_the_flush_are_accepted(author, note):
     """Unpublish and Discard post no text either: a version inside the run of merged saves is
     current for them too, and the typed text is kept (a revision, and the draft's body)."""
     services.note_save(
