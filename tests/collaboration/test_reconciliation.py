@@ -229,3 +229,31 @@ def test_publishing_on_a_version_before_another_write_still_conflicts(author, no
     result = services.note_publish(note_id=note.pk, user=author, base_version=base)
     assert result.conflict
     assert Note.objects.get(pk=note.pk).status == "draft"
+
+
+def test_an_http_write_stands_when_the_channel_layer_cannot_be_reached(
+    author, note, monkeypatch, caplog, django_capture_on_commit_callbacks
+):
+    """Redis down while a co-author saves over HTTP: telling connected editors fails after the
+    commit, which must not turn the saved write into an error. The write and its update are
+    stored, and the failure is logged."""
+    from collaboration import groups
+
+    async def unreachable(group, message):
+        raise ConnectionError("Redis is down")
+
+    doc = stored_doc(note.pk)
+    documents.update_store(note.pk, typed(doc, "Typed live."), author.pk)
+    saving.live_save(note.pk)
+    monkeypatch.setattr(groups, "send", unreachable)
+    base = Note.objects.get(pk=note.pk).version
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        response = signed_in(author).post(
+            f"/write/{note.pk}/autosave/",
+            data=json.dumps({"body": "Saved over HTTP.", "base_version": base}),
+            content_type="application/json",
+        )
+    assert callbacks  # the editors were to be told after the commit
+    assert response.status_code == 200
+    assert str(stored_doc(note.pk).get("body", type=Text)) == "Saved over HTTP."
+    assert "not told" in caplog.text
