@@ -28,6 +28,7 @@ COPY ops ops
 COPY editor editor
 COPY images images
 COPY hugosite hugosite
+COPY collaboration collaboration
 COPY templates templates
 COPY static static
 COPY demo demo
@@ -38,7 +39,9 @@ RUN pip install -c requirements.lock . \
 RUN SECRET_KEY=collectstatic-build-step-only ALLOWED_HOSTS=build DATABASE_URL=sqlite:////tmp/build.sqlite3 \
     python manage.py collectstatic --noinput
 USER scidraft
-EXPOSE 8000
+# 8000: gunicorn (the CMD); 8001: daphne, the live editing socket (compose's "live" service
+# runs it as its command).
+EXPOSE 8000 8001
 COPY gunicorn.conf.py ./
 # /healthz over loopback (ops/healthcheck.py sends a Host that ALLOWED_HOSTS accepts); the
 # start period covers the migrations CMD runs first.

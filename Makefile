@@ -2,7 +2,8 @@
 #   make run    set up everything and serve the demo site on SQLite at http://127.0.0.1:8000
 #   make test   set up everything and run the test suite (SQLite unless DATABASE_URL is set)
 #   make bench  set up everything and run the benchmarks in benchmarks/ (they report, never fail)
-#   make reliability  Redis and PostgreSQL outages and a load test against gunicorn (reliability/)
+#   make reliability  Redis and PostgreSQL outages, a load test against gunicorn, and co-authors
+#                     typing together on two daphne servers (reliability/)
 
 PYTHON ?= python3.11
 VENV   := .venv
@@ -26,8 +27,8 @@ test: setup
 bench: setup
 	DEBUG=$${DEBUG:-1} $(PY) benchmarks/run.py
 
-# Starts its own redis-server, PostgreSQL cluster and gunicorn on loopback; RELIABILITY_SECONDS
-# shortens the load scenario (60 s).
+# Starts its own redis-server, PostgreSQL cluster, gunicorn and daphne on loopback;
+# RELIABILITY_SECONDS shortens the load and writing-together scenarios (60 s).
 reliability: setup
 	$(PY) reliability/run.py
 

@@ -45,7 +45,10 @@ logger = logging.getLogger(__name__)
 
 # Close codes (LIVE-SPEC): the client stops reconnecting on 4401, 4403 and 4413.
 SIGNED_OUT, FORBIDDEN, TOO_LARGE, RATE, INVALID = 4401, 4403, 4413, 4429, 4400
-SERVER_ERROR = 1011  # the client reconnects and sends again what was not acknowledged
+# The client reconnects and sends again what was not acknowledged. Not 1011 ("internal
+# error"): daphne (autobahn) lets an application close only with 1000 or 3000-4999, and a
+# refused code leaves the browser's socket open to a consumer that no longer reads it.
+SERVER_ERROR = 4500
 EMPTY_UPDATE = b"\x00\x00"  # what a client with nothing new sends as its sync step 2
 PRESENCE_CLIENTS_MAX = 16  # Yjs client ids one connection may speak for
 # y-websocket's client drops a socket that brought no message for 30 s (its

@@ -5,10 +5,13 @@ their access again). Messages carry the sending consumer's channel, so it can sk
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+
+logger = logging.getLogger(__name__)
 
 
 def note_group(note_id: int) -> str:
@@ -39,14 +42,24 @@ async def send_saved(note_id: int, saved: dict) -> None:
 
 def send_from_sync(group: str, message: dict) -> None:
     """From a request or a signal: sync code, in a thread without an event loop of its own
-    (a gunicorn thread, or an ASGI server's executor)."""
+    (a gunicorn thread, or an ASGI server's executor). It runs after the write committed, so
+    a channel layer that cannot be reached (Redis down) must not turn the saved write into an
+    error page: the message is lost and logged; editors meet the stored update when they next
+    load the document, and access is checked again every LIVE_RECHECK_SECONDS anyway."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        async_to_sync(send)(group, message)
+        _send_logged(group, message)
         return
     # Sync code on a thread whose loop is running (a test driving Playwright's sync API):
     # that loop must not be blocked, nor would it run a task now.
-    thread = threading.Thread(target=async_to_sync(send), args=(group, message))
+    thread = threading.Thread(target=_send_logged, args=(group, message))
     thread.start()
     thread.join()
+
+
+def _send_logged(group: str, message: dict) -> None:
+    try:
+        async_to_sync(send)(group, message)
+    except Exception as error:  # noqa: BLE001 - any layer failure: see send_from_sync
+        logger.warning("Writing together: %s not told (%s: %s)", group, type(error).__name__, error)

@@ -17,9 +17,14 @@ to the public pool with the readers (a site without the proxy's routing);
 RELIABILITY_PUBLIC_NICENESS (default 6) the public pool's niceness, the CPU weight that
 docker-compose.yml gives it; RELIABILITY_FLOOD_SECONDS (default 30) the length of the flood
 scenario d, and RELIABILITY_REDIS_MAXMEMORY (default 256mb, docker-compose.yml's) Redis's cap,
-with allkeys-lru as there. The app runs with ACCOUNTS_TRUSTED_PROXY_COUNT=1, as behind the
-proxy, so that d's clients are told apart by X-Forwarded-For. `run.py b` (or any of a, b, c,
-d) runs only the scenarios named.
+with allkeys-lru as there; RELIABILITY_LOG_DIR, a folder to copy the servers' logs to before the
+run's folder is removed. The app runs with ACCOUNTS_TRUSTED_PROXY_COUNT=1, as behind the
+proxy, so that d's clients are told apart by X-Forwarded-For. Scenario e (writing together)
+starts two daphne servers (ports 8360-8369, the compose service "live") on the same Redis and
+PostgreSQL for its RELIABILITY_SECONDS; in the summary table its requests are keystrokes, its
+req/s keystrokes a second and its latencies the propagation from one editor to another (its
+own table adds p95, acknowledgements and the lost characters by place). `run.py b` (or any of
+a, b, c, d, e) runs only the scenarios named.
 Everything is stopped and removed on the way out. The exit code is 1 when a scenario fails, 0
 otherwise (also when a tool is missing: then it says SKIP).
 """
@@ -35,6 +40,7 @@ import sys
 import tempfile
 import time
 import traceback
+from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -43,11 +49,19 @@ sys.path.insert(1, str(ROOT / "benchmarks"))  # the benchmarks' table printer
 
 from _server import production_environment  # noqa: E402
 from _table import status, table  # noqa: E402
-from scenarios import Result, database_outage, flood, load, redis_outage  # noqa: E402
+from scenarios import (  # noqa: E402
+    Result,
+    database_outage,
+    flood,
+    live_editing,
+    load,
+    redis_outage,
+)
 from servers import (  # noqa: E402
     PG_BIN,
     REDIS_SERVER,
     VENV_BIN,
+    Daphne,
     Gunicorn,
     PostgresCluster,
     RedisServer,
@@ -58,6 +72,8 @@ from traffic import Connection  # noqa: E402
 REDIS_PORT = 6391
 POSTGRES_PORT = 5491
 GUNICORN_PORTS = range(8350, 8360)
+DAPHNE_PORTS = range(8360, 8370)
+LIVE_SERVERS = 2
 AUTHORS = 5
 AUTHORING_WORKERS = int(os.environ.get("RELIABILITY_AUTHORING_WORKERS", "1"))
 # docker-compose.yml gives the public pool a quarter of the default CPU weight (cpu_shares 256
@@ -91,6 +107,63 @@ found = {{"accounts": accounts, "owners": owners, "notes": notes, "tags": tags}}
 print({mark!r} + json.dumps(found))
 """
 
+# Scenario e's co-authors: accounts signed in (a session each, as a browser has after the login
+# form), notes whose authors they are, half of them published (their merged saves go to the
+# working copy) and half drafts (to the row).
+_LIVE_SETUP = """
+import json
+from django.conf import settings
+from django.contrib.auth.models import Group, User
+from django.test import Client
+from notes.models import Note, NoteAuthor
+from notes.services.editing import author_for_user, note_create, note_save
+from notes.services.publishing import note_publish
+group = Group.objects.get(name="Author")
+co_authors, notes = [], []
+for number in range({notes}):
+    people = []
+    for seat in range({per_note}):
+        name = f"coauthor{{number * {per_note} + seat + 1}}"
+        user = User.objects.create_user(name, f"{{name}}@example.org", None)
+        user.groups.add(group)
+        people.append(user)
+    note = note_create(user=people[0], title=f"Written together {{number + 1}}")
+    note = note_save(note_id=note.pk, user=people[0], base_version=note.version,
+                     fields={{"body": {seed!r}}}).note
+    if number % 2:
+        note_publish(note_id=note.pk, user=people[0], base_version=note.version)
+    for seat, user in enumerate(people[1:], start=1):
+        NoteAuthor.objects.create(note=note, author=author_for_user(user), position=seat)
+    notes.append(note.pk)
+    for user in people:
+        client = Client()
+        client.force_login(user)
+        cookie = client.cookies[settings.SESSION_COOKIE_NAME]
+        co_authors.append([user.username, f"{{cookie.key}}={{cookie.value}}", note.pk])
+published = list(Note.objects.filter(pk__in=notes, status="published").values_list("pk"))
+print({mark!r} + json.dumps({{"co_authors": co_authors, "notes": notes, "published": published}}))
+"""
+
+# What the server has of each note at the end: its stored updates, its text as saved (the
+# working copy of a published note, a draft's row) and its newest revision.
+_LIVE_DOCUMENTS = """
+import base64, json
+from collaboration.models import DocumentUpdate
+from notes.models import Note, NoteRevision
+from notes.services.working import working_state
+found = {{}}
+for note in Note.objects.filter(pk__in={ids!r}):
+    revisions = NoteRevision.objects.filter(note=note).order_by("-number")
+    rows = DocumentUpdate.objects.filter(note=note).order_by("id").values_list("data", flat=True)
+    found[str(note.pk)] = {{
+        "updates": [base64.b64encode(bytes(data)).decode() for data in rows],
+        "working": working_state(note)["body"],
+        "revision": revisions[0].body,
+        "revisions": revisions.count(),
+    }}
+print({mark!r} + json.dumps(found))
+"""
+
 _REVISIONS = """
 import json
 from notes.models import NoteRevision
@@ -115,6 +188,8 @@ class Site:
         self.port = 0  # the public pool: readers
         self.authoring_port = 0  # the editor's paths (the public pool's, without a pool)
         self.accounts: list[list[str]] = []
+        self.daphnes: list[Daphne] = []
+        self.live: dict = {}  # scenario e's co-authors and notes (_LIVE_SETUP)
         self.owners: list[list[str]] = []
         self.cached: list[str] = []
         self.uncached: list[str] = []
@@ -210,6 +285,25 @@ class Site:
         finally:
             conn.close()
 
+    def start_live(self, notes: int, per_note: int, seed: str) -> None:
+        """Scenario e's co-authors and notes, and LIVE_SERVERS daphne processes (the
+        compose service "live") sharing this run's Redis and PostgreSQL."""
+        self.live = self.shell(
+            _LIVE_SETUP.format(notes=notes, per_note=per_note, seed=seed, mark=MARK)
+        )
+        ports = [port for port in DAPHNE_PORTS if port_free(port)][:LIVE_SERVERS]
+        for number, port in enumerate(ports, start=1):
+            self.daphnes.append(Daphne(self.env, port, self.work / f"daphne-{number}.log"))
+        for daphne in self.daphnes:
+            daphne.wait()
+
+    def stop_live(self) -> None:
+        for daphne in self.daphnes:
+            daphne.stop()
+
+    def live_documents(self, note_ids: list[int]) -> dict:
+        return self.shell(_LIVE_DOCUMENTS.format(ids=note_ids, mark=MARK))
+
     def revisions(self, note_ids: list[int]) -> dict:
         return self.shell(_REVISIONS.format(ids=note_ids, mark=MARK))
 
@@ -217,6 +311,7 @@ class Site:
         for stop in (
             self.server.stop if self.server else None,
             self.authoring.stop if self.authoring else None,
+            *(daphne.stop for daphne in self.daphnes),
             self.postgres.stop if self.postgres.running() else None,
             self.redis.stop,
         ):
@@ -238,6 +333,22 @@ class Site:
             if server.log.exists()
         )
 
+    def daphne_exceptions_logged(self) -> Counter:
+        """The exceptions daphne's logs end tracebacks with ("module.Error: message"), counted."""
+        found: Counter = Counter()
+        for daphne in self.daphnes:
+            if not daphne.log.exists():
+                continue
+            lines = daphne.log.read_text(errors="replace").splitlines()
+            inside = False
+            for line in lines:
+                if line.startswith("Traceback"):
+                    inside = True
+                elif inside and line and not line.startswith((" ", "\t", "During", "The above")):
+                    found[line[:160]] += 1
+                    inside = False
+        return found
+
 
 def _missing() -> str | None:
     if not Path(REDIS_SERVER).exists():
@@ -253,6 +364,10 @@ def _missing() -> str | None:
         return f"port(s) {busy} are in use on 127.0.0.1"
     if sum(port_free(port) for port in GUNICORN_PORTS) < 2:
         return "ports 8350-8359 are all in use but one"
+    if sum(port_free(port) for port in DAPHNE_PORTS) < LIVE_SERVERS:
+        return "ports 8360-8369 are all in use but one"
+    if not (VENV_BIN / "daphne").exists():
+        return f"{VENV_BIN / 'daphne'} is missing (make setup)"
     return None
 
 
@@ -308,6 +423,10 @@ def main(argv: list[str]) -> int:
                 f"d. query-string flood + login attack, {flood_seconds:g} s",
                 lambda: flood(site, flood_seconds),
             ),
+            (
+                f"e. 20 co-authors on 4 notes, 2 daphne, {seconds:g} s",
+                lambda: live_editing(site, seconds),
+            ),
         ):
             if chosen and name[0] not in chosen:
                 continue
@@ -319,11 +438,20 @@ def main(argv: list[str]) -> int:
                 results.append(Result(name, problems=[f"crashed: {type(error).__name__}: {error}"]))
         logged = site.server_errors_logged()
         lines.append(f"gunicorn's log: {logged} 'Internal Server Error' records over the run")
+        if site.daphnes:
+            exceptions = site.daphne_exceptions_logged()
+            lines.append(f"daphne's logs: {exceptions.total()} tracebacks over the run")
+            lines += [f"  {count}× {line}" for line, count in exceptions.most_common(5)]
     except Exception:  # noqa: BLE001 - setup failed: say so, clean up, fail
         traceback.print_exc()
         results.append(Result("setup", problems=["setup failed (see above)"]))
     finally:
         site.tear_down()
+        if os.environ.get("RELIABILITY_LOG_DIR"):
+            kept = Path(os.environ["RELIABILITY_LOG_DIR"])
+            kept.mkdir(parents=True, exist_ok=True)
+            for log in work.glob("*.log"):
+                shutil.copy(log, kept / log.name)
         shutil.rmtree(work, ignore_errors=True)
 
     print()

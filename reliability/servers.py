@@ -214,3 +214,54 @@ class Gunicorn:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout=5)
+
+
+class Daphne:
+    """The live editing socket as production runs it (docker-compose.yml's service "live"):
+    daphne over scidraft.asgi, on loopback. kill() is SIGKILL, a crash: nothing is flushed."""
+
+    def __init__(self, env: dict, port: int, log: Path):
+        self.port = port
+        self.base = f"http://127.0.0.1:{port}"
+        self.url = f"ws://127.0.0.1:{port}"
+        self.log = log
+        self.env = env
+        self.process: subprocess.Popen | None = None
+        self.start()
+
+    def start(self) -> None:
+        with self.log.open("ab") as out:
+            self.process = subprocess.Popen(  # noqa: S603 - the venv's daphne
+                [str(VENV_BIN / "daphne"), "-b", "127.0.0.1", "-p", str(self.port),
+                 "scidraft.asgi:application"],
+                cwd=ROOT, env=self.env, stdout=out, stderr=out,
+            )  # fmt: skip
+
+    def wait(self, path: str = "/healthz", timeout: float = 60) -> None:
+        """Until the ASGI application answers HTTP (the same process serves the socket)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"daphne exited ({self.process.returncode}); see {self.log}")
+            try:
+                with urllib.request.urlopen(self.base + path, timeout=5) as response:  # noqa: S310
+                    if response.status == 200:
+                        return
+            except (urllib.error.URLError, OSError):
+                pass
+            time.sleep(0.2)
+        raise RuntimeError(f"daphne did not answer {path} within {timeout:g} s")
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=5)

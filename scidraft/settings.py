@@ -437,12 +437,15 @@ if REDIS_URL:
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             "CONFIG": {
-                # redis-py 8 times a read out after 5 s by default, as long as channels_redis
-                # blocks on BZPOPMIN waiting for a message (5 s): the two race, and a consumer
-                # whose loop is a moment late dies with "Timeout reading" (its editor then
-                # reconnects). Reads get longer than the blocking wait.
+                # redis-py 8 times reads out after 5 s by default, and channels-redis waits
+                # for a consumer's next message with a 5 s BZPOPMIN: a consumer quiet for 5 s
+                # would die (no disconnect, so no last-editor save). 15 s outlasts the wait.
                 "hosts": [{"address": REDIS_URL, "socket_timeout": 15}],
                 "prefix": os.environ.get("CHANNEL_LAYER_PREFIX", "scidraft-live"),
+                # Messages waiting per consumer before group sends to it are dropped silently
+                # (default 100): a consumer a few seconds behind under load would lose updates,
+                # and its editor every later update of their authors (Yjs holds them pending).
+                "capacity": 2000,
             },
         }
     }

@@ -219,12 +219,24 @@ def stale_result(note: Note, base_version: int) -> SaveResult | None:
     return SaveResult(note=note, conflict=True, revision=None)
 
 
+def flushed_base_version(note: Note, base_version: int) -> int:
+    """Save text typed together first (text_sync), then the version an action that posts no
+    text (publish, unpublish, discard) is checked against: a `base_version` inside the run of
+    merged saves counts as current. A live editor who types and presses Publish within the
+    merged save's delay posts the version of the save before; what changed since is typing
+    they saw as it happened, not someone's other fields, so it is no conflict."""
+    merged = text_sync.before_write(note=note)
+    if merged is not None and merged.covers(note=note, base_version=base_version):
+        return note.version
+    return base_version
+
+
 @transaction.atomic
 def working_copy_discard(*, note_id: int, user, base_version: int) -> SaveResult:
     """Drop a published note's unpublished changes: the editor goes back to the live text
     (kept as a revision, so nothing is lost). Text typed together is saved first."""
     note = editable_note(note_id=note_id, user=user)
-    text_sync.before_write(note=note)
+    base_version = flushed_base_version(note, base_version)
     stale = stale_result(note, base_version)
     if stale is not None:
         return stale

@@ -10,9 +10,8 @@ from django.utils import timezone
 from scidraft.site.models import SiteSettings
 
 from ..models import NoteRevision, Status
-from . import text_sync
 from .authorship import consents_settle
-from .editing import SaveResult, editable_note, stale_result
+from .editing import SaveResult, editable_note, flushed_base_version, stale_result
 from .records import revision_record
 from .working import (
     fields_apply,
@@ -38,7 +37,7 @@ def note_publish(*, note_id: int, user, base_version: int) -> SaveResult:
     if not user.has_perm("notes.publish_note"):
         raise PermissionDenied("You may not publish notes.")
     note = editable_note(note_id=note_id, user=user)
-    text_sync.before_write(note=note)
+    base_version = flushed_base_version(note, base_version)
     stale = stale_result(note, base_version)
     if stale is not None:
         return stale
@@ -101,7 +100,7 @@ def note_unpublish(*, note_id: int, user, base_version: int) -> SaveResult:
     note's unpublished changes become the draft, so nothing its authors wrote is lost (text
     typed together included: it is saved first)."""
     note = editable_note(note_id=note_id, user=user)
-    text_sync.before_write(note=note)
+    base_version = flushed_base_version(note, base_version)
     stale = stale_result(note, base_version)
     if stale is not None:
         return stale

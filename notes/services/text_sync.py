@@ -26,14 +26,18 @@ class MergedSaves:
     title: str
     body: str
 
+    def covers(self, *, note: Note, base_version: int) -> bool:
+        """Whether `base_version` is one of the run's versions: between it and now only typing
+        in the live document changed the note, which every live editor sees as it happens."""
+        return note.version == self.version and self.first_version <= base_version <= self.version
+
     def vouches_for(self, *, note: Note, base_version: int, fields: dict) -> bool:
         """Whether a save posted on `base_version` with `fields` only repeats the merged text:
         a live editor's form whose base_version was taken before the merged save its own
         typing caused. Its text is the merged text, so accepting it overwrites nothing. (The
         form strips the title; typing may have left a space at its end.)"""
         return (
-            note.version == self.version
-            and self.first_version <= base_version <= self.version
+            self.covers(note=note, base_version=base_version)
             and fields.get("body", self.body) == self.body
             and fields.get("title", self.title).strip() == self.title.strip()
         )

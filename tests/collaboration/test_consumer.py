@@ -307,3 +307,30 @@ def test_the_room_without_its_trailing_slash_is_the_same_note(author, note):
         return str(editor.title)
 
     assert async_to_sync(scenario)() == "Heat equation"
+
+
+def test_an_update_the_database_refuses_closes_with_a_code_the_client_reconnects_on(
+    author, note, monkeypatch
+):
+    """PostgreSQL fails while an update is stored: nothing is acknowledged, and the socket
+    closes with 4500 — a code daphne lets an application send (1011 it refuses, leaving the
+    browser on a socket nobody reads) and one the browser's provider reconnects on, sending
+    again what was not acknowledged."""
+    from django.db import OperationalError
+
+    from collaboration import consumers, documents
+
+    def failing(note_id, data, author_id):
+        raise OperationalError("the database went away")
+
+    async def scenario():
+        editor = await Editor.signed_in(note.pk, author)
+        assert await editor.open()
+        monkeypatch.setattr(documents, "update_store", failing)
+        await editor.type("Lost?")
+        await editor.until(lambda: editor.closed is not None)
+        return editor
+
+    editor = async_to_sync(scenario)()
+    assert editor.closed == consumers.SERVER_ERROR == 4500
+    assert not [m for m in editor.server if m["type"] == "stored"]

@@ -176,3 +176,84 @@ def test_a_live_editors_form_save_after_typing_does_not_conflict(author, note, s
     assert working(note)["body"] == "First part. Second part."
     assert working(note)["summary"] == "Done."
     assert not note.revisions.filter(kind=NoteRevision.Kind.CONFLICT).exists()
+
+
+def test_publishing_on_the_version_before_the_flush_publishes_the_typed_text(author, note):
+    """A live editor types and presses Publish before the merged save: the form's version is
+    the one before the flush its typing causes. Only typing changed the note since, so it is
+    no conflict, and what goes live includes the typing."""
+    base = note.version
+    doc = stored_doc(note.pk)
+    documents.update_store(note.pk, typed(doc, "Typed, then published."), author.pk)
+    result = services.note_publish(note_id=note.pk, user=author, base_version=base)
+    assert not result.conflict
+    published = Note.objects.get(pk=note.pk)
+    assert published.status == "published"
+    assert published.body == "Typed, then published."
+
+
+def test_unpublishing_and_discarding_on_the_version_before_the_flush_are_accepted(author, note):
+    """Unpublish and Discard post no text either: a version inside the run of merged saves is
+    current for them too, and the typed text is kept (a revision, and the draft's body)."""
+    services.note_save(
+        note_id=note.pk, user=author, base_version=note.version, fields={"body": "Published."}
+    )
+    services.note_publish(
+        note_id=note.pk, user=author, base_version=Note.objects.get(pk=note.pk).version
+    )
+    base = Note.objects.get(pk=note.pk).version
+    doc = stored_doc(note.pk)
+    documents.update_store(note.pk, typed(doc, " Changed."), author.pk)
+    discarded = services.working_copy_discard(note_id=note.pk, user=author, base_version=base)
+    assert not discarded.conflict
+    assert note.revisions.filter(body="Published. Changed.").exists()
+    assert working(note)["body"] == "Published."
+
+    base = Note.objects.get(pk=note.pk).version
+    documents.update_store(note.pk, typed(stored_doc(note.pk), " Again."), author.pk)
+    unpublished = services.note_unpublish(note_id=note.pk, user=author, base_version=base)
+    assert not unpublished.conflict
+    draft = Note.objects.get(pk=note.pk)
+    assert (draft.status, draft.body) == ("draft", "Published. Again.")
+
+
+def test_publishing_on_a_version_before_another_write_still_conflicts(author, note):
+    """The run of merged saves ends at any other write (here a form's new summary): a Publish
+    posted on a version before it is refused, as before writing together."""
+    base = note.version
+    services.note_save(
+        note_id=note.pk, user=author, base_version=base, fields={"summary": "Changed."}
+    )
+    doc = stored_doc(note.pk)
+    documents.update_store(note.pk, typed(doc, "Typed."), author.pk)
+    result = services.note_publish(note_id=note.pk, user=author, base_version=base)
+    assert result.conflict
+    assert Note.objects.get(pk=note.pk).status == "draft"
+
+
+def test_an_http_write_stands_when_the_channel_layer_cannot_be_reached(
+    author, note, monkeypatch, caplog, django_capture_on_commit_callbacks
+):
+    """Redis down while a co-author saves over HTTP: telling connected editors fails after the
+    commit, which must not turn the saved write into an error. The write and its update are
+    stored, and the failure is logged."""
+    from collaboration import groups
+
+    async def unreachable(group, message):
+        raise ConnectionError("Redis is down")
+
+    doc = stored_doc(note.pk)
+    documents.update_store(note.pk, typed(doc, "Typed live."), author.pk)
+    saving.live_save(note.pk)
+    monkeypatch.setattr(groups, "send", unreachable)
+    base = Note.objects.get(pk=note.pk).version
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        response = signed_in(author).post(
+            f"/write/{note.pk}/autosave/",
+            data=json.dumps({"body": "Saved over HTTP.", "base_version": base}),
+            content_type="application/json",
+        )
+    assert callbacks  # the editors were to be told after the commit
+    assert response.status_code == 200
+    assert str(stored_doc(note.pk).get("body", type=Text)) == "Saved over HTTP."
+    assert "not told" in caplog.text

@@ -21,14 +21,17 @@ def compose() -> dict:
     return yaml.safe_load(COMPOSE.read_text())
 
 
-def test_services_are_web_db_redis_and_nginx_with_the_authoring_pool_behind_a_profile(compose):
-    """The five services exist; nginx and the authoring pool it routes to are optional, in the
-    "proxy" profile."""
+def test_services_are_web_live_db_redis_and_nginx_with_the_authoring_pool_behind_a_profile(
+    compose,
+):
+    """The six services exist; nginx and the authoring pool it routes to are optional, in the
+    "proxy" profile; the live editing socket runs without it (a proxy of one's own may route
+    to it)."""
     services = compose["services"]
-    assert set(services) == {"web", "db", "redis", "nginx", "authoring"}
+    assert set(services) == {"web", "live", "db", "redis", "nginx", "authoring"}
     assert services["nginx"]["profiles"] == ["proxy"]
     assert services["authoring"]["profiles"] == ["proxy"]
-    assert all("profiles" not in services[name] for name in ("web", "db", "redis"))
+    assert all("profiles" not in services[name] for name in ("web", "live", "db", "redis"))
     assert services["db"]["image"].startswith("postgres:15")
     assert services["redis"]["image"].startswith("redis:7")
     assert "allkeys-lru" in services["redis"]["command"]
@@ -51,7 +54,55 @@ def test_every_service_has_a_health_check_and_waits_for_healthy_dependencies(com
     assert services["nginx"]["depends_on"] == {
         "web": {"condition": "service_healthy"},
         "authoring": {"condition": "service_healthy"},
+        "live": {"condition": "service_healthy"},
     }
+
+
+def test_the_live_service_runs_daphne_on_the_asgi_application_after_the_migrations(compose):
+    """daphne serves scidraft.asgi on 8001 (where nginx sends /live/) from web's image and
+    variables; it needs PostgreSQL (updates are stored before they are acknowledged) and Redis
+    (the channel layer), and starts once web has migrated: it never migrates itself."""
+    web, live = compose["services"]["web"], compose["services"]["live"]
+    assert live["command"] == [
+        "daphne", "-b", "0.0.0.0", "-p", "8001", "scidraft.asgi:application",  # noqa: S104
+    ]  # fmt: skip
+    assert live["build"] == web["build"]
+    assert live["depends_on"] == {
+        "db": {"condition": "service_healthy"},
+        "redis": {"condition": "service_healthy"},
+        "web": {"condition": "service_healthy"},
+    }
+    own = {"GUNICORN_BIND"}
+    assert {k: v for k, v in live["environment"].items() if k not in own} == {
+        k: v for k, v in web["environment"].items() if k not in own
+    }
+    # The health check asks /healthz on the port GUNICORN_BIND names: daphne's, not gunicorn's.
+    assert live["environment"]["GUNICORN_BIND"].endswith(":8001")
+    assert live["healthcheck"]["test"] == web["healthcheck"]["test"]
+    assert live["ports"] == ["${LIVE_PORT:-8001}:8001"]
+    assert live["restart"] == "unless-stopped"
+
+
+def test_the_image_copies_every_app_of_the_project():
+    """Each of the project's own apps in INSTALLED_APPS (collaboration, the live socket's, among
+    them) is copied into the image: one left out stops every container at start."""
+    from django.conf import settings
+
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    own = {app.split(".")[0] for app in settings.INSTALLED_APPS}
+    own = {name for name in own if (ROOT / name / "__init__.py").is_file()}
+    assert {"collaboration", "notes", "scidraft"} <= own
+    missing = sorted(name for name in own if f"COPY {name} {name}\n" not in dockerfile)
+    assert not missing, f"not copied into the image: {missing}"
+
+
+def test_the_image_can_run_daphne_and_exposes_its_port():
+    """The live service's command exists in the image (a locked dependency) and its port is
+    declared."""
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert re.search(r"^EXPOSE 8000 8001$", dockerfile, re.MULTILINE)
+    assert re.search(r"^daphne==", (ROOT / "requirements.lock").read_text(), re.MULTILINE)
+    assert '"daphne==' in (ROOT / "pyproject.toml").read_text()
 
 
 def test_the_authoring_pool_runs_web_settings_without_migrating(compose):
@@ -104,6 +155,36 @@ def test_nginx_sends_the_editor_accounts_and_admin_to_the_authoring_pool():
     assert "proxy_cache off;" in location
     assert "proxy_set_header X-Forwarded-Proto $scheme;" in location
     assert "proxy_pass http://scidraft_web;" in _block(directives, "location / ")
+
+
+def test_nginx_sends_live_to_daphne_as_an_unbuffered_websocket():
+    """/live/ goes to the live upstream (daphne, no backup: gunicorn cannot answer a
+    WebSocket) over HTTP/1.1 with the Upgrade and Connection headers passed on, read timeouts
+    far above daphne's 20 s ping, no buffering, no cache; no regex location can take it."""
+    directives = _nginx_directives()
+    assert _block(directives, "upstream scidraft_live").split("{", 1)[1].split() == [
+        "server",
+        "live:8001;",
+        "}",
+    ]
+    mapping = _block(directives, "map $http_upgrade $scidraft_connection_upgrade")
+    assert re.search(r"default\s+upgrade;", mapping)
+    assert re.search(r'""\s+close;', mapping)
+    location = _block(directives, "location ^~ /live/")
+    for directive in (
+        "proxy_pass http://scidraft_live;",
+        "proxy_http_version 1.1;",
+        "proxy_set_header Upgrade $http_upgrade;",
+        "proxy_set_header Connection $scidraft_connection_upgrade;",
+        "proxy_set_header Host $host;",
+        "proxy_set_header X-Forwarded-Proto $scheme;",
+        "proxy_buffering off;",
+        "proxy_cache off;",
+    ):
+        assert directive in location, directive
+    timeouts = dict(re.findall(r"(proxy_(?:read|send)_timeout) (\d+)s;", location))
+    assert set(timeouts) == {"proxy_read_timeout", "proxy_send_timeout"}
+    assert all(int(seconds) >= 600 for seconds in timeouts.values()), timeouts
 
 
 def test_the_routed_writing_prefixes_are_where_the_url_conf_puts_them():

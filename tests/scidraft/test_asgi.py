@@ -62,3 +62,27 @@ def test_other_websocket_paths_are_refused(author):
             await communicator.connect()
 
     async_to_sync(scenario)()
+
+
+def test_with_live_editing_off_every_socket_is_refused(author, note, settings):
+    """LIVE_EDITING=0 (a site that runs no ASGI server for sockets, or turned writing
+    together off): the application refuses even a co-author's socket at the handshake."""
+    import importlib
+
+    import scidraft.asgi
+
+    settings.LIVE_EDITING = False
+    try:
+        off = importlib.reload(scidraft.asgi).application
+        cookie = session_cookie(author)
+
+        async def scenario():
+            headers = [(b"origin", ORIGIN.encode()), (b"cookie", cookie.encode())]
+            communicator = WebsocketCommunicator(off, f"/live/notes/{note.pk}/", headers=headers)
+            connected, _ = await communicator.connect()
+            return connected
+
+        assert async_to_sync(scenario)() is False
+    finally:
+        settings.LIVE_EDITING = True
+        importlib.reload(scidraft.asgi)
