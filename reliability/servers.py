@@ -169,6 +169,23 @@ class PostgresCluster:
         return f"{self.url}/{name}"
 
 
+def answering(process: subprocess.Popen, name: str, url: str, log: Path, timeout: float) -> None:
+    """Until the server at `url` answers 200; an error when its process exits or time runs
+    out (its log says why)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{name} exited ({process.returncode}); see {log}")
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, OSError):
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"{name} did not answer {url} within {timeout:g} s")
+
+
 class Gunicorn:
     """The app as production runs it: gunicorn with gunicorn.conf.py, on loopback."""
 
@@ -193,18 +210,7 @@ class Gunicorn:
             )  # fmt: skip
 
     def wait(self, path: str = "/healthz", timeout: float = 60) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"gunicorn exited ({self.process.returncode}); see {self.log}")
-            try:
-                with urllib.request.urlopen(self.base + path, timeout=5) as response:  # noqa: S310
-                    if response.status == 200:
-                        return
-            except (urllib.error.URLError, OSError):
-                pass
-            time.sleep(0.2)
-        raise RuntimeError(f"gunicorn did not answer {path} within {timeout:g} s")
+        answering(self.process, "gunicorn", self.base + path, self.log, timeout)
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -239,18 +245,7 @@ class Daphne:
 
     def wait(self, path: str = "/healthz", timeout: float = 60) -> None:
         """Until the ASGI application answers HTTP (the same process serves the socket)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"daphne exited ({self.process.returncode}); see {self.log}")
-            try:
-                with urllib.request.urlopen(self.base + path, timeout=5) as response:  # noqa: S310
-                    if response.status == 200:
-                        return
-            except (urllib.error.URLError, OSError):
-                pass
-            time.sleep(0.2)
-        raise RuntimeError(f"daphne did not answer {path} within {timeout:g} s")
+        answering(self.process, "daphne", self.base + path, self.log, timeout)
 
     def kill(self) -> None:
         if self.process is not None and self.process.poll() is None:

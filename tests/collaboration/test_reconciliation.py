@@ -9,12 +9,12 @@ import json
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 from django.test import Client
-from django.utils import timezone
 from pycrdt import Text
 
 from collaboration import documents, saving
 from notes import services
 from notes.models import Note, NoteRevision
+from tests.editor.forms import editor_form
 
 from .editors import Editor, stored_doc, typed
 
@@ -25,20 +25,6 @@ def signed_in(user) -> Client:
     client = Client()
     client.force_login(user)
     return client
-
-
-def form(note: Note, **changes) -> dict:
-    data = {
-        "base_version": note.version,
-        "title": note.title,
-        "body": note.body,
-        "summary": "",
-        "tags": "",
-        "date": timezone.localtime(note.date).strftime("%Y-%m-%dT%H:%M"),
-        "show_title": "unknown",
-        "action": "save",
-    }
-    return {**data, **changes}
 
 
 def working(note: Note) -> dict:
@@ -72,7 +58,7 @@ def test_a_live_editors_save_on_the_version_before_the_flush_is_accepted(author,
     documents.update_store(note.pk, typed(doc, "Typed live."), author.pk)
     response = signed_in(author).post(
         f"/write/{note.pk}/",
-        data=form(note, base_version=base, body="Typed live.", summary="A summary."),
+        data=editor_form(note, base_version=base, body="Typed live.", summary="A summary."),
     )
     assert response.status_code == 302
     assert not note.revisions.filter(kind=NoteRevision.Kind.CONFLICT).exists()
@@ -86,7 +72,7 @@ def test_a_save_on_the_version_before_the_flush_with_other_text_conflicts(author
     doc = stored_doc(note.pk)
     documents.update_store(note.pk, typed(doc, "Typed live."), author.pk)
     response = signed_in(author).post(
-        f"/write/{note.pk}/", data=form(note, base_version=base, body="Something else.")
+        f"/write/{note.pk}/", data=editor_form(note, base_version=base, body="Something else.")
     )
     assert response.status_code == 409
     assert working(note)["body"] == "Typed live."
@@ -100,11 +86,12 @@ def test_a_save_after_an_http_write_is_not_vouched_for(author, other_author, not
     documents.update_store(note.pk, typed(doc, "Typed live."), author.pk)
     client = signed_in(author)
     flushed = client.post(
-        f"/write/{note.pk}/", data=form(note, base_version=base, body="Typed live.")
+        f"/write/{note.pk}/", data=editor_form(note, base_version=base, body="Typed live.")
     )
     assert flushed.status_code == 302
     again = client.post(
-        f"/write/{note.pk}/", data=form(note, base_version=base, body="Typed live.", summary="x")
+        f"/write/{note.pk}/",
+        data=editor_form(note, base_version=base, body="Typed live.", summary="x"),
     )
     assert again.status_code == 409
 
@@ -165,7 +152,7 @@ def test_a_live_editors_form_save_after_typing_does_not_conflict(author, note, s
 
         def press_save():
             current = Note.objects.get(pk=note.pk)
-            data = form(current, base_version=base, body=str(editor.body), summary="Done.")
+            data = editor_form(current, base_version=base, body=str(editor.body), summary="Done.")
             return signed_in(author).post(f"/write/{note.pk}/", data=data)
 
         response = await sync_to_async(press_save)()

@@ -15,6 +15,7 @@ from notes import services
 from notes.models import Note, NoteAuthor, NoteBibliography, NoteRevision, Status
 from notes.rendering import context_for
 from scidraft.markup import render
+from tests.editor.forms import editor_form
 
 SOURCE = "See \\cite{knuth} and \\cite{nobody <b>} and $x^2$.\n\n{{< references >}}\n"
 
@@ -26,21 +27,6 @@ def cited_note(note):
     )
     NoteBibliography.objects.create(note=note, bibfile=BibFile.objects.get(name="bib/main.bib"))
     return note
-
-
-def _form(note, **changes):
-    data = {
-        "base_version": note.version,
-        "title": note.title,
-        "body": note.body,
-        "summary": "",
-        "tags": "",
-        "date": timezone.localtime(note.date).strftime("%Y-%m-%dT%H:%M"),
-        "show_title": "unknown",
-        "action": "save",
-    }
-    data.update(changes)
-    return data
 
 
 def test_login_required_redirects_to_the_login_page(client, note):
@@ -135,11 +121,11 @@ def test_editor_page_without_live_editing_has_none_of_it(client, author, note, s
 def test_editor_save_and_publish(client, author, note):
     """Save then Publish through the form; the public page shows the text."""
     client.force_login(author)
-    response = client.post(f"/write/{note.pk}/", _form(note, body="Hello $y$.", tags="a, b"))
+    response = client.post(f"/write/{note.pk}/", editor_form(note, body="Hello $y$.", tags="a, b"))
     assert response.status_code == 302
     note.refresh_from_db()
     assert note.body == "Hello $y$." and note.version == 2
-    response = client.post(f"/write/{note.pk}/", _form(note, action="publish"))
+    response = client.post(f"/write/{note.pk}/", editor_form(note, action="publish"))
     note.refresh_from_db()
     assert response.status_code == 302 and note.status == Status.PUBLISHED
     client.logout()
@@ -158,7 +144,9 @@ def test_editor_publish_commits_the_save_and_the_publish_at_once(client, author,
     original = caching.publish_generation
     monkeypatch.setattr(caching, "publish_generation", lambda: published.append(original()))
     client.force_login(author)
-    response = client.post(f"/write/{note.pk}/", _form(note, body="New text.", action="publish"))
+    response = client.post(
+        f"/write/{note.pk}/", editor_form(note, body="New text.", action="publish")
+    )
     note.refresh_from_db()
     assert response.status_code == 302 and note.status == Status.PUBLISHED
     assert note.body == "New text." and note.version == 4  # saved, then published again
@@ -174,7 +162,7 @@ def test_editor_publish_locks_the_generation_row_last(client, author, note):
     note = services.note_publish(note_id=note.pk, user=author, base_version=note.version).note
     client.force_login(author)
     with CaptureQueriesContext(connection) as queries:
-        client.post(f"/write/{note.pk}/", _form(note, body="Again $x$.", action="publish"))
+        client.post(f"/write/{note.pk}/", editor_form(note, body="Again $x$.", action="publish"))
     writes = [q["sql"] for q in queries if q["sql"].startswith(("UPDATE", "INSERT", "DELETE"))]
     bumps = [n for n, sql in enumerate(writes) if "contentgeneration" in sql]
     note_writes = [n for n, sql in enumerate(writes) if '"notes_note"' in sql.split(" SET")[0]]
@@ -186,7 +174,7 @@ def test_save_and_publish_answer_with_the_version_to_save_on(client, author, not
     """The editor form's redirect carries the note's new version (X-Note-Version): an autosave
     on it is accepted without loading the editor page again."""
     client.force_login(author)
-    response = client.post(f"/write/{note.pk}/", _form(note, body="One.", action="publish"))
+    response = client.post(f"/write/{note.pk}/", editor_form(note, body="One.", action="publish"))
     note.refresh_from_db()
     assert response.status_code == 302 and response["X-Note-Version"] == str(note.version)
     autosave = client.post(
@@ -206,7 +194,7 @@ def test_editor_publish_refused_keeps_the_save(client, author, note):
         *Permission.objects.filter(codename__in=["add_note", "change_note", "view_note"])
     )
     client.force_login(author)
-    response = client.post(f"/write/{note.pk}/", _form(note, body="Kept.", action="publish"))
+    response = client.post(f"/write/{note.pk}/", editor_form(note, body="Kept.", action="publish"))
     note.refresh_from_db()
     assert response.status_code == 403
     assert note.body == "Kept." and note.status == Status.DRAFT
@@ -265,8 +253,10 @@ def test_two_browsers_conflict_page_shows_both_versions(client, author, editor_u
     other.force_login(editor_user)
     client.force_login(author)
     loaded = Note.objects.get(pk=note.pk)
-    assert other.post(f"/write/{note.pk}/", _form(loaded, body="THEIRS text")).status_code == 302
-    response = client.post(f"/write/{note.pk}/", _form(loaded, body="MINE <text>"))
+    assert (
+        other.post(f"/write/{note.pk}/", editor_form(loaded, body="THEIRS text")).status_code == 302
+    )
+    response = client.post(f"/write/{note.pk}/", editor_form(loaded, body="MINE <text>"))
     text = response.content.decode()
     assert response.status_code == 409
     assert "Someone else saved this note" in text
@@ -389,10 +379,10 @@ def test_publishing_with_a_future_date_schedules_the_note(client, author, note):
     """A future date plus Publish is "scheduled": listed so, and not public yet."""
     client.force_login(author)
     future = (timezone.localtime() + dt.timedelta(days=3)).strftime("%Y-%m-%dT%H:%M")
-    response = client.post(f"/write/{note.pk}/", _form(note, body="Later.", date=future))
+    response = client.post(f"/write/{note.pk}/", editor_form(note, body="Later.", date=future))
     assert response.status_code == 302
     note.refresh_from_db()
-    client.post(f"/write/{note.pk}/", _form(note, date=future, action="publish"))
+    client.post(f"/write/{note.pk}/", editor_form(note, date=future, action="publish"))
     note.refresh_from_db()
     assert note.is_scheduled and not note.is_published
     text = client.get("/write/?status=scheduled").content.decode()
@@ -433,7 +423,7 @@ def test_side_panel_save_writes_every_field(client, author, other_author, note):
     client.force_login(author)
     response = client.post(
         f"/write/{note.pk}/",
-        _form(
+        editor_form(
             note,
             body="See \\cite{knuth}.\n\n{{< references >}}\n",
             slug="Heat, again",
@@ -469,7 +459,7 @@ def test_duplicate_slug_is_refused_and_the_typed_text_kept(client, author, note)
     services.note_create(user=author, title="Wave equation")
     client.force_login(author)
     response = client.post(
-        f"/write/{note.pk}/", _form(note, body="Typed <text>", slug="wave-equation")
+        f"/write/{note.pk}/", editor_form(note, body="Typed <text>", slug="wave-equation")
     )
     text = response.content.decode()
     assert response.status_code == 400
@@ -480,7 +470,7 @@ def test_duplicate_slug_is_refused_and_the_typed_text_kept(client, author, note)
 
 def test_bad_date_is_refused(client, author, note):
     client.force_login(author)
-    response = client.post(f"/write/{note.pk}/", _form(note, date="2026-02-31T10:00"))
+    response = client.post(f"/write/{note.pk}/", editor_form(note, date="2026-02-31T10:00"))
     assert response.status_code == 400
     assert "Enter a valid date" in response.content.decode()
     assert Note.objects.get(pk=note.pk).version == note.version
@@ -497,7 +487,7 @@ def test_publishing_with_problems_asks_for_confirmation(client, author, cited_no
     button instead of publishing; confirm=1 publishes."""
     client.force_login(author)
     response = client.post(
-        f"/write/{cited_note.pk}/", _form(cited_note, body=PROBLEMS, action="publish")
+        f"/write/{cited_note.pk}/", editor_form(cited_note, body=PROBLEMS, action="publish")
     )
     text = response.content.decode()
     saved = Note.objects.get(pk=cited_note.pk)
@@ -509,7 +499,7 @@ def test_publishing_with_problems_asks_for_confirmation(client, author, cited_no
     assert "Publish anyway" in text and 'name="confirm" value="1"' in text
     assert "missing reference: ghost" in text and "line 1:" in text
     assert f'name="base_version" value="{saved.version}"' in text
-    response = client.post(f"/write/{saved.pk}/", _form(saved, action="save", confirm="1"))
+    response = client.post(f"/write/{saved.pk}/", editor_form(saved, action="save", confirm="1"))
     assert response.status_code == 302
     assert Note.objects.get(pk=cited_note.pk).status == Status.PUBLISHED
 
@@ -519,7 +509,7 @@ def test_publishing_without_problems_needs_no_confirmation(client, author, cited
     client.force_login(author)
     body = "Fine \\cite{knuth}.\n\n{{< references >}}\n\n{{< no-such-shortcode >}}\n"
     response = client.post(
-        f"/write/{cited_note.pk}/", _form(cited_note, body=body, action="publish")
+        f"/write/{cited_note.pk}/", editor_form(cited_note, body=body, action="publish")
     )
     saved = Note.objects.get(pk=cited_note.pk)
     assert response.status_code == 302 and saved.status == Status.PUBLISHED
@@ -556,7 +546,7 @@ def test_editor_continues_from_the_working_copy_of_a_published_note(client, auth
     text = client.get(f"/write/{note.pk}/").content.decode()
     assert "Draft &lt;edit&gt;." in text and "Published, with unpublished changes" in text
     assert "readers still see the published version" in text and "Publish changes" in text
-    data = _form(Note.objects.get(pk=note.pk), body="Draft <edit>.", action="discard")
+    data = editor_form(Note.objects.get(pk=note.pk), body="Draft <edit>.", action="discard")
     assert client.post(f"/write/{note.pk}/", data).status_code == 302
     text = client.get(f"/write/{note.pk}/").content.decode()
     assert "Draft &lt;edit&gt;." not in text and "Published, with unpublished" not in text
@@ -567,11 +557,13 @@ def test_restore_brings_back_side_panel_fields_but_not_the_slug(client, author, 
     client.force_login(author)
     client.post(
         f"/write/{note.pk}/",
-        _form(note, body="First.", search_hidden="on", keywords="k1", entry_entry_title="E1"),
+        editor_form(note, body="First.", search_hidden="on", keywords="k1", entry_entry_title="E1"),
     )
     first = Note.objects.get(pk=note.pk).revisions.first()
     note.refresh_from_db()
-    client.post(f"/write/{note.pk}/", _form(note, body="Second.", slug="renamed", keywords=""))
+    client.post(
+        f"/write/{note.pk}/", editor_form(note, body="Second.", slug="renamed", keywords="")
+    )
     response = client.post(f"/write/{note.pk}/revisions/{first.pk}/restore/")
     assert response.status_code == 302
     restored = Note.objects.get(pk=note.pk)
@@ -612,6 +604,6 @@ def test_preview_json_carries_lines_problems_and_labels(client, author, cited_no
 def test_a_saved_body_uses_lf_line_ends(client, author, note):
     """Browsers post a textarea with CRLF; the stored body has LF, as autosave stores it."""
     client.force_login(author)
-    response = client.post(f"/write/{note.pk}/", _form(note, body="One.\r\n\r\nTwo.\r\n"))
+    response = client.post(f"/write/{note.pk}/", editor_form(note, body="One.\r\n\r\nTwo.\r\n"))
     assert response.status_code == 302
     assert Note.objects.get(pk=note.pk).body == "One.\n\nTwo.\n"

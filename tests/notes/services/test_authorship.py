@@ -156,7 +156,7 @@ def test_an_authors_weight_post_changes_nothing(client, bobs_note, other_author)
     """Through the editor form, an Author's posted weight is ignored (the field is disabled)."""
     client.force_login(other_author)
     note = _reload(bobs_note)
-    from tests.editor.test_views import _form
+    from tests.editor.forms import editor_form as _form
 
     response = client.post(f"/write/{note.pk}/", _form(note, weight="-1000"))
     assert response.status_code == 302
