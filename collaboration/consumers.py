@@ -59,6 +59,17 @@ KEEPALIVE = awareness_message([])
 # Connected editors per note in this process (the event loop's alone): the last to leave
 # saves the note and lets the document go.
 editors: dict[int, int] = {}
+# Each note's share of the process: one token bucket for all its connections here.
+note_buckets: dict[int, TokenBucket] = {}
+
+
+def note_bucket(note_id: int) -> TokenBucket:
+    bucket = note_buckets.get(note_id)
+    if bucket is None:
+        bucket = note_buckets[note_id] = TokenBucket(
+            settings.LIVE_NOTE_RATE_PER_SECOND, settings.LIVE_NOTE_RATE_BURST
+        )
+    return bucket
 
 
 class NoteConsumer(AsyncWebsocketConsumer):
@@ -83,6 +94,13 @@ class NoteConsumer(AsyncWebsocketConsumer):
             )
         if not await database_sync_to_async(access.may_edit)(self.user_id, self.note_id):
             return await self.refuse(FORBIDDEN, "forbidden", "You may not edit this note.")
+        if editors.get(self.note_id, 0) >= settings.LIVE_NOTE_EDITORS_MAX:
+            return await self.refuse(
+                RATE,
+                "rate",
+                f"{settings.LIVE_NOTE_EDITORS_MAX} editors are writing in this note already: "
+                "trying again shortly.",
+            )
         # Joined before the document loads: nothing stored in between is missed.
         await self.channel_layer.group_add(groups.note_group(self.note_id), self.channel_name)
         await self.channel_layer.group_add(groups.user_group(self.user_id), self.channel_name)
@@ -134,6 +152,7 @@ class NoteConsumer(AsyncWebsocketConsumer):
             await scheduler.flush(self.note_id)
             if editors.get(self.note_id) == 0:  # nobody came back during the save
                 del editors[self.note_id]
+                note_buckets.pop(self.note_id, None)
                 documents.drop(self.note_id)
 
     async def receive(self, text_data=None, bytes_data=None):
@@ -148,7 +167,7 @@ class NoteConsumer(AsyncWebsocketConsumer):
                 f"A change of {len(bytes_data):,} bytes is more than the "
                 f"{settings.LIVE_MESSAGE_MAX_BYTES:,} one message may carry.",
             )
-        if not self.bucket.take():
+        if not self.bucket.take() or not note_bucket(self.note_id).take():
             return await self.refuse(RATE, "rate", "Too many messages: reconnecting shortly.")
         try:
             frame = frame_read(bytes_data)

@@ -462,6 +462,11 @@ LIVE_AWARENESS_MAX_BYTES = env_int("LIVE_AWARENESS_MAX_BYTES", 8 * 1024)
 # it the connection closes with 4429 and the client reconnects after its back-off.
 LIVE_RATE_PER_SECOND = env_int("LIVE_RATE_PER_SECOND", 50)
 LIVE_RATE_BURST = env_int("LIVE_RATE_BURST", 200)
+# The same for all the connections to one note in one app server together, and how many may
+# be open at once: an author cannot multiply the per-connection rate by opening sockets.
+LIVE_NOTE_RATE_PER_SECOND = env_int("LIVE_NOTE_RATE_PER_SECOND", 400)
+LIVE_NOTE_RATE_BURST = env_int("LIVE_NOTE_RATE_BURST", 1000)
+LIVE_NOTE_EDITORS_MAX = env_int("LIVE_NOTE_EDITORS_MAX", 32)
 # Merged saves: this many milliseconds after the last update, at most this many apart while
 # typing goes on (and when the last editor of a note leaves).
 LIVE_SAVE_IDLE_MS = env_int("LIVE_SAVE_IDLE_MS", 2000)

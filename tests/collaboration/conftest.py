@@ -13,6 +13,7 @@ def _forget_process_state():
     channel_layers.backends.clear()  # a layer's queues belong to the event loop that used it
     documents.forget_all()
     consumers.editors.clear()
+    consumers.note_buckets.clear()
     saving.scheduler.__init__()
 
 

@@ -99,6 +99,49 @@ def test_past_the_rate_the_connection_closes_with_4429(author, note, settings):
 
 
 @live
+def test_connections_to_one_note_share_its_rate(author, note, settings):
+    """Each connection is within its own rate, but together they pass the note's
+    (LIVE_NOTE_RATE_*): opening more sockets does not multiply what one author may send."""
+    settings.LIVE_NOTE_RATE_PER_SECOND = 1
+    settings.LIVE_NOTE_RATE_BURST = 8
+
+    async def scenario():
+        first, second = await connected(note, author), await connected(note, author)
+        for clock in range(1, 6):
+            await first.say_presence({"user": {"name": "Ada"}}, clock=clock)
+            await second.say_presence({"user": {"name": "Ada"}}, clock=clock)
+        await first.until(lambda: first.closed is not None or second.closed is not None)
+        await first.drain()
+        await second.drain()
+        return first, second
+
+    first, second = async_to_sync(scenario)()
+    closed = [editor for editor in (first, second) if editor.closed == 4429]
+    assert closed and closed[0].errors()[0]["code"] == "rate"
+
+
+@live
+def test_past_the_editors_a_note_may_have_a_newcomer_is_turned_away(author, note, settings):
+    """LIVE_NOTE_EDITORS_MAX connections to one note in one app server: the next is refused
+    with 4429 (its client tries again after its back-off), and the others go on."""
+    settings.LIVE_NOTE_EDITORS_MAX = 2
+
+    async def scenario():
+        present = [await connected(note, author), await connected(note, author)]
+        third = await Editor.signed_in(note.pk, author)
+        await third.open()
+        await present[0].type("Still here.")
+        await present[0].until_stored()
+        for editor in present:
+            await editor.close()
+        return third, present
+
+    third, present = async_to_sync(scenario)()
+    assert third.closed == 4429 and "editors are writing" in third.errors()[0]["message"]
+    assert present[0].stored_everything()
+
+
+@live
 def test_a_document_too_large_to_sync_is_refused_at_connect(author, note, settings):
     """A stored document over LIVE_DOCUMENT_MAX_BYTES: error "too-large" saying the sizes,
     close 4413 before any sync."""
