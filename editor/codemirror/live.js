@@ -121,8 +121,12 @@ export function startLive({ view, form, historyCompartment, history }) {
   const ybody = doc.getText("body");
   const ytitle = doc.getText("title");
   // Kept across reloads: edits made offline are still here when the page comes back, and
-  // merge when the socket syncs.
-  const persistence = new IndexeddbPersistence("scidraft-note-" + noteId, doc);
+  // merge when the socket syncs. One store per person: two people signing in on one browser
+  // profile must not send each other's unsynced edits in their own name.
+  const persistence = new IndexeddbPersistence(
+    "scidraft-note-" + noteId + "-user-" + me.id,
+    doc,
+  );
   const address = socketAddress(form.getAttribute("data-live-url"), window.location);
   const provider = new WebsocketProvider(address.serverUrl, address.roomname, doc, {
     // y-websocket gives up on every 44xx; we retry after a rate-limit or malformed close.
