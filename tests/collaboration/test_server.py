@@ -12,10 +12,10 @@ from pycrdt import Decoder, Doc, Text, create_sync_message, create_update_messag
 
 from collaboration.models import DocumentUpdate
 from collaboration.protocol import SERVER, frame_read
+from reliability.live_editor import LiveClosed, WebSocket
 
 from .editors import session_cookie
 from .servers import live_asgi_server  # noqa: F401 - the fixture
-from .sockets import Socket
 
 
 def server_messages(frames: list[bytes]) -> list[dict]:
@@ -38,9 +38,11 @@ def test_a_browser_like_client_syncs_types_and_is_acknowledged(live_asgi_server,
         assert page.status == 200
 
     async def scenario():
-        socket = await Socket.open(live_asgi_server.ws_url(note), origin=origin, cookie=cookie)
+        socket = await WebSocket.open(
+            live_asgi_server.ws_url(note), {"Origin": origin, "Cookie": cookie}
+        )
         doc = Doc()
-        await socket.send(create_sync_message(doc))
+        socket.send(create_sync_message(doc))
         frames = []
         while not any(f[:2] == b"\x00\x01" for f in frames):
             frames.append(await socket.receive())
@@ -50,10 +52,10 @@ def test_a_browser_like_client_syncs_types_and_is_acknowledged(live_asgi_server,
         assert str(doc.get("title", type=Text)) == "Heat equation"
         before = doc.get_state()
         doc.get("body", type=Text).insert(0, "Over TCP.")
-        await socket.send(create_update_message(doc.get_update(before)))
+        socket.send(create_update_message(doc.get_update(before)))
         while not any(m["type"] == "stored" for m in server_messages(frames)):
             frames.append(await socket.receive())
-        await socket.close()
+        socket.close()
         return await sync_to_async(DocumentUpdate.objects.filter(note=note, author=author).count)()
 
     assert async_to_sync(scenario)() == 1
@@ -64,9 +66,9 @@ def test_a_foreign_origin_is_refused_at_the_handshake(live_asgi_server, author, 
     cookie = session_cookie(author)
 
     async def scenario():
-        with pytest.raises(ConnectionRefusedError, match="403"):
-            await Socket.open(
-                live_asgi_server.ws_url(note), origin="https://evil.example", cookie=cookie
+        with pytest.raises(LiveClosed, match="403"):
+            await WebSocket.open(
+                live_asgi_server.ws_url(note), {"Origin": "https://evil.example", "Cookie": cookie}
             )
 
     async_to_sync(scenario)()
@@ -76,7 +78,9 @@ def test_signed_out_is_closed_with_4401(live_asgi_server, note):  # noqa: F811
     """Without a session the socket opens, says why, and closes with 4401."""
 
     async def scenario():
-        socket = await Socket.open(live_asgi_server.ws_url(note), origin=live_asgi_server.url)
+        socket = await WebSocket.open(
+            live_asgi_server.ws_url(note), {"Origin": live_asgi_server.url}
+        )
         frames = []
         while (frame := await socket.receive()) is not None:
             frames.append(frame)
