@@ -18,8 +18,15 @@ def _forget_process_state():
 
 
 @pytest.fixture(autouse=True)
-def live_process(settings):
+def live_process(settings, request):
     from django.db import connections
+
+    # The consumers' rules are the same on any layer: memory unless a test is about Redis
+    # (marked redis_layer), so that no test's event loop ends cancelling a consumer blocked in
+    # a Redis read, which could outlast the test (an intermittent hang on CI after the
+    # in-process daphne of the browser tests had run).
+    if request.node.get_closest_marker("redis_layer") is None:
+        settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
     settings.LIVE_SAVE_IDLE_MS = 100
     settings.LIVE_SAVE_MAX_MS = 400

@@ -159,8 +159,10 @@ class Editor:
         return [m for m in self.server if m["type"] == "error"]
 
     async def close(self) -> None:
+        """Disconnect, also after the server closed: the consumer then ends on its own instead
+        of being cancelled when the test's event loop closes."""
+        await self.communicator.disconnect()
         if self.closed is None:
-            await self.communicator.disconnect()
             self.closed = 1000
 
 

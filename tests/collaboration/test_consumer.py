@@ -225,6 +225,7 @@ def test_a_seeded_document_is_seeded_once_even_when_two_processes_load_it(author
     assert DocumentUpdate.objects.filter(note=note).count() == 1
 
 
+@pytest.mark.redis_layer
 @pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="needs Redis (REDIS_URL)")
 def test_editors_on_two_app_servers_meet_through_the_redis_layer(author, note, settings):
     """Another app server is another Redis channel layer: it receives each stored update of
