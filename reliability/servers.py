@@ -186,6 +186,17 @@ def answering(process: subprocess.Popen, name: str, url: str, log: Path, timeout
     raise RuntimeError(f"{name} did not answer {url} within {timeout:g} s")
 
 
+def terminated(process: subprocess.Popen) -> None:
+    """Stop a server as an orchestrator does: SIGTERM, then SIGKILL after 20 s."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
+
+
 class Gunicorn:
     """The app as production runs it: gunicorn with gunicorn.conf.py, on loopback."""
 
@@ -213,13 +224,7 @@ class Gunicorn:
         answering(self.process, "gunicorn", self.base + path, self.log, timeout)
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=5)
+        terminated(self.process)
 
 
 class Daphne:
@@ -253,10 +258,5 @@ class Daphne:
             self.process.wait(timeout=10)
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=5)
+        if self.process is not None:
+            terminated(self.process)
