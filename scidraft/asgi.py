@@ -14,16 +14,15 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import WebsocketDenier  # noqa: E402
 from django.conf import settings  # noqa: E402
 
-from collaboration.origins import SiteOriginValidator  # noqa: E402
+from collaboration.origins import SiteOriginValidator, refuse_socket  # noqa: E402
 from collaboration.routing import websocket_urlpatterns  # noqa: E402
 
 websocket = (
     SiteOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))
     if settings.LIVE_EDITING
-    else WebsocketDenier.as_asgi()
+    else refuse_socket
 )
 
 application = ProtocolTypeRouter({"http": django_asgi_app, "websocket": websocket})

@@ -35,6 +35,17 @@ def _plain_static_storage(settings):
 
 
 @pytest.fixture(autouse=True)
+def _channel_layer_in_memory(settings, request):
+    # Writing together's rules are the same on any channel layer: memory, unless the test is
+    # about Redis (marked redis_layer) or talks to the in-process daphne, whose consumers hear
+    # the test's group messages only through Redis. channels-redis keeps one layer's reads for
+    # one event loop at a time; a test's loop ending while it read beside daphne's could hang.
+    if request.node.get_closest_marker("redis_layer") or "live_asgi_server" in request.fixturenames:
+        return
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+
+@pytest.fixture(autouse=True)
 def _empty_cache():
     # Each test's database starts from the same generation number: a page cached by an earlier
     # test under that number must not be served to this one.

@@ -18,16 +18,10 @@ def _forget_process_state():
 
 
 @pytest.fixture(autouse=True)
-def live_process(settings, request):
+def live_process(settings):
     from django.db import connections
 
-    # The consumers' rules are the same on any layer: memory unless a test is about Redis
-    # (marked redis_layer), so that no test's event loop ends cancelling a consumer blocked in
-    # a Redis read, which could outlast the test (an intermittent hang on CI after the
-    # in-process daphne of the browser tests had run).
-    if request.node.get_closest_marker("redis_layer") is None:
-        settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
-
+    # The channel layer is memory unless a test says otherwise (tests/conftest.py).
     settings.LIVE_SAVE_IDLE_MS = 100
     settings.LIVE_SAVE_MAX_MS = 400
     # Merged saves run in threads of their own on PostgreSQL: their connections close after

@@ -86,3 +86,38 @@ def test_with_live_editing_off_every_socket_is_refused(author, note, settings):
     finally:
         settings.LIVE_EDITING = True
         importlib.reload(scidraft.asgi)
+
+
+@pytest.mark.parametrize("live_editing", [True, False])
+def test_a_refused_handshake_opens_nothing_on_the_channel_layer(
+    author, note, settings, monkeypatch, live_editing
+):
+    """A socket from another site (or any socket with writing together off) is closed at the
+    handshake without a channel of its own: a consumer would keep a Redis read open until
+    the client left."""
+    import importlib
+
+    import scidraft.asgi
+    from channels.layers import InMemoryChannelLayer
+
+    def no_channel(self, prefix="specific"):
+        raise AssertionError("a refused socket asked the channel layer for a channel")
+
+    monkeypatch.setattr(InMemoryChannelLayer, "new_channel", no_channel)
+    settings.LIVE_EDITING = live_editing
+    try:
+        app = importlib.reload(scidraft.asgi).application
+        cookie = session_cookie(author)
+
+        async def scenario():
+            origin = ORIGIN if not live_editing else "https://elsewhere.example"
+            headers = [(b"origin", origin.encode()), (b"cookie", cookie.encode())]
+            communicator = WebsocketCommunicator(app, f"/live/notes/{note.pk}/", headers=headers)
+            connected, _ = await communicator.connect()
+            await communicator.wait()  # the application has returned, nothing left running
+            return connected
+
+        assert async_to_sync(scenario)() is False
+    finally:
+        settings.LIVE_EDITING = True
+        importlib.reload(scidraft.asgi)
