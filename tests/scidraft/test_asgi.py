@@ -97,8 +97,9 @@ def test_a_refused_handshake_opens_nothing_on_the_channel_layer(
     the client left."""
     import importlib
 
-    import scidraft.asgi
     from channels.layers import InMemoryChannelLayer
+
+    import scidraft.asgi
 
     def no_channel(self, prefix="specific"):
         raise AssertionError("a refused socket asked the channel layer for a channel")
