@@ -15,8 +15,9 @@ entry of the list was ever formatted in the process. What stays warm from the wa
 note of keys never measured): imports, the database connection, and the V8 contexts with
 citation-js, each with the style loaded and its citeproc-js processor built, as a server has
 them after its first list in that style. Cold lists are measured twice, alternating run by
-run: before (BEFORE_COMMIT's citation-js functions, in a context pool of their own) and after
-(today's), on the same Python code. Warm: the same list again, from the caches. Each figure is
+run: before (BEFORE_COMMIT's citation-js functions and context globals, in a context pool of
+their own, a list in one call) and after (today's: a numbered list's slices at once, one per
+core), on the same Python code. Warm: the same list again, from the caches. Each figure is
 the median of FORMAT_RUNS runs, in wall-clock time (the target) and in CPU time (the work
 itself, steadier on a shared machine).
 
@@ -61,9 +62,11 @@ BENCH_STYLES = ["vancouver", "apa", "ieee", "chicago-author-date"]
 # ../shared beside the checkout, or where SCIDRAFT_SHARED says (a worktree elsewhere).
 SHARED = Path(os.environ.get("SCIDRAFT_SHARED") or ROOT.parent / "shared")
 EXAMPLE = SHARED / "reference" / "scidraft-exampleSite"
-# The formatting before issue 18's cold-list work: its citation-js functions (bibliography/csl.py's
-# prelude at that commit) run in a context pool of their own beside today's, on the same Python.
-BEFORE_COMMIT = "5270053"
+# The formatting before the latest cold-list work: that commit's citation-js functions and
+# context globals (bibliography/csl.py's prelude, scidraft/markup/jsengine.py's globals) run in
+# a context pool of their own beside today's, on the same Python, one call at a time (the
+# commit formatted a list in one call: its slices are not run at once).
+BEFORE_COMMIT = "2840a92"
 # The last commit with the pybtex styles (the one before 23793ee replaced them with CSL): main
 # no longer has them, so "before" is read from there.
 PYBTEX_COMMIT = "23793ee^"
@@ -330,8 +333,9 @@ def measure_note(bibfile, source: str, style: str | None, *, mode: str = "cold")
 
 
 def _before_pool():
-    """A citation-js context pool whose contexts carry BEFORE_COMMIT's functions (the prelude
-    of its bibliography/csl.py, read from git), or None when git cannot give it."""
+    """A citation-js context pool whose contexts carry BEFORE_COMMIT's functions and globals
+    (the prelude of its bibliography/csl.py, the globals of its jsengine.py, read from git), or
+    None when git cannot give them."""
     import re
     import subprocess
 
@@ -339,21 +343,27 @@ def _before_pool():
 
     from scidraft.markup import jsengine
 
-    try:
-        source = subprocess.run(  # noqa: S603 - git on this repository, fixed arguments
-            ["git", "-C", str(ROOT), "show", f"{BEFORE_COMMIT}:bibliography/csl.py"],  # noqa: S607
+    def at_commit(path: str) -> str:
+        return subprocess.run(  # noqa: S603 - git on this repository, fixed arguments
+            ["git", "-C", str(ROOT), "show", f"{BEFORE_COMMIT}:{path}"],  # noqa: S607
             capture_output=True,
             check=True,
             text=True,
         ).stdout
+
+    try:
+        source, engine = at_commit("bibliography/csl.py"), at_commit("scidraft/markup/jsengine.py")
     except (OSError, subprocess.CalledProcessError):
         return None
     prelude = re.search(r'_PRELUDE = r"""(.*?)"""', source, re.DOTALL).group(1)
+    globals_then = re.search(r'^_CITATION_GLOBALS = "(.*)"$', engine, re.MULTILINE)
 
     def load():
         init_mini_racer(flags=jsengine.V8_FLAGS, ignore_duplicate_init=True)
         context = MiniRacer()
-        context.eval(jsengine._CITATION_GLOBALS)
+        context.eval(
+            globals_then.group(1) if globals_then else jsengine.citation_globals(context.v8_version)
+        )
         context.eval((jsengine.ASSETS / "citation-js" / "citation.js").read_text(encoding="utf-8"))
         context.eval(prelude)
         return context
@@ -369,13 +379,14 @@ def measure_cold(bibfile, style: str, pools: dict) -> dict:
     from bibliography.formatting import StoredBibliography
     from scidraft.markup import RenderContext, jsengine, render
 
-    today = jsengine._citation_pool
+    today, at_once = jsengine._citation_pool, jsengine.CITATION_CALLS_AT_ONCE
     found = {label: {"format": [], "cpu": [], "render": []} for label in pools}
     items = {}
     for run in range(FORMAT_RUNS + 1):
         source = citing_note(part=99 if run == 0 else run)
         for label, pool in pools.items():
             jsengine._citation_pool = pool or today
+            jsengine.CITATION_CALLS_AT_ONCE = 1 if pool else at_once
             try:
                 _cold()
                 timed = _TimedBibliography(StoredBibliography(bibfile))
@@ -386,6 +397,7 @@ def measure_cold(bibfile, style: str, pools: dict) -> dict:
                 elapsed, result = _seconds(render, source, context)
             finally:
                 jsengine._citation_pool = today
+                jsengine.CITATION_CALLS_AT_ONCE = at_once
             if run == 0:
                 items[label] = (
                     result.html.count("<li"),

@@ -411,6 +411,22 @@ def run(entries: list[dict], style: StyleInfo, locale: str, *, citations: bool) 
     )
 
 
+def run_each(
+    entry_lists: list[list[dict]], style: StyleInfo, locale: str, *, citations: bool
+) -> list[dict | jsengine.JSError]:
+    """`run` for each list at once, in contexts of their own: each list's answer, or the
+    JSError its call raised."""
+    outcomes = jsengine.call_citations_at_once(
+        "scidraftCslFormat",
+        [(entries, style.template, locale, citations) for entries in entry_lists],
+        before=lambda context: _prepare(context, style, locale),
+    )
+    return [
+        outcome if isinstance(outcome, jsengine.JSError) else _answer(outcome)
+        for outcome in outcomes
+    ]
+
+
 def csl_json(entries: list[dict]) -> dict:
     """The CSL-JSON items citation-js maps the entries to, and the keys it could not map."""
     return _answer(jsengine.call_citations("scidraftCslJson", entries))

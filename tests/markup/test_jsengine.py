@@ -112,6 +112,64 @@ def test_a_forked_child_makes_its_own_context():
     assert result.stdout.strip() == "0", result.stderr
 
 
+_SPIN = "function scidraftTestSpin(ms) { if (ms < 0) throw new Error('no time'); " \
+    "var end = Date.now() + ms; while (Date.now() < end) {} return ms; }"
+
+
+def test_calls_at_once_run_in_contexts_of_their_own_and_fail_alone():
+    """Slices of a list run at once, each in a citation context of its own; the one that
+    fails is answered with its JSError in its place, the others with their results."""
+    used = []
+
+    def before(context):
+        used.append(context)
+        context.eval(_SPIN)
+
+    outcomes = jsengine.call_citations_at_once(
+        "scidraftTestSpin", [(50,), (-1,), (50,)], before=before
+    )
+    assert outcomes[0] == outcomes[2] == 50
+    assert isinstance(outcomes[1], jsengine.JSError) and "no time" in outcomes[1].message
+    assert len({id(context) for context in used}) == 3
+
+
+def test_calls_at_once_are_charged_to_the_render_as_the_time_waited():
+    """The render's engine budget pays for the slowest slice, not for the sum of them."""
+    from scidraft.markup import limits
+
+    with limits.budget(1.0, engine_seconds=10.0):
+        jsengine.call_citations_at_once(
+            "scidraftTestSpin", [(200,), (200,)], before=lambda context: context.eval(_SPIN)
+        )
+        left = limits._local.engine_left
+    assert 9.4 < left < 9.81  # 0.2 s charged once, not 0.4 s
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+def test_a_forked_child_runs_calls_at_once():
+    """The slices' threads of the parent are not the child's: after fork it starts its own."""
+    script = textwrap.dedent(
+        f"""
+        import os
+        from scidraft.markup import jsengine
+        spin = {_SPIN!r}
+        def run():
+            return jsengine.call_citations_at_once(
+                "scidraftTestSpin", [(1,), (2,)], before=lambda context: context.eval(spin))
+        run()
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0 if run() == [1, 2] else 3)
+        _, status = os.waitpid(pid, 0)
+        print(os.waitstatus_to_exitcode(status))
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert result.stdout.strip() == "0", result.stderr
+
+
 def test_bad_tex_raises_with_katexs_one_line_message():
     """KaTeX's reason reaches the author without the library's source attached."""
     with pytest.raises(jsengine.JSError) as caught:
