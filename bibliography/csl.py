@@ -399,23 +399,17 @@ def _answer(text) -> dict:
 
 def run(entries: list[dict], style: StyleInfo, locale: str, *, citations: bool) -> dict:
     """citation-js over BibTeX entry objects: see scidraftCslFormat. Raises jsengine.JSError."""
-    return _answer(
-        jsengine.call_citations(
-            "scidraftCslFormat",
-            entries,
-            style.template,
-            locale,
-            citations,
-            before=lambda context: _prepare(context, style, locale),
-        )
-    )
+    (answer,) = run_each([entries], style, locale, citations=citations)
+    if isinstance(answer, jsengine.JSError):
+        raise answer
+    return answer
 
 
 def run_each(
     entry_lists: list[list[dict]], style: StyleInfo, locale: str, *, citations: bool
 ) -> list[dict | jsengine.JSError]:
-    """`run` for each list at once, in contexts of their own: each list's answer, or the
-    JSError its call raised."""
+    """`run` for each list, at once in contexts of their own when there are several: each
+    list's answer, or the JSError its call raised."""
     outcomes = jsengine.call_citations_at_once(
         "scidraftCslFormat",
         [(entries, style.template, locale, citations) for entries in entry_lists],

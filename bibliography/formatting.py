@@ -261,25 +261,17 @@ def _bibtex_objects(entries: list[EntryData]) -> tuple[dict[str, dict], dict[str
     return objects, formulas
 
 
-def _call(
-    entries: list[EntryData], style: csl.StyleInfo, locale: str, *, citations: bool
-) -> _ListResult:
-    """Format `entries` in one citation-js call; entries it cannot format are shown raw."""
-    objects, formulas = _bibtex_objects(entries)
-    try:
-        answer = csl.run(list(objects.values()), style, locale, citations=citations)
-    except jsengine.JSError as error:
-        answer = error
-    return _list_result(entries, objects, formulas, answer, style)
-
-
-def _calls_at_once(
-    slices: list[list[EntryData]], style: csl.StyleInfo, locale: str
+def _calls(
+    slices: list[list[EntryData]], style: csl.StyleInfo, locale: str, *, citations: bool
 ) -> list[_ListResult]:
-    """`_call` (without in-text citations) for each slice, all at once."""
+    """Each slice formatted in one citation-js call, the slices at once; entries a call
+    cannot format are shown raw."""
     prepared = [_bibtex_objects(entries) for entries in slices]
     answers = csl.run_each(
-        [list(objects.values()) for objects, _formulas in prepared], style, locale, citations=False
+        [list(objects.values()) for objects, _formulas in prepared],
+        style,
+        locale,
+        citations=citations,
     )
     return [
         _list_result(entries, objects, formulas, answer, style)
@@ -367,7 +359,7 @@ def _numeric(entries: list[EntryData], style: csl.StyleInfo, locale: str) -> _Li
                     "render's time budget; it is completed at the next render",
                 )
             continue
-        for chunk, result in zip(group, _calls_at_once(group, style, locale), strict=True):
+        for chunk, result in zip(group, _calls(group, style, locale, citations=False), strict=True):
             for data in chunk:
                 formatted = result.entries[data.key]
                 known[keys[data.key]] = formatted
@@ -390,7 +382,7 @@ def _sorted(entries: list[EntryData], style: csl.StyleInfo, locale: str) -> _Lis
     known = _memory.get_many([key])
     if key in known:
         return known[key]
-    result = _call(entries, style, locale, citations=True)
+    (result,) = _calls([entries], style, locale, citations=True)
     if not any(f.problem.startswith("the reference list") for f in result.entries.values()):
         _memory.set_many({key: result})
     return result

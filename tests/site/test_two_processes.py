@@ -26,6 +26,8 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from reliability.servers import terminated
+
 ROOT = Path(__file__).resolve().parents[2]
 REDIS_DB = 12
 CYCLES = 5
@@ -142,16 +144,6 @@ def _wait(process: subprocess.Popen, base: str, log: Path) -> None:
     pytest.fail(f"gunicorn at {base} did not answer within 30 s: {log.read_text()[-3000:]}")
 
 
-def _stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=5)
-
-
 def _cached(base: str, path: str, *expected: str) -> str:
     """Request twice; the second answer must come from the cache and contain `expected`."""
     _get(base, path)
@@ -240,4 +232,4 @@ def _write_seen_by_both(env: dict, tmp_path: Path) -> None:
                 _cached(base, "/", title, *fresh)
     finally:
         for process in servers:
-            _stop(process)
+            terminated(process)
