@@ -18,7 +18,9 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from .test_two_processes import _cached, _get, _start, _stop, _wait, own_site
+from reliability.servers import terminated
+
+from .test_two_processes import _cached, _get, _start, _wait, own_site
 from .test_two_processes import _manage as manage
 
 NOTE = "method-citations-reference-heading"
@@ -90,7 +92,7 @@ def _writes_are_served_at_once(env: dict, tmp_path: Path) -> None:
             assert text in html, f"{command}: the server still served the old page ({cache})"
             _cached(base, page, text)  # and it is cached again
     finally:
-        _stop(server)
+        terminated(server)
 
 
 def test_command_writes_are_served_at_once_on_the_embedded_default(tmp_path):
