@@ -16,8 +16,9 @@ note of keys never measured): imports, the database connection, and the V8 conte
 citation-js, each with the style loaded and its citeproc-js processor built, as a server has
 them after its first list in that style. Cold lists are measured twice, alternating run by
 run: before (BEFORE_COMMIT's citation-js functions and context globals, in a context pool of
-their own, a list in one call) and after (today's: a numbered list's slices at once, one per
-core), on the same Python code. Warm: the same list again, from the caches. Each figure is
+their own, a numbered list's slices at once, an author–date list in one call) and after
+(today's: an author–date list's independent groups at once, bibliography.formatting._groups),
+on the same Python code. Warm: the same list again, from the caches. Each figure is
 the median of FORMAT_RUNS runs, in wall-clock time (the target) and in CPU time (the work
 itself, steadier on a shared machine).
 
@@ -64,9 +65,10 @@ SHARED = Path(os.environ.get("SCIDRAFT_SHARED") or ROOT.parent / "shared")
 EXAMPLE = SHARED / "reference" / "scidraft-exampleSite"
 # The formatting before the latest cold-list work: that commit's citation-js functions and
 # context globals (bibliography/csl.py's prelude, scidraft/markup/jsengine.py's globals) run in
-# a context pool of their own beside today's, on the same Python, one call at a time (the
-# commit formatted a list in one call: its slices are not run at once).
-BEFORE_COMMIT = "2840a92"
+# a context pool of their own beside today's, on the same Python, an author–date list in one
+# call (the commit formatted it whole: its groups are not formed). Numbered lists were sliced
+# already and read the same in both.
+BEFORE_COMMIT = "b25d7d6"
 # The last commit with the pybtex styles (the one before 23793ee replaced them with CSL): main
 # no longer has them, so "before" is read from there.
 PYBTEX_COMMIT = "23793ee^"
@@ -376,17 +378,18 @@ def measure_cold(bibfile, style: str, pools: dict) -> dict:
     so a busy machine slows all alike. Run n of every pool formats the note of part n, whose
     50 keys no earlier run cited: each list is new to the contexts, whose processors were
     built for the style by the warm-up run (part 99, never measured)."""
+    from bibliography import formatting
     from bibliography.formatting import StoredBibliography
     from scidraft.markup import RenderContext, jsengine, render
 
-    today, at_once = jsengine._citation_pool, jsengine.CITATION_CALLS_AT_ONCE
+    today, groups = jsengine._citation_pool, formatting._groups
     found = {label: {"format": [], "cpu": [], "render": []} for label in pools}
     items = {}
     for run in range(FORMAT_RUNS + 1):
         source = citing_note(part=99 if run == 0 else run)
         for label, pool in pools.items():
             jsengine._citation_pool = pool or today
-            jsengine.CITATION_CALLS_AT_ONCE = 1 if pool else at_once
+            formatting._groups = (lambda entries, style: [entries]) if pool else groups
             try:
                 _cold()
                 timed = _TimedBibliography(StoredBibliography(bibfile))
@@ -397,7 +400,7 @@ def measure_cold(bibfile, style: str, pools: dict) -> dict:
                 elapsed, result = _seconds(render, source, context)
             finally:
                 jsengine._citation_pool = today
-                jsengine.CITATION_CALLS_AT_ONCE = at_once
+                formatting._groups = groups
             if run == 0:
                 items[label] = (
                     result.html.count("<li"),

@@ -69,6 +69,14 @@ class StyleInfo:
     prefix: str = ""  # the in-text citation's affixes and delimiter (author–date styles)
     suffix: str = ""
     delimiter: str = "; "
+    # Which names tie a sorted style's entries to each other (formatting._groups): "first",
+    # the first name of each role (the style disambiguates given names by primary names, or
+    # not at all); "all", every name; "" when entries cannot be formatted apart (note styles,
+    # citation numbers).
+    linked_by: str = ""
+    # The style replaces an author repeated from the entry above ("———"): entries formatted
+    # apart must stay next to each other.
+    substitutes: bool = False
 
 
 def _style_path(name: str) -> Path | None:
@@ -131,8 +139,11 @@ def style_info(name: str | None) -> StyleInfo:
         ),
         "author-date",
     )
-    layout = root.find(f"{_CSL}citation/{_CSL}layout")
+    citation = root.find(f"{_CSL}citation")
+    citation = citation if citation is not None else ElementTree.Element("citation")
+    layout = citation.find(f"{_CSL}layout")
     layout = layout if layout is not None else ElementTree.Element("layout")
+    bibliography = root.find(f"{_CSL}bibliography")
     return StyleInfo(
         name,
         f"csl-{parent}",
@@ -141,7 +152,29 @@ def style_info(name: str | None) -> StyleInfo:
         prefix=layout.get("prefix", ""),
         suffix=layout.get("suffix", ""),
         delimiter=layout.get("delimiter", "; "),
+        linked_by=_linked_by(root, citation, category),
+        substitutes=bibliography is not None
+        and bibliography.get("subsequent-author-substitute") is not None,
     )
+
+
+def _linked_by(root, citation, category: str) -> str:
+    """Which names make a sorted style's entries depend on each other, beyond sharing a first
+    name (year suffixes, added names and given names of ambiguous cites all start from
+    identical first names).
+
+    citeproc-js's name register counts every name of every item under the "all-names" rules
+    and "by-cite" (the default), and only first names under "primary-name"; it is read only
+    when the style adds given names. Note styles number their notes and citation numbers run
+    across the list: those are formatted whole."""
+    if category in ("numeric", "note") or any(
+        element.get("variable") == "citation-number" for element in root.iter()
+    ):
+        return ""
+    rule = citation.get("givenname-disambiguation-rule", "by-cite")
+    if citation.get("disambiguate-add-givenname") == "true" and not rule.startswith("primary-"):
+        return "all"
+    return "first"
 
 
 @functools.cache
@@ -306,7 +339,10 @@ function scidraftCslCitations(items, template, lang) {
 // Answers are JSON text: mini-racer hands objects back as handles into the context.
 // {entries: [[key, html], …] in the style's order, citations: {key: in-text html},
 //  errors: {key: why it could not be formatted}, items: the CSL-JSON of the entries}.
-function scidraftCslFormat(entries, template, lang, citations) {
+// {…, sortkeys: {key: the processor's bibliography sort keys}, ambigs: {key: the cite it
+// disambiguates the item against}} when `sortkeys` asks and the list was formatted whole
+// (formatting._grouped puts lists formatted apart together with them).
+function scidraftCslFormat(entries, template, lang, citations, sortkeys) {
   var errors = {};
   var items = scidraftCslItems(entries, errors);
   var result = {entries: [], citations: {}, errors: errors, items: items};
@@ -314,12 +350,22 @@ function scidraftCslFormat(entries, template, lang, citations) {
   var options = {format: "html", template: template, lang: lang, asEntryArray: true};
   var pass = {whole: true};
   result.entries = scidraftCslBibliography(items, options, errors, pass);
+  // The whole list in one bibliography: the processor's registry is the list's, read the
+  // sort keys and citations off it. Formatted one by one (an item refused): neither is there.
+  var ids = items.map(function (item) { return item.id; });
+  var engine = pass.whole && (citations || sortkeys)
+    ? scidraftCslListEngine(template, lang, ids) : null;
+  if (sortkeys && engine) {
+    result.sortkeys = {};
+    result.ambigs = {};
+    for (var i = 0; i < ids.length; i++) {
+      var registered = engine.registry.registry[ids[i]];
+      result.sortkeys[ids[i]] = registered.sortkeys || [];
+      result.ambigs[ids[i]] = registered.ambig || "";
+    }
+  }
   if (citations) {
     try {
-      // The whole list in one bibliography: the processor's registry is the list's, read the
-      // citations off it. Formatted one by one (an item refused): a pass of their own.
-      var ids = items.map(function (item) { return item.id; });
-      var engine = pass.whole ? scidraftCslListEngine(template, lang, ids) : null;
       result.citations = engine
         ? scidraftCslMarkers(engine, ids)
         : scidraftCslCitations(
@@ -327,6 +373,27 @@ function scidraftCslFormat(entries, template, lang, citations) {
     } catch (error) { /* the markers fall back to the keys */ }
   }
   return JSON.stringify(result);
+}
+// The order updateItems gives a whole list, from each item's sort keys: rows [[key, group,
+// sortkeys]] in the list's order. It sorts by the keys, then by the place in the list (the
+// `seq` rebuildlist gives before sorttokens inserts), so the order is one whatever the items
+// were formatted with. With `together`, null when a group's items are not next to each other
+// (subsequent-author-substitute compares an entry with the one above it).
+function scidraftCslOrder(template, lang, rows, together) {
+  scidraftCslHold(template, lang);
+  var engine = SCIDRAFT_ENGINES[scidraftCslEngineKey(template, lang)];
+  var items = rows.map(function (row, index) {
+    var keys = (row[2] || []).map(function (key) { return key === null ? undefined : key; });
+    return {id: row[0], group: row[1], sortkeys: keys, seq: index + 1};
+  });
+  if (engine.bibliography_sort.tokens.length) items.sort(engine.registry.sorter.compareKeys);
+  var closed = {};
+  for (var i = 1; i < items.length && together; i++) {
+    if (items[i].group === items[i - 1].group) continue;
+    closed[items[i - 1].group] = true;
+    if (closed[items[i].group]) return JSON.stringify(null);
+  }
+  return JSON.stringify(items.map(function (item) { return item.id; }));
 }
 // Builds the processor for a style and locale (parsing a large style takes a while) with an
 // item of no one's, so that the first real list pays only for its own entries.
@@ -360,6 +427,12 @@ def _style_xml(parent: str) -> str:
 # Seconds a context may take to load a style and build its processor (Chicago's file is 168 KB;
 # a second or two on a busy machine, once per context and style).
 PREPARE_TIMEOUT_SECONDS = 30.0
+# A context keeps every processor it builds (plugin-csl never drops one), and citeproc-js
+# expands a style's macros where they are used: APA's processor holds about 50 MB of heap,
+# Chicago's 75 MB, most others 1 MB. A context whose heap is past this takes no further style:
+# it is closed and a fresh one builds the style, so that a site trying style after style never
+# brings a context near jsengine.MEMORY_LIMIT_BYTES, where its next list would be stopped.
+STYLES_HEAP_BYTES = 128 * 1024 * 1024
 
 
 def _prepare(context, style: StyleInfo, locale: str) -> None:
@@ -370,6 +443,13 @@ def _prepare(context, style: StyleInfo, locale: str) -> None:
         loaded = context.scidraft_loaded = set()
     if (style.template, locale) in loaded:
         return
+    if any(isinstance(done, tuple) for done in loaded):
+        try:
+            used = context.heap_stats()["used_heap_size"]
+        except Exception:  # noqa: BLE001 - unknown: keep the context
+            used = 0
+        if used > STYLES_HEAP_BYTES:
+            raise jsengine.ContextFull(f"{used} bytes of heap in use")
     try:
         _load_style(context, loaded, style, locale)
     except Exception as error:  # noqa: BLE001 - the list shows its entries raw, with the reason
@@ -397,28 +477,55 @@ def _answer(text) -> dict:
     return json.loads(text) if isinstance(text, str) else {}
 
 
-def run(entries: list[dict], style: StyleInfo, locale: str, *, citations: bool) -> dict:
+def run(
+    entries: list[dict], style: StyleInfo, locale: str, *, citations: bool, sortkeys: bool = False
+) -> dict:
     """citation-js over BibTeX entry objects: see scidraftCslFormat. Raises jsengine.JSError."""
-    (answer,) = run_each([entries], style, locale, citations=citations)
+    (answer,) = run_each([entries], style, locale, citations=citations, sortkeys=sortkeys)
     if isinstance(answer, jsengine.JSError):
         raise answer
     return answer
 
 
 def run_each(
-    entry_lists: list[list[dict]], style: StyleInfo, locale: str, *, citations: bool
+    entry_lists: list[list[dict]],
+    style: StyleInfo,
+    locale: str,
+    *,
+    citations: bool,
+    sortkeys: bool = False,
 ) -> list[dict | jsengine.JSError]:
     """`run` for each list, at once in contexts of their own when there are several: each
     list's answer, or the JSError its call raised."""
     outcomes = jsengine.call_citations_at_once(
         "scidraftCslFormat",
-        [(entries, style.template, locale, citations) for entries in entry_lists],
+        [(entries, style.template, locale, citations, sortkeys) for entries in entry_lists],
         before=lambda context: _prepare(context, style, locale),
     )
     return [
         outcome if isinstance(outcome, jsengine.JSError) else _answer(outcome)
         for outcome in outcomes
     ]
+
+
+def order(style: StyleInfo, locale: str, rows: list[tuple[str, int, list]]) -> list[str] | None:
+    """The order of a sorted style's list formatted in independent groups: see
+    scidraftCslOrder (rows are (key, group, sort keys) in the list's order). None when the
+    groups cannot be put together as the whole list reads. Raises jsengine.JSError."""
+    return _answer_value(
+        jsengine.call_citations(
+            "scidraftCslOrder",
+            style.template,
+            locale,
+            [list(row) for row in rows],
+            style.substitutes,
+            before=lambda context: _prepare(context, style, locale),
+        )
+    )
+
+
+def _answer_value(text):
+    return json.loads(text) if isinstance(text, str) else None
 
 
 def csl_json(entries: list[dict]) -> dict:

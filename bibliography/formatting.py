@@ -20,6 +20,8 @@ process should not pay that again.
 from __future__ import annotations
 
 import codecs
+import contextlib
+import functools
 import hashlib
 import html
 import itertools
@@ -110,6 +112,10 @@ class _ListResult:
     entries: dict[str, _Formatted] = field(default_factory=dict)
     order: list[str] = field(default_factory=list)
     markers: dict[str, str] = field(default_factory=dict)
+    # The processor's bibliography sort keys (sorted styles formatted in groups, _grouped).
+    sortkeys: dict[str, list] = field(default_factory=dict)
+    # The cite each entry was disambiguated against (citeproc's ambiguity key), the same.
+    ambigs: dict[str, str] = field(default_factory=dict)
 
 
 def bibtex_object(data: EntryData) -> tuple[dict, tuple[str, ...]]:
@@ -226,6 +232,8 @@ class _Memory:
             {key: [f.html, list(f.math), f.problem] for key, f in value.entries.items()},
             value.order,
             value.markers,
+            value.sortkeys,
+            value.ambigs,
         ]
 
     @staticmethod
@@ -233,7 +241,9 @@ class _Memory:
         if value[0] == "entry":
             return _Formatted(value[1], tuple(value[2]), value[3])
         entries = {key: _Formatted(h, tuple(m), p) for key, (h, m, p) in value[1].items()}
-        return _ListResult(entries, list(value[2]), dict(value[3]))
+        sortkeys = dict(value[4]) if len(value) > 4 else {}
+        ambigs = dict(value[5]) if len(value) > 5 else {}
+        return _ListResult(entries, list(value[2]), dict(value[3]), sortkeys, ambigs)
 
     def clear(self) -> None:
         with self.lock:
@@ -262,7 +272,12 @@ def _bibtex_objects(entries: list[EntryData]) -> tuple[dict[str, dict], dict[str
 
 
 def _calls(
-    slices: list[list[EntryData]], style: csl.StyleInfo, locale: str, *, citations: bool
+    slices: list[list[EntryData]],
+    style: csl.StyleInfo,
+    locale: str,
+    *,
+    citations: bool,
+    sortkeys: bool = False,
 ) -> list[_ListResult]:
     """Each slice formatted in one citation-js call, the slices at once; entries a call
     cannot format are shown raw."""
@@ -272,6 +287,7 @@ def _calls(
         style,
         locale,
         citations=citations,
+        sortkeys=sortkeys,
     )
     return [
         _list_result(entries, objects, formulas, answer, style)
@@ -308,6 +324,8 @@ def _list_result(
             result.order.append(data.key)
     for key, marker in (answer.get("citations") or {}).items():
         result.markers[key] = _marker_inner(marker, style)
+    result.sortkeys = answer.get("sortkeys") or {}
+    result.ambigs = answer.get("ambigs") or {}
     return result
 
 
@@ -372,20 +390,199 @@ def _numeric(entries: list[EntryData], style: csl.StyleInfo, locale: str) -> _Li
     )
 
 
+def _list_fingerprint(entries: list[EntryData]) -> str:
+    return hashlib.sha256("\0".join(_fingerprint(data) for data in entries).encode()).hexdigest()
+
+
+def _complete(result: _ListResult) -> bool:
+    """Formatted in full: not shown raw because a call failed (which the next render retries)."""
+    return not any(f.problem.startswith("the reference list") for f in result.entries.values())
+
+
 def _sorted(entries: list[EntryData], style: csl.StyleInfo, locale: str) -> _ListResult:
     """Author–date and note styles: the list is sorted and disambiguated as a whole
-    ("2017a"), so it is formatted and cached as a whole."""
-    fingerprint = hashlib.sha256(
-        "\0".join(_fingerprint(data) for data in entries).encode()
-    ).hexdigest()
-    key = _cache_key("list", style, locale, fingerprint)
+    ("2017a"), so it is cached as a whole; it is formatted in groups of entries that cannot
+    change each other's text (_groups), at once and each cached, when the style allows."""
+    key = _cache_key("list", style, locale, _list_fingerprint(entries))
     known = _memory.get_many([key])
     if key in known:
         return known[key]
-    (result,) = _calls([entries], style, locale, citations=True)
-    if not any(f.problem.startswith("the reference list") for f in result.entries.values()):
+    groups = _groups(entries, style)
+    result = _grouped(entries, groups, style, locale) if len(groups) > 1 else None
+    if result is None:
+        (result,) = _calls([entries], style, locale, citations=True)
+    if _complete(result):
         _memory.set_many({key: result})
     return result
+
+
+# --- Sorted lists in groups ------------------------------------------------------------------
+#
+# In a sorted style an entry's text depends on the rest of the list only through names: a year
+# suffix ("2017a"), names or given names added to tell two cites apart, all start from cites
+# whose first names read the same; citeproc-js's name register, which decides given names, is
+# keyed by family name (by first names only under the "primary-name" rules); and an author
+# replaced by "———" repeats the entry above. Entries sharing no family name of those the style
+# compares (StyleInfo.linked_by) are therefore formatted apart, in contexts of their own at
+# once, and the list is put together in the processor's own order (csl.order). Family names
+# are compared folded further than the processor folds them (base letters, no case, no
+# punctuation, the last word alone too: "van Gogh" meets "Gogh"), so that a doubt joins groups.
+
+
+def _top_level(text: str, separator: str) -> list[str]:
+    """`text` split at `separator` outside braces (BibTeX names)."""
+    parts, depth, start = [], 0, 0
+    for index, character in enumerate(text):
+        if character == "{":
+            depth += 1
+        elif character == "}":
+            depth = max(0, depth - 1)
+        elif depth == 0 and (character == separator or (separator == " " and character.isspace())):
+            parts.append(text[start:index])
+            start = index + 1
+    parts.append(text[start:])
+    return [part for part in parts if part.strip()]
+
+
+@functools.lru_cache(maxsize=8192)
+def _folded(text: str) -> str:
+    with contextlib.suppress(ValueError, UnicodeDecodeError):
+        text = codecs.decode(text, "ulatex")
+    text = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in text if c.isalnum() and not unicodedata.combining(c)).casefold()
+
+
+@functools.lru_cache(maxsize=8192)
+def _name_keys(name: str) -> frozenset[str]:
+    """What a BibTeX name is filed under: its family part ("Last, First" or the words from
+    the first lower-case one, else the last word) and that part's last word, folded."""
+    name = name.strip()
+    if len(_top_level(name, ",")) > 1:
+        family = _top_level(name, ",")[0]
+    else:
+        words = _top_level(name, " ")
+        start = next(
+            (i for i, word in enumerate(words[:-1]) if i and word[:1].islower()), len(words) - 1
+        )
+        family = " ".join(words[max(start, 0) :])
+    words = _top_level(family, " ") or [family]
+    keys = {_folded(family), _folded(words[-1])} - {""}
+    return frozenset(keys or {name})
+
+
+def _entry_keys(data: EntryData, linked_by: str) -> set[str]:
+    keys: set[str] = set()
+    for names in data.persons.values():
+        for name in names if linked_by == "all" else names[:1]:
+            keys |= _name_keys(str(name))
+    if not keys:
+        # No names: the cite shows a title, which a name could only read the same as whole.
+        title = str(data.fields.get("shorttitle") or data.fields.get("title") or "")
+        keys = {"\0no-names", _folded(title), _folded(title.split(":")[0])} - {""}
+    return keys
+
+
+def _groups(entries: list[EntryData], style: csl.StyleInfo) -> list[list[EntryData]]:
+    """The entries in groups no two of which share a compared family name, each in the list's
+    order (the whole list as one group when the style links every entry)."""
+    if not style.linked_by or len(entries) < 2:
+        return [entries]
+    parent = list(range(len(entries)))
+
+    def root(index: int) -> int:
+        while parent[index] != index:
+            parent[index] = parent[parent[index]]
+            index = parent[index]
+        return index
+
+    owner: dict[str, int] = {}
+    for index, data in enumerate(entries):
+        for key in _entry_keys(data, style.linked_by):
+            if key in owner:
+                parent[root(index)] = root(owner[key])
+            else:
+                owner[key] = index
+    members: dict[int, list[EntryData]] = {}
+    for index, data in enumerate(entries):
+        members.setdefault(root(index), []).append(data)
+    return list(members.values())
+
+
+def _bins(groups: list[list[EntryData]]) -> list[list[EntryData]]:
+    """Groups packed into at most one call per core, the largest first into the emptiest;
+    each call's entries in the list's order."""
+    total = sum(len(group) for group in groups)
+    count = min(jsengine.CITATION_CALLS_AT_ONCE, len(groups), max(1, total // SLICE_MIN))
+    bins: list[list[list[EntryData]]] = [[] for _ in range(count)]
+    for group in sorted(groups, key=len, reverse=True):
+        min(bins, key=lambda chosen: sum(map(len, chosen))).append(group)
+    position = {id(group): index for index, group in enumerate(groups)}
+    return [
+        [data for group in sorted(chosen, key=lambda g: position[id(g)]) for data in group]
+        for chosen in bins
+        if chosen
+    ]
+
+
+def _grouped(
+    entries: list[EntryData], groups: list[list[EntryData]], style: csl.StyleInfo, locale: str
+) -> _ListResult | None:
+    """The list formatted group by group (cached groups read back), or None when it must be
+    formatted whole: a call could not give every entry's sort keys, or the groups do not
+    fit together (csl.order)."""
+    keys = [_cache_key("group", style, locale, _list_fingerprint(group)) for group in groups]
+    known = _memory.get_many(keys)
+    missing = [group for group, key in zip(groups, keys, strict=True) if key not in known]
+    fresh: dict[str, _ListResult] = {}
+    if missing:
+        bins = _bins(missing)
+        results = _calls(bins, style, locale, citations=True, sortkeys=True)
+        for chosen, result in zip(bins, results, strict=True):
+            if set(result.sortkeys) != {data.key for data in chosen}:
+                return None  # an entry refused or a call failed: the whole list says which
+        by_key = {key: result for result in results for key in result.sortkeys}
+        for group, key in zip(groups, keys, strict=True):
+            if key in known:
+                continue
+            result = by_key[group[0].key]
+            fresh[key] = known[key] = _ListResult(
+                {data.key: result.entries[data.key] for data in group},
+                [data.key for data in group],
+                {
+                    data.key: result.markers[data.key]
+                    for data in group
+                    if data.key in result.markers
+                },
+                {data.key: result.sortkeys[data.key] for data in group},
+                {data.key: result.ambigs.get(data.key, "") for data in group},
+            )
+    group_of = {data.key: index for index, group in enumerate(groups) for data in group}
+    # Cites that read the same in two groups (a style whose cites do not start with the first
+    # names, say) would have been told apart in the whole list.
+    cites: dict[str, int] = {}
+    for data in entries:
+        cite = known[keys[group_of[data.key]]].ambigs.get(data.key, "")
+        if cites.setdefault(cite, group_of[data.key]) != group_of[data.key]:
+            return None
+    rows = [
+        (data.key, group_of[data.key], known[keys[group_of[data.key]]].sortkeys[data.key])
+        for data in entries
+    ]
+    try:
+        order = csl.order(style, locale, rows)
+    except jsengine.JSError:
+        order = None
+    if order is None:
+        return None
+    if fresh:
+        _memory.set_many(fresh)
+    combined = _ListResult(order=order)
+    for key in keys:
+        combined.entries.update(known[key].entries)
+        combined.markers.update(known[key].markers)
+        combined.sortkeys.update(known[key].sortkeys)
+        combined.ambigs.update(known[key].ambigs)
+    return combined
 
 
 def format_references(

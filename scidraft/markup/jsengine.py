@@ -166,6 +166,11 @@ class JSStopped(JSError):
     result is not cached, a later render with time to spare may succeed."""
 
 
+class ContextFull(Exception):
+    """Raised by a call's `before`: this context holds enough already; the call goes to a
+    fresh one and this one is closed."""
+
+
 @functools.cache
 def versions() -> dict[str, str]:
     path = ASSETS / "versions.json"
@@ -293,6 +298,9 @@ class _Pool:
         with self.lock:
             if self.idle:
                 return self.idle.pop()  # the most recently used: its caches are warm
+        return self.fresh()
+
+    def fresh(self) -> MiniRacer:
         with _creation_lock:
             context = self.loader()
         with self.lock:
@@ -391,7 +399,12 @@ def _run(function: str, args: tuple, pool: _Pool, before, timeout: float, spent:
     context = pool.take()  # loading the libraries into a new context is not the input's cost
     if before is not None:
         try:
-            before(context)  # what this context still lacks (a style), not the input's cost
+            try:
+                before(context)  # what this context still lacks (a style), not the input's cost
+            except ContextFull:
+                pool.discard(context)
+                context = pool.fresh()  # holds nothing yet: it takes what `before` loads
+                before(context)
         except BaseException:
             pool.discard(context)
             raise

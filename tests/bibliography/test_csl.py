@@ -71,10 +71,13 @@ SEQUENCE = [
 ]
 
 
-def test_a_reused_processor_formats_each_list_as_a_fresh_context_does():
+def test_a_reused_processor_formats_each_list_as_a_fresh_context_does(monkeypatch):
     """One context formats the lists one after another (its processor per style and locale
     reused, reset for each list); each answer equals that of a context that formats only
     that list: numbering, order, year suffixes and given names do not leak between lists."""
+    # APA's and Chicago's processors together pass the heap past which a context takes no
+    # further style: here the one context must keep them all.
+    monkeypatch.setattr(csl, "STYLES_HEAP_BYTES", jsengine.MEMORY_LIMIT_BYTES)
     shared = _fresh_context()
     try:
         in_sequence = [_visible(_format(shared, _objects(t), s, loc)) for t, s, loc in SEQUENCE]
@@ -170,3 +173,35 @@ def test_the_pool_formats_lists_from_several_threads_at_once():
         thread.join()
     assert errors == []
     assert [results[i] for i in range(len(jobs))] == alone
+
+
+def test_a_context_past_its_styles_heap_hands_a_new_style_to_a_fresh_one(monkeypatch):
+    """Processors are never dropped (APA's holds about 50 MB): a context whose heap is past
+    STYLES_HEAP_BYTES is closed instead of building another style, and a fresh context
+    formats the list, so no context is pushed towards the memory limit by style after style."""
+    from bibliography.formatting import EntryData, format_references
+
+    entries = [
+        EntryData("k1", "book", {"title": "Stochastic Processes", "year": "1953",
+                                 "publisher": "Wiley"}, {"author": ["Doob, Joseph L."]}),
+    ]  # fmt: skip
+    pool = jsengine._citation_pool
+    pool.close_all()
+    format_cache_clear()
+    assert format_references(entries, "vancouver").problems == {}
+    (first,) = pool.every
+    assert first.heap_stats()["used_heap_size"] < csl.STYLES_HEAP_BYTES  # it takes more styles
+
+    monkeypatch.setattr(csl, "STYLES_HEAP_BYTES", 1)  # every context is past it
+    formatted = format_references(entries, "apa")
+    assert formatted.problems == {}
+    assert "Doob, J. L. (1953)" in formatted.entries["k1"]
+    (second,) = pool.every
+    assert second is not first  # closed, not kept
+    assert ("csl-apa", "en-US") in second.scidraft_loaded
+    assert ("vancouver", "en-US") not in second.scidraft_loaded
+
+    assert format_references(entries, "apa").problems == {}  # already built: kept
+    assert pool.every == [second]
+    monkeypatch.undo()
+    pool.close_all()
