@@ -21,3 +21,13 @@ errorlog = "-"
 # The app is loaded in each worker after the fork: nothing (V8, database connections) is
 # shared between processes.
 preload_app = False
+
+
+def post_worker_init(worker):
+    """Build the worker's V8 contexts (KaTeX, citation-js with the site's style) in the
+    background as it starts (scidraft.site.warming); SCIDRAFT_WARM=0 leaves them to the
+    first requests."""
+    if os.environ.get("SCIDRAFT_WARM", "1") != "0":
+        from scidraft.site.warming import warm_in_background
+
+        warm_in_background()

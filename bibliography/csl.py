@@ -473,6 +473,13 @@ def _load_style(context, loaded: set, style: StyleInfo, locale: str) -> None:
     loaded.add((style.template, locale))
 
 
+def warm(style_name: str | None, language: str | None) -> None:
+    """Build the style's processor in this process's citation contexts (jsengine.warm): the
+    first list a worker formats then pays for its entries alone."""
+    style, locale = style_info(style_name), resolve_locale(language)
+    jsengine.warm(citations_before=lambda context: _prepare(context, style, locale))
+
+
 def _answer(text) -> dict:
     return json.loads(text) if isinstance(text, str) else {}
 

@@ -610,6 +610,23 @@ _slice_threads: ThreadPoolExecutor | None = None
 _slice_threads_lock = threading.Lock()
 
 
+def warm(*, citations_before=None) -> None:
+    """Make this process's contexts before its first requests need them: one for formulas and
+    CITATION_CALLS_AT_ONCE for citations (as many as one list uses at once), each given
+    `citations_before(context)` (a style to build), as a call's `before` is."""
+    _pool.give_back(_pool.take())
+    contexts = [_citation_pool.take() for _ in range(CITATION_CALLS_AT_ONCE)]
+    for index, context in enumerate(contexts):
+        try:
+            if citations_before is not None:
+                citations_before(context)
+        except BaseException:
+            for unused in contexts[index:]:
+                _citation_pool.discard(unused)
+            raise
+        _citation_pool.give_back(context)
+
+
 def _slice_executor() -> ThreadPoolExecutor:
     global _slice_threads
     with _slice_threads_lock:

@@ -1,0 +1,77 @@
+"""scidraft.site.warming: a new worker builds its V8 contexts, the site's CSL style included,
+before its first request needs them."""
+
+from __future__ import annotations
+
+import runpy
+from pathlib import Path
+
+import pytest
+
+from bibliography import csl
+from bibliography.formatting import EntryData, format_cache_clear, format_references
+from scidraft.markup import jsengine
+from scidraft.site import warming
+from scidraft.site.models import SiteSettings
+
+pytestmark = pytest.mark.django_db(transaction=True)  # the warm-up reads from its own thread
+
+ENTRY = EntryData(
+    "doob53",
+    "book",
+    {"title": "Stochastic Processes", "year": "1953", "publisher": "Wiley"},
+    {"author": ["Doob, Joseph L."]},
+)
+
+
+@pytest.fixture
+def empty_pools():
+    jsengine._pool.close_all()
+    jsengine._citation_pool.close_all()
+    format_cache_clear()
+    yield
+    jsengine._citation_pool.close_all()
+
+
+def test_the_warm_up_builds_the_sites_style_in_every_context_a_list_uses(empty_pools):
+    SiteSettings.objects.current()
+    SiteSettings.objects.filter(pk=1).update(citation_style="apa", language_code="de")
+    warming.warm_in_background().join(timeout=120)
+
+    pool = jsengine._citation_pool
+    assert len(pool.idle) == jsengine.CITATION_CALLS_AT_ONCE
+    assert all(("csl-apa", "de-DE") in context.scidraft_loaded for context in pool.idle)
+    assert len(jsengine._pool.idle) == 1  # KaTeX's
+    built = list(pool.every)
+    formatted = format_references([ENTRY], "apa", "de")
+    assert formatted.problems == {}
+    assert pool.every == built  # the list made no context of its own
+
+
+def test_without_settings_the_warm_up_builds_vancouver_and_creates_no_row(empty_pools):
+    warming.warm_process()
+    assert not SiteSettings.objects.exists()  # reading, never writing
+    loaded = [context.scidraft_loaded for context in jsengine._citation_pool.idle]
+    assert loaded and all((csl.DEFAULT_STYLE, csl.DEFAULT_LOCALE) in done for done in loaded)
+
+
+def test_a_warm_up_that_fails_leaves_the_work_to_the_first_request(empty_pools, monkeypatch):
+    def broken(context, style, locale):
+        raise jsengine.JSError("the style could not be loaded")
+
+    monkeypatch.setattr(csl, "_prepare", broken)
+    warming.warm_process()  # logged, not raised
+    assert jsengine._citation_pool.every == []  # nothing half-built is kept
+    monkeypatch.undo()
+    assert format_references([ENTRY], "vancouver").problems == {}
+
+
+def test_gunicorn_starts_the_warm_up_in_each_worker_unless_told_not_to(monkeypatch):
+    started = []
+    monkeypatch.setattr(warming, "warm_in_background", lambda: started.append(True))
+    conf = runpy.run_path(str(Path(__file__).resolve().parents[2] / "gunicorn.conf.py"))
+    conf["post_worker_init"](worker=None)
+    assert started == [True]
+    monkeypatch.setenv("SCIDRAFT_WARM", "0")
+    conf["post_worker_init"](worker=None)
+    assert started == [True]
