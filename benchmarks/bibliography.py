@@ -18,7 +18,9 @@ them after its first list in that style. Cold lists are measured twice, alternat
 run: before (BEFORE_COMMIT's citation-js functions and context globals, in a context pool of
 their own, a numbered list's slices at once, an author–date list in one call) and after
 (today's: an author–date list's independent groups at once, bibliography.formatting._groups),
-on the same Python code. Warm: the same list again, from the caches. Each figure is
+on the same Python code. Warm: the same list again, from the caches. Added (author–date
+styles): a formatted list with one citation more, as the editor's preview sees an author
+write; before, the list is formatted again whole, after, only the added key's group. Each figure is
 the median of FORMAT_RUNS runs, in wall-clock time (the target) and in CPU time (the work
 itself, steadier on a shared machine).
 
@@ -424,6 +426,46 @@ def measure_cold(bibfile, style: str, pools: dict) -> dict:
     }
 
 
+def formatting_style_is_numeric(style: str | None) -> bool:
+    from bibliography import csl
+
+    return csl.style_info(style).numeric
+
+
+def measure_added(bibfile, style: str, pools: dict) -> dict:
+    """A citation added to a note whose list was formatted (the editor's preview as an author
+    writes): each run formats a note of new keys, then times the same note citing one key
+    more. Before: the list is formatted again whole; after, only the added key's group."""
+    from bibliography import formatting
+    from bibliography.formatting import StoredBibliography
+    from scidraft.markup import RenderContext, jsengine, render
+
+    today, groups = jsengine._citation_pool, formatting._groups
+    found = {label: [] for label in pools}
+    for run in range(FORMAT_RUNS + 1):
+        source = citing_note(part=16 + run)  # parts no other measurement cites
+        extra = re.findall(r"\\cite\{([^}]+)\}", citing_note(part=32 + run))[0]
+        added = source.replace("{{< references", f"And \\cite{{{extra}}}.\n\n{{{{< references")
+        for label, pool in pools.items():
+            jsengine._citation_pool = pool or today
+            formatting._groups = (lambda entries, style: [entries]) if pool else groups
+            try:
+                _cold()
+                for text, timed_run in ((source, False), (added, True)):
+                    timed = _TimedBibliography(StoredBibliography(bibfile))
+                    context = RenderContext(
+                        resolve_bibliography=lambda name, t=timed: t if name == BIB_NAME else None,
+                        citation_style=style,
+                    )
+                    render(text, context)
+                    if timed_run and run:
+                        found[label].append(timed.seconds * 1000)
+            finally:
+                jsengine._citation_pool = today
+                formatting._groups = groups
+    return {label: statistics.median(runs) for label, runs in found.items()}
+
+
 # The parts of one list inside V8, timed by V8's clock: citation-js's BibTeX mapping, the
 # processor's updateItems (sort keys, disambiguation), makeBibliography, the in-text citations.
 _FLOOR_JS = r"""
@@ -785,6 +827,19 @@ def main(argv: list[str] | None = None) -> int:
                     DASH,
                 ]
             )
+            if not formatting_style_is_numeric(style):
+                for path, elapsed in measure_added(bibfile, style, pools).items():
+                    rows.append(
+                        [
+                            f"note citing {CITED} keys, style {label}: one citation added to "
+                            f"its formatted list{', ' + path if path else ''}",
+                            f"{CITED + 1}",
+                            f"{elapsed:.1f} ms",
+                            DASH,
+                            DASH,
+                            DASH,
+                        ]
+                    )
             floors.append([label, *measure_floor(bibfile, style)])
             for path, counted in cold.items():
                 notes.append(
