@@ -33,21 +33,31 @@ def environments_changed(sender, **kwargs):
     Page.objects.update(source_hash="")
 
 
-def site_macros_before_save(sender, instance, **kwargs):
-    """Remember whether the site's math macros change with this save (read before it)."""
-    before = SiteSettings.objects.filter(pk=instance.pk).values_list("math_macros", flat=True)
-    instance._math_macros_changed = list(before) != [instance.math_macros]
+# The site settings a stored render depends on (notes.rendering.source_hash hashes them).
+RENDER_SETTINGS = ("math_macros", "citation_style", "language_code")
 
 
-def site_macros_changed(sender, instance, **kwargs):
-    """The site's math macros changed: every formula may typeset differently (marked stale,
-    as for the kinds)."""
-    if getattr(instance, "_math_macros_changed", False):
+def site_settings_before_save(sender, instance, **kwargs):
+    """Remember whether this save changes a setting the stored renders depend on (read
+    before it): the math macros, the citation style, the language (the style's locale)."""
+    before = SiteSettings.objects.filter(pk=instance.pk).values_list(*RENDER_SETTINGS)
+    now = tuple(getattr(instance, name) for name in RENDER_SETTINGS)
+    instance._render_settings_changed = list(before) != [now]
+
+
+def site_settings_changed(sender, instance, **kwargs):
+    """A setting every render reads changed: formulas may typeset and reference lists read
+    differently (marked stale, as for the kinds)."""
+    if getattr(instance, "_render_settings_changed", False):
         environments_changed(sender)
 
 
 def connect() -> None:
-    pre_save.connect(site_macros_before_save, sender=SiteSettings, dispatch_uid="notes.macros.pre")
-    post_save.connect(site_macros_changed, sender=SiteSettings, dispatch_uid="notes.macros.post")
+    pre_save.connect(
+        site_settings_before_save, sender=SiteSettings, dispatch_uid="notes.settings.pre"
+    )
+    post_save.connect(
+        site_settings_changed, sender=SiteSettings, dispatch_uid="notes.settings.post"
+    )
     post_save.connect(environments_changed, sender=Environment, dispatch_uid="notes.kinds.save")
     post_delete.connect(environments_changed, sender=Environment, dispatch_uid="notes.kinds.del")
