@@ -524,6 +524,21 @@ def _bins(groups: list[list[EntryData]]) -> list[list[EntryData]]:
     ]
 
 
+def _stopped(entries, keys, known, results) -> _ListResult:
+    """A call was stopped (time, memory, the render's budget): formatting the list whole would
+    be stopped again. What was formatted shows, the rest raw with the reason, in the list's
+    order (no sort keys tell the style's), and nothing is cached: the next render retries."""
+    partial = _ListResult(order=[data.key for data in entries])
+    for key in keys:
+        if key in known:
+            partial.entries.update(known[key].entries)
+            partial.markers.update(known[key].markers)
+    for result in results:
+        partial.entries.update(result.entries)
+        partial.markers.update(result.markers)
+    return partial
+
+
 def _grouped(
     entries: list[EntryData], groups: list[list[EntryData]], style: csl.StyleInfo, locale: str
 ) -> _ListResult | None:
@@ -537,9 +552,11 @@ def _grouped(
     if missing:
         bins = _bins(missing)
         results = _calls(bins, style, locale, citations=True, sortkeys=True)
+        if not all(_complete(result) for result in results):
+            return _stopped(entries, keys, known, results)
         for chosen, result in zip(bins, results, strict=True):
             if set(result.sortkeys) != {data.key for data in chosen}:
-                return None  # an entry refused or a call failed: the whole list says which
+                return None  # an entry refused: the whole list says which, and why
         by_key = {key: result for result in results for key in result.sortkeys}
         for group, key in zip(groups, keys, strict=True):
             if key in known:

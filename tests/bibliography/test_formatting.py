@@ -326,3 +326,31 @@ def test_entries_whose_cites_read_the_same_are_never_formatted_apart(monkeypatch
     assert formatted.markers["s3"].endswith("2019b")
     whole = _without_groups(monkeypatch, SORTED_LIST, "apa")
     assert (formatted.order, formatted.entries) == (whole.order, whole.entries)
+
+
+def test_a_group_call_that_is_stopped_costs_its_own_entries_and_is_not_retried(monkeypatch):
+    """A call stopped (memory, time) would be stopped again over the whole list: the other
+    groups show formatted, the stopped call's entries raw with the reason, nothing cached."""
+    monkeypatch.setattr(jsengine, "CITATION_CALLS_AT_ONCE", 2)
+    real = formatting.csl.run_each
+    calls = []
+
+    def second_stopped(entry_lists, *args, **kwargs):
+        calls.append(len(entry_lists))
+        answers = real(entry_lists, *args, **kwargs)
+        return [answers[0], jsengine.JSError("used too much memory and was stopped")]
+
+    monkeypatch.setattr(formatting.csl, "run_each", second_stopped)
+    _forget_formatted()
+    formatted = format_references(SORTED_LIST, "apa")
+    assert calls == [2]  # no second try of the whole list
+    assert formatted.order == [data.key for data in SORTED_LIST]
+    stopped = set(formatted.problems)
+    assert len(stopped) == 10 and all("too much memory" in p for p in formatted.problems.values())
+    shown = [key for key in formatted.order if key not in stopped]
+    assert all("ref-unformatted" not in formatted.entries[key] for key in shown)
+    assert all(f"<code>{key}</code>" in formatted.entries[key] for key in stopped)
+
+    monkeypatch.setattr(formatting.csl, "run_each", real)
+    again = format_references(SORTED_LIST, "apa")  # nothing was cached: formatted in full
+    assert again.problems == {}
