@@ -37,6 +37,15 @@ def place_cursor(page, offset: int) -> None:
     )
 
 
+def visible_line_end(page) -> int:
+    """The offset of the end of the line in the middle of what the source shows: typing there
+    scrolls nothing."""
+    return page.evaluate(
+        f"() => {{ const v = {_API}.view; const r = v.visibleRanges[0];"
+        " return v.state.doc.lineAt(Math.floor((r.from + r.to) / 2)).to; }"
+    )
+
+
 def body_has_focus(page) -> bool:
     return page.evaluate(f"() => {_API}.hasFocus()")
 

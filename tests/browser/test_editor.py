@@ -21,6 +21,7 @@ from tests.browser.editing import (
     fill_body,
     place_cursor,
     selected_text,
+    visible_line_end,
 )
 from tests.browser.worker import in_worker
 from tests.people import PASSWORD
@@ -232,9 +233,12 @@ def test_preview_keeps_scroll_and_redraws_only_changed_diagrams(open_page):
     )
     pane = page.locator(".editor-preview-pane")
     pane.evaluate("el => { el.scrollTop = 400 }")
+    page.wait_for_function("() => document.querySelector('.cm-scroller').scrollTop > 0")
     # Unchanged blocks stay the same DOM nodes: only what changed is replaced.
     page.evaluate("() => { document.querySelector('.editor-preview p').dataset.kept = 'yes' }")
-    place_cursor(page, len(body))
+    # Where the source shows (it followed the pane): typing out of sight would scroll the
+    # source to the cursor, and the pane would rightly follow it.
+    place_cursor(page, visible_line_end(page))
     page.keyboard.type("\nThe end.")
     page.locator(".editor-preview p", has_text="The end.").wait_for()
     assert pane.evaluate("el => el.scrollTop") == 400
