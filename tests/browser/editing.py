@@ -37,6 +37,10 @@ def place_cursor(page, offset: int) -> None:
     )
 
 
+def wait_for_body_text(page, text: str) -> None:
+    page.wait_for_function(f"(text) => {_API}.text() === text", arg=text)
+
+
 def visible_line_end(page) -> int:
     """The offset of the end of the line in the middle of what the source shows: typing there
     scrolls nothing."""

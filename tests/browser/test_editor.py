@@ -22,6 +22,7 @@ from tests.browser.editing import (
     place_cursor,
     selected_text,
     visible_line_end,
+    wait_for_body_text,
 )
 from tests.browser.worker import in_worker
 from tests.people import PASSWORD
@@ -310,8 +311,10 @@ def test_unsaved_text_is_offered_back_on_the_next_visit(open_page):
     restore = page.locator(".editor-restore")
     restore.wait_for()
     assert "newer than the saved note" in restore.inner_text()
+    page.locator("form.editor-form[data-editor=codemirror]").wait_for(state="attached")
     assert body_text(page) == "Server text."
     page.click("[data-restore]")
+    wait_for_body_text(page, "Written offline.")
     assert body_text(page) == "Written offline."
 
 
