@@ -37,6 +37,12 @@ def place_cursor(page, offset: int) -> None:
     )
 
 
+def set_body_text(page, text: str) -> None:
+    """Replace the body's text in one step through the editor (what Restore does). A fill
+    right after the page loads can land beside the text instead of over it under load."""
+    page.evaluate(f"(text) => {_API}.setText(text)", text)
+
+
 def wait_for_body_text(page, text: str) -> None:
     page.wait_for_function(f"(text) => {_API}.text() === text", arg=text)
 

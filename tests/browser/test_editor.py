@@ -21,6 +21,7 @@ from tests.browser.editing import (
     fill_body,
     place_cursor,
     selected_text,
+    set_body_text,
     visible_line_end,
     wait_for_body_text,
 )
@@ -305,7 +306,8 @@ def test_unsaved_text_is_offered_back_on_the_next_visit(open_page):
     log_in(page)
     page.route("**/autosave/", lambda route: route.abort("internetdisconnected"))
     page.goto(f"/write/{note.pk}/")
-    fill_body(page, "Written offline.")
+    page.locator("form.editor-form[data-editor=codemirror]").wait_for(state="attached")
+    set_body_text(page, "Written offline.")
     page.locator(".editor-autosave-status", has_text="Not saved yet").wait_for()
     page.goto(f"/write/{note.pk}/")
     restore = page.locator(".editor-restore")
