@@ -117,6 +117,25 @@ class _ListResult:
     # The cite each entry was disambiguated against (citeproc's ambiguity key), the same.
     ambigs: dict[str, str] = field(default_factory=dict)
 
+    def part(self, keys: list[str]) -> _ListResult:
+        """What this result says of `keys` (one group of a list formatted in one call)."""
+        return _ListResult(
+            {key: self.entries[key] for key in keys},
+            list(keys),
+            {key: self.markers[key] for key in keys if key in self.markers},
+            {key: self.sortkeys[key] for key in keys if key in self.sortkeys},
+            {key: self.ambigs.get(key, "") for key in keys},
+        )
+
+
+def _joined(parts: Iterable[_ListResult], order: list[str]) -> _ListResult:
+    """Results of separate calls as one list in `order`."""
+    joined = _ListResult(order=order)
+    for part in parts:
+        joined.entries.update(part.entries)
+        joined.markers.update(part.markers)
+    return joined
+
 
 def bibtex_object(data: EntryData) -> tuple[dict, tuple[str, ...]]:
     """The entry as citation-js's BibTeX parser reads it from a file (fields lower-case, values
@@ -457,8 +476,9 @@ def _name_keys(name: str) -> frozenset[str]:
     """What a BibTeX name is filed under: its family part ("Last, First" or the words from
     the first lower-case one, else the last word) and that part's last word, folded."""
     name = name.strip()
-    if len(_top_level(name, ",")) > 1:
-        family = _top_level(name, ",")[0]
+    parts = _top_level(name, ",")
+    if len(parts) > 1:
+        family = parts[0]
     else:
         words = _top_level(name, " ")
         start = next(
@@ -528,15 +548,8 @@ def _stopped(entries, keys, known, results) -> _ListResult:
     """A call was stopped (time, memory, the render's budget): formatting the list whole would
     be stopped again. What was formatted shows, the rest raw with the reason, in the list's
     order (no sort keys tell the style's), and nothing is cached: the next render retries."""
-    partial = _ListResult(order=[data.key for data in entries])
-    for key in keys:
-        if key in known:
-            partial.entries.update(known[key].entries)
-            partial.markers.update(known[key].markers)
-    for result in results:
-        partial.entries.update(result.entries)
-        partial.markers.update(result.markers)
-    return partial
+    cached = [known[key] for key in keys if key in known]
+    return _joined([*cached, *results], [data.key for data in entries])
 
 
 def _grouped(
@@ -561,18 +574,7 @@ def _grouped(
         for group, key in zip(groups, keys, strict=True):
             if key in known:
                 continue
-            result = by_key[group[0].key]
-            fresh[key] = known[key] = _ListResult(
-                {data.key: result.entries[data.key] for data in group},
-                [data.key for data in group],
-                {
-                    data.key: result.markers[data.key]
-                    for data in group
-                    if data.key in result.markers
-                },
-                {data.key: result.sortkeys[data.key] for data in group},
-                {data.key: result.ambigs.get(data.key, "") for data in group},
-            )
+            fresh[key] = known[key] = by_key[group[0].key].part([data.key for data in group])
     group_of = {data.key: index for index, group in enumerate(groups) for data in group}
     # Cites that read the same in two groups (a style whose cites do not start with the first
     # names, say) would have been told apart in the whole list.
@@ -593,13 +595,7 @@ def _grouped(
         return None
     if fresh:
         _memory.set_many(fresh)
-    combined = _ListResult(order=order)
-    for key in keys:
-        combined.entries.update(known[key].entries)
-        combined.markers.update(known[key].markers)
-        combined.sortkeys.update(known[key].sortkeys)
-        combined.ambigs.update(known[key].ambigs)
-    return combined
+    return _joined([known[key] for key in keys], order)
 
 
 def format_references(
