@@ -16,13 +16,12 @@ note of keys never measured): imports, the database connection, and the V8 conte
 citation-js, each with the style loaded and its citeproc-js processor built, as a server has
 them after its first list in that style. Cold lists are measured twice, alternating run by
 run: before (BEFORE_COMMIT's citation-js functions and context globals, in a context pool of
-their own, a numbered list's slices at once, an author–date list in one call) and after
-(today's: an author–date list's independent groups at once, bibliography.formatting._groups),
-on the same Python code. Warm: the same list again, from the caches. Added (author–date
-styles): a formatted list with one citation more, as the editor's preview sees an author
-write; before, the list is formatted again whole, after, only the added key's group. Each figure is
-the median of FORMAT_RUNS runs, in wall-clock time (the target) and in CPU time (the work
-itself, steadier on a shared machine).
+their own) and after (today's: citeproc-js's name register skipped under styles that never add
+given names, bibliography.csl's scidraftCslPlainNames), on the same Python code. Warm: the
+same list again, from the caches. Added (author–date styles): a formatted list with one
+citation more, as the editor's preview sees an author write (only the added key's group is
+formatted). Each figure is the median of FORMAT_RUNS runs, in wall-clock time (the target) and
+in CPU time (the work itself, steadier on a shared machine).
 
 It reports and never gates: the exit code is 0 even when a target fails, so FAIL is printed
 where a reader cannot miss it.
@@ -67,10 +66,9 @@ SHARED = Path(os.environ.get("SCIDRAFT_SHARED") or ROOT.parent / "shared")
 EXAMPLE = SHARED / "reference" / "scidraft-exampleSite"
 # The formatting before the latest cold-list work: that commit's citation-js functions and
 # context globals (bibliography/csl.py's prelude, scidraft/markup/jsengine.py's globals) run in
-# a context pool of their own beside today's, on the same Python, an author–date list in one
-# call (the commit formatted it whole: its groups are not formed). Numbered lists were sliced
-# already and read the same in both.
-BEFORE_COMMIT = "b25d7d6"
+# a context pool of their own beside today's, on the same Python (lists sliced and grouped as
+# today: the commit did so already).
+BEFORE_COMMIT = "9ba8383"
 # The last commit with the pybtex styles (the one before 23793ee replaced them with CSL): main
 # no longer has them, so "before" is read from there.
 PYBTEX_COMMIT = "23793ee^"
@@ -380,18 +378,16 @@ def measure_cold(bibfile, style: str, pools: dict) -> dict:
     so a busy machine slows all alike. Run n of every pool formats the note of part n, whose
     50 keys no earlier run cited: each list is new to the contexts, whose processors were
     built for the style by the warm-up run (part 99, never measured)."""
-    from bibliography import formatting
     from bibliography.formatting import StoredBibliography
     from scidraft.markup import RenderContext, jsengine, render
 
-    today, groups = jsengine._citation_pool, formatting._groups
+    today = jsengine._citation_pool
     found = {label: {"format": [], "cpu": [], "render": []} for label in pools}
     items = {}
     for run in range(FORMAT_RUNS + 1):
         source = citing_note(part=99 if run == 0 else run)
         for label, pool in pools.items():
             jsengine._citation_pool = pool or today
-            formatting._groups = (lambda entries, style: [entries]) if pool else groups
             try:
                 _cold()
                 timed = _TimedBibliography(StoredBibliography(bibfile))
@@ -402,7 +398,6 @@ def measure_cold(bibfile, style: str, pools: dict) -> dict:
                 elapsed, result = _seconds(render, source, context)
             finally:
                 jsengine._citation_pool = today
-                formatting._groups = groups
             if run == 0:
                 items[label] = (
                     result.html.count("<li"),
@@ -435,12 +430,11 @@ def formatting_style_is_numeric(style: str | None) -> bool:
 def measure_added(bibfile, style: str, pools: dict) -> dict:
     """A citation added to a note whose list was formatted (the editor's preview as an author
     writes): each run formats a note of new keys, then times the same note citing one key
-    more. Before: the list is formatted again whole; after, only the added key's group."""
-    from bibliography import formatting
+    more: only the added key's group is formatted."""
     from bibliography.formatting import StoredBibliography
     from scidraft.markup import RenderContext, jsengine, render
 
-    today, groups = jsengine._citation_pool, formatting._groups
+    today = jsengine._citation_pool
     found = {label: [] for label in pools}
     for run in range(FORMAT_RUNS + 1):
         source = citing_note(part=16 + run)  # parts no other measurement cites
@@ -448,7 +442,6 @@ def measure_added(bibfile, style: str, pools: dict) -> dict:
         added = source.replace("{{< references", f"And \\cite{{{extra}}}.\n\n{{{{< references")
         for label, pool in pools.items():
             jsengine._citation_pool = pool or today
-            formatting._groups = (lambda entries, style: [entries]) if pool else groups
             try:
                 _cold()
                 for text, timed_run in ((source, False), (added, True)):
@@ -462,7 +455,6 @@ def measure_added(bibfile, style: str, pools: dict) -> dict:
                         found[label].append(timed.seconds * 1000)
             finally:
                 jsengine._citation_pool = today
-                formatting._groups = groups
     return {label: statistics.median(runs) for label, runs in found.items()}
 
 

@@ -293,6 +293,29 @@ function scidraftCslHold(template, lang) {
     SCIDRAFT_ENGINES[key] = SCIDRAFT_CITE.CSL.engine(
       template, SCIDRAFT_CSL.locales.has(lang) ? lang : undefined);
   }
+  scidraftCslPlainNames(SCIDRAFT_ENGINES[key]);
+}
+// citeproc-js registers every name it renders (namereg.addname) and asks the register which
+// form of the given name each takes (namereg.evalname), for given-name disambiguation. Under a
+// style without disambiguate-add-givenname the register never changes an answer: evalname with
+// no form requested (0, the only request such a style makes) returns the form the name element
+// asks for, registered or not: 0 for a short form, 1 with initialize-with, else 2. Skipping the
+// register is a sixth of a numbered list's time. The register is replaced when the processor
+// rebuilds its state, so this is checked at every list; styles that do add given names (APA,
+// Chicago) keep citeproc's own functions.
+var SCIDRAFT_PLAIN_NAMES = true;  // tests turn it off, to compare with the register kept
+function scidraftCslPlainNames(engine) {
+  var register = engine.registry.namereg;
+  if (!SCIDRAFT_PLAIN_NAMES || register.scidraftPlain) return;
+  if (engine.opt["disambiguate-add-givenname"]) return;
+  var evalname = register.evalname;
+  register.addname = function () {};
+  register.evalname = function (id, name, position, requested, form, initials) {
+    if (requested) return evalname.apply(this, arguments);
+    if (form === "short") return 0;
+    return typeof initials === "string" ? 1 : 2;
+  };
+  register.scidraftPlain = true;
 }
 // The processor whose registry holds exactly `ids` (the bibliography just formatted them all),
 // else null.
@@ -347,6 +370,7 @@ function scidraftCslFormat(entries, template, lang, citations, sortkeys) {
   var items = scidraftCslItems(entries, errors);
   var result = {entries: [], citations: {}, errors: errors, items: items};
   if (!items.length) return result;
+  scidraftCslHold(template, lang);
   var options = {format: "html", template: template, lang: lang, asEntryArray: true};
   var pass = {whole: true};
   result.entries = scidraftCslBibliography(items, options, errors, pass);

@@ -1,7 +1,8 @@
 """citation-js in the embedded V8 (bibliography.csl): the processor plugin-csl keeps per style
 and locale is reused from list to list without one list's state reaching the next, the in-text
-citations read off the list's own bibliography pass equal a pass of their own, the case-mapping
-shortcut answers as V8 does, and the context pool serves threads at once."""
+citations read off the list's own bibliography pass equal a pass of their own, styles that never
+add given names read the same without citeproc-js's name register, the case-mapping shortcut
+answers as V8 does, and the context pool serves threads at once."""
 
 from __future__ import annotations
 
@@ -116,6 +117,49 @@ def test_in_text_citations_from_the_bibliography_pass_equal_a_pass_of_their_own(
     assert read_off is True
     assert answer["citations"] == json.loads(own_pass)
     assert len(set(answer["citations"].values())) == len(answer["citations"])
+
+
+# Styles that never add given names to tell authors apart (numbered ones, and an author–date
+# one) skip citeproc-js's name register; APA adds them and keeps it.
+PLAIN_NAMES = [
+    ("vancouver", True),
+    ("ieee", True),
+    ("nature", True),
+    ("association-for-computing-machinery", True),
+    ("american-physics-society", True),
+    ("emerald-harvard", True),
+    ("apa", False),
+]
+
+
+def _engine_skips_register(context: MiniRacer, style: str, locale: str) -> bool:
+    template = json.dumps(csl.style_info(style).template)
+    key = f"scidraftCslEngineKey({template}, {json.dumps(locale)})"
+    return context.eval(f"SCIDRAFT_ENGINES[{key}].registry.namereg.scidraftPlain === true")
+
+
+@pytest.mark.parametrize(("style", "skipped"), PLAIN_NAMES)
+def test_a_style_without_given_name_disambiguation_reads_the_same_without_the_name_register(
+    style, skipped
+):
+    """The register of names (a sixth of a numbered list's time) is skipped only where it
+    cannot change a word: lists of colliding names (the same family with other given names,
+    one author's works in one year, accents) read as with citeproc-js's own register, entries,
+    order and in-text citations, one list after another in the same processor."""
+    lists = [(COLLIDING, "en-US"), (OTHERS, "en-US"), (COLLIDING, "de-DE")]
+    skipping, keeping = _fresh_context(), _fresh_context()
+    try:
+        keeping.eval("SCIDRAFT_PLAIN_NAMES = false")
+        for text, locale in lists:
+            fast = _format(skipping, _objects(text), style, locale)
+            kept = _format(keeping, _objects(text), style, locale)
+            assert _visible(fast) == _visible(kept), (style, locale)
+            assert fast["entries"] and not fast["errors"]
+        assert _engine_skips_register(skipping, style, "en-US") is skipped
+        assert _engine_skips_register(keeping, style, "en-US") is False
+    finally:
+        skipping.close()
+        keeping.close()
 
 
 CASES = ["I", "İSTANBUL", "ΆΣΟΣ", "Straße", "ǅ", "TITLE Words", ""]
