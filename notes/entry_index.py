@@ -13,6 +13,7 @@ from collections import defaultdict
 
 from django.utils.text import slugify
 
+from scidraft.markup.inline_math import marked
 from scidraft.site.models import EntrySet
 
 from .models import Note
@@ -81,16 +82,17 @@ def _entries(settings: dict[str, str]) -> list[dict]:
 
 
 def _item(entry: dict) -> str:
+    # The theme prints these fields as written and MathJax typesets their math on the page;
+    # here the engine typesets the marked formulas with KaTeX once this HTML is sanitised.
     parts = [
         '<div class="entry-item">',
-        f'<a class="entry-title" href="{html.escape(entry["url"])}">'
-        f"{html.escape(entry['title'])}</a>",
+        f'<a class="entry-title" href="{html.escape(entry["url"])}">{marked(entry["title"])}</a>',
     ]
     if entry["aliases"]:
-        aliases = ", ".join(html.escape(alias) for alias in entry["aliases"])
+        aliases = ", ".join(marked(alias) for alias in entry["aliases"])
         parts.append(f'<p class="entry-alt"><em>Also known as:</em> {aliases}</p>')
     if entry["summary"]:
-        parts.append(f'<p class="entry-desc">{html.escape(entry["summary"])}</p>')
+        parts.append(f'<p class="entry-desc">{marked(entry["summary"])}</p>')
     parts.append("</div>")
     return "".join(parts)
 

@@ -11,7 +11,7 @@ import html
 import re
 from dataclasses import dataclass, field
 
-from . import limits
+from . import inline_math, limits
 from .context import RenderContext
 from .protect import mask_code
 from .rendered import RenderWarning
@@ -409,9 +409,19 @@ def process(
                     )
                 )
                 rendered = '<p class="entry-empty">No entries published yet.</p>'
+
+            def formula(tex: str, display: bool, line: int = code.line) -> str:
+                typeset, problem = inline_math.typeset(tex, display)
+                if problem:
+                    warnings.append(
+                        RenderWarning(line, "math-error", f"math in an entry index: {problem}")
+                    )
+                return stash.add(typeset, text=tex, kind="math", line=line)
+
             out.append(
                 stash.add(
-                    clean_fragment(rendered),
+                    # The entries' math is KaTeX's (trusted), put in after the rest is cleaned.
+                    inline_math.typeset_marked(clean_fragment(rendered), formula),
                     block=True,
                     kind="entry-index",
                     line=code.line,

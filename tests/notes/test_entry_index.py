@@ -1,0 +1,72 @@
+"""notes.entry_index: an entry set's A–Z and category views typeset the math of their titles,
+aliases and summaries on the server (the theme prints them as written and MathJax typesets
+them in the browser), escape everything else, and tell the page's author of a formula KaTeX
+refuses."""
+
+from __future__ import annotations
+
+import pytest
+
+from notes.entry_index import render_entry_index
+from notes.models import Note, Status
+from scidraft.markup import RenderContext, render
+
+
+def _member(slug: str, **params) -> Note:
+    return Note.objects.create(
+        slug=slug, title=slug, body="x", status=Status.PUBLISHED, params=params
+    )
+
+
+def _page(view: str):
+    return render(f"{{{{< {view} >}}}}\n", RenderContext(render_entry_index=render_entry_index))
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("view", ["entry-a-to-z", "entry-categories"])
+def test_math_in_an_entrys_fields_is_typeset_and_the_rest_escaped(view):
+    _member(
+        "rates",
+        entryTitle=r"Rates of $O(1/k^2)$",
+        entryAliases=[r"\(\ell_1\) descent", "<b>bold</b>"],
+        entrySummary=r"Shows $f(x_k) - f^\star \le L/k$ for <script>x</script> steps",
+        entryCategory="Optimisation",
+    )
+    page = _page(view)
+    assert page.html.count('<span class="katex">') == 3
+    assert "<math" in page.html and 'style="height:' in page.html  # KaTeX's own, kept whole
+    assert "$" not in page.html and r"\(" not in page.html
+    assert "&lt;b&gt;bold&lt;/b&gt;" in page.html and "&lt;script&gt;x" in page.html
+    assert "<script" not in page.html and "<b>" not in page.html
+    assert '<a class="entry-title" href="/notes/rates/">Rates of <span class="katex">' in page.html
+    assert page.has_math  # the page loads KaTeX's stylesheet
+    assert page.warnings == []
+
+
+@pytest.mark.django_db
+def test_a_formula_katex_refuses_shows_as_written_with_a_warning_for_the_page():
+    _member("broken", entryTitle="Broken", entrySummary=r"Bound $\frac{1}{$ holds")
+    page = _page("entry-a-to-z")
+    assert r"<code>\frac{1}{</code>" in page.html
+    assert [(w.line, w.code) for w in page.warnings] == [(1, "math-error")]
+    assert "math in an entry index" in page.warnings[0].message
+
+
+@pytest.mark.django_db
+def test_placeholder_characters_in_a_field_are_text_not_markup():
+    """A summary holding the engine's private-use characters cannot forge a formula or a
+    placeholder: they are dropped."""
+    _member("forged", entryTitle="Forged", entrySummary="a \ue014i\\alpha\ue015 \ue0000\ue001 b")
+    page = _page("entry-a-to-z")
+    assert 'class="katex"' not in page.html
+    assert "a i\\alpha 0 b" in page.html
+
+
+@pytest.mark.django_db
+def test_entries_are_still_filed_under_the_first_letter_of_their_title_as_written():
+    """As the theme files them: a title that starts with math is under "$"."""
+    _member("zeta", entryTitle=r"$\zeta$ functions")
+    _member("alpha", entryTitle="Alpha")
+    html = _page("entry-a-to-z").html
+    assert '<h2 class="entry-letter" id="$">$</h2>' in html
+    assert html.index('id="$"') < html.index('id="A"')
