@@ -84,7 +84,7 @@ def note_front_matter(note: Note) -> dict[str, Any]:
         matter["author"] = authors[0] if len(authors) == 1 else authors
     if note.institute:
         matter["institute"] = note.institute
-    tags = sorted(tag.name for tag in note.tags.all())
+    tags = [tag.name for tag in note.ordered_tags()]
     if tags:
         matter["tags"] = tags
     if note.show_title is not None:

@@ -533,6 +533,7 @@ def _note_values(source: NoteSource) -> dict:
         "robots_noindex": source.robots_noindex,
         "params": source.params,
         "date_offset_minutes": source.date_offset_minutes,
+        "tag_order": list(dict.fromkeys(source.tags)),
     }
     if source.date is not None:
         values["date"] = source.date
@@ -696,7 +697,7 @@ def _import_revision(
     metadata = note_metadata(
         note,
         authors=[handles[pk] for pk in batch.authors_of[note.pk]],
-        tags=sorted({tag.pk: tag.name for tag in tags}.values()),
+        tags=list({tag.pk: tag.name for tag in tags}.values()),
     )
     user = batch.user
     return NoteRevision(

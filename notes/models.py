@@ -276,6 +276,7 @@ class NoteQuerySet(RenderedQuerySet):
         return self.only(
             "slug", "title", "date", "date_offset_minutes", "institute", "show_title",
             "render_flags", "rendered_card_html", "render_version", "source_hash", "render_refs",
+            "tag_order",
         )  # fmt: skip
 
     def with_authorships(self):
@@ -394,6 +395,11 @@ def prefetch_cards(notes) -> None:
     models.prefetch_related_objects(list(notes), *card_prefetches())
 
 
+def _tag_key(name: str) -> str:
+    """A tag's name as tag_get_or_create files it (spaces collapsed), compared without case."""
+    return " ".join(str(name).split()).casefold()
+
+
 class Note(RenderedContent):
     """A note: the one content type of the theme, of any length (theme-spec §1)."""
 
@@ -419,6 +425,12 @@ class Note(RenderedContent):
         max_length=200, blank=True, help_text="Overrides the site's institute."
     )
     tags = models.ManyToManyField(Tag, related_name="notes", blank=True)
+    # The theme lists a note's tags as its front matter has them (`range .Params.tags`), not
+    # by name: the names in the author's order, kept beside the relation (which answers "the
+    # notes of a tag"). Tags set elsewhere (the admin) follow these, by name.
+    tag_order = models.JSONField(
+        default=list, blank=True, help_text="The tags' names in the order the author gave them."
+    )
 
     show_title = models.BooleanField(
         null=True,
@@ -509,6 +521,15 @@ class Note(RenderedContent):
     def clean(self):
         if message := body_size_error(self.body):
             raise ValidationError({"body": message})
+
+    def ordered_tags(self) -> list[Tag]:
+        """The note's tags in its front matter's order (tag_order); any it does not name, by
+        name after them. Reads the prefetched tags when there are (card_prefetches)."""
+        place = {_tag_key(name): index for index, name in enumerate(self.tag_order or [])}
+        return sorted(
+            self.tags.all(),
+            key=lambda tag: (place.get(_tag_key(tag.name), len(place)), tag.name.casefold()),
+        )
 
     @classmethod
     def from_db(cls, db, field_names, values):

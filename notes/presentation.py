@@ -84,7 +84,7 @@ def card(note: Note, site: SiteSettings, *, promotion: bool = False) -> Card:
         date=date_short(moment),
         date_title=date_with_time(moment),
         read_more=bool((note.render_flags or {}).get("has_preview")),
-        tags=list(note.tags.all()),
+        tags=note.ordered_tags(),
     )
 
 
@@ -135,7 +135,7 @@ def share_links(note: Note, site: SiteSettings, url: str) -> list[ShareLink]:
         return []
     allowed = note.share_buttons if note.share_buttons is not None else site.share_buttons
     title, link = quote(note.title or note.slug), quote(url, safe="")
-    hashtags = quote(",".join("".join(tag.name.split()) for tag in note.tags.all()))
+    hashtags = quote(",".join("".join(tag.name.split()) for tag in note.ordered_tags()))
     targets = {
         "x": f"https://x.com/intent/tweet/?text={title}&url={link}&hashtags={hashtags}",
         "linkedin": f"https://www.linkedin.com/shareArticle?mini=true&url={link}&title={title}",

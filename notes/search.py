@@ -315,7 +315,7 @@ def _result(kind: str, item, pattern: re.Pattern | None) -> SearchResult:
     if kind == "note":
         url = f"/notes/{item.slug}/"
         date = item.local_date
-        tags = list(item.tags.all())
+        tags = item.ordered_tags()
     else:
         url = f"/{item.slug}/"
         date = item.local_date

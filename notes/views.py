@@ -153,7 +153,7 @@ def note_detail(request, slug: str):
     url = absolute(request, site, f"/notes/{note.slug}/")
     identity = identity_for(note, site)
     work = citable_work(request, note)
-    tags = list(note.tags.all())
+    tags = note.ordered_tags()
     description = excerpt_of(note, lead=DESCRIPTION, words=META_WORDS).text()
     meta = PageMeta(
         title=f"{note.title or note.slug} | {site.title}",

@@ -44,11 +44,12 @@ def note_metadata(
     note: Note, *, authors: list[str] | None = None, tags: list[str] | None = None
 ) -> dict:
     """The note's fields other than title and body, as a revision records them. `authors`
-    (handles, in order) and `tags` (names, sorted) are read from the database unless given."""
+    (handles, in order) and `tags` (names, in the author's order) are read from the database
+    unless given."""
     if authors is None:
         authors = [link.author.handle for link in note.authorships.select_related("author")]
     if tags is None:
-        tags = sorted(note.tags.values_list("name", flat=True))
+        tags = [tag.name for tag in note.ordered_tags()]
     return {
         "slug": note.slug,
         "date": note.date.isoformat() if note.date else None,

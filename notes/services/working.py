@@ -65,7 +65,7 @@ def state_with_fields(state: dict, fields: dict) -> dict:
         if name == "date":
             value = value.isoformat() if value else None
         elif name == "tags":
-            value = sorted(dict.fromkeys(" ".join(t.split()) for t in value if t.strip()))
+            value = list(dict.fromkeys(" ".join(t.split()) for t in value if t.strip()))
         elif name == "authors":
             value = list(dict.fromkeys(value))
         elif name == "bibliographies":
@@ -151,11 +151,14 @@ def fields_apply(note: Note, fields: dict) -> None:
         note,
         {k: v for k, v in fields.items() if k not in {"tags", "authors", "bibliographies"}},
     )
+    if tags is not None:
+        tags = list(dict.fromkeys(" ".join(name.split()) for name in tags if name.strip()))
+        note.tag_order = tags
     note.version += 1
     note.full_clean()
     note.save()
     if tags is not None:
-        note.tags.set([tag_get_or_create(name) for name in dict.fromkeys(tags) if name.strip()])
+        note.tags.set([tag_get_or_create(name) for name in tags])
     if authors is not None:
         authors_set(note, authors)
     if bibliographies is not None:

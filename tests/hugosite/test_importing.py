@@ -164,7 +164,7 @@ def snapshot() -> dict:
         notes[note.slug]["authors"] = [
             (link.author.handle, link.author.name) for link in note.authorships.all()
         ]
-        notes[note.slug]["tags"] = sorted((tag.name, tag.slug) for tag in note.tags.all())
+        notes[note.slug]["tags"] = [(tag.name, tag.slug) for tag in note.ordered_tags()]
     pages = rows(Page.objects.all(), "slug")
     for page in Page.objects.prefetch_related("authors"):
         pages[page.slug]["authors"] = sorted(a.handle for a in page.authors.all())
@@ -215,6 +215,8 @@ def test_round_trip_reproduces_every_field_and_the_rendered_html(tmp_path):
 
     matter = (out / "content/notes/demo-note-algorithm-masked-attention.md").read_text()
     assert matter.startswith("+++\n") and "date = 2026-09-21T14:52:00+09:00\n" in matter
+    # The tags as the source lists them (the theme shows them in this order), not by name.
+    assert 'tags = [\n    "Demo",\n    "Algorithm",\n    "Attention",\n]\n' in matter
     assert 'mathTitle = "Masked Softmax Attention"' in matter  # params keys verbatim
     assert (out / "assets/bib/refs.bib").read_bytes() == (
         EXAMPLE / "assets/bib/refs.bib"

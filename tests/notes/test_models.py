@@ -150,3 +150,24 @@ def test_menus_have_one_level_of_children():
     grandchild = MenuItem(identifier="b", name="B", url="/b/", parent=child)
     with pytest.raises(ValidationError):
         grandchild.full_clean()
+
+
+@pytest.mark.django_db
+def test_a_note_without_a_tag_order_lists_its_tags_by_name():
+    """Notes from before tag_order (the migration leaves it empty) show their tags as they
+    always did."""
+    note = Note.objects.create(slug="older", body="x")
+    note.tags.add(Tag.objects.create(name="Zeta", slug="zeta"))
+    note.tags.add(Tag.objects.create(name="Alpha", slug="alpha"))
+    assert note.tag_order == []
+    assert [tag.name for tag in note.ordered_tags()] == ["Alpha", "Zeta"]
+
+
+@pytest.mark.django_db
+def test_tags_the_order_does_not_name_follow_it_by_name():
+    """A tag added where the order is not kept (the admin) comes after the named ones; names
+    match as tag_get_or_create files them (spaces collapsed, any case)."""
+    note = Note.objects.create(slug="mixed", body="x", tag_order=["Zeta", "linear  algebra"])
+    for name in ("Beta", "Linear Algebra", "Zeta", "Alpha"):
+        note.tags.add(Tag.objects.create(name=name, slug=name.lower().replace(" ", "-")))
+    assert [tag.name for tag in note.ordered_tags()] == ["Zeta", "Linear Algebra", "Alpha", "Beta"]

@@ -848,12 +848,13 @@ def test_note_head_meta(client, db):
 
 
 def test_keywords_fall_back_to_tags_and_canonical_override(client, db):
-    """No keywords: the tags; canonicalURL replaces the canonical link."""
+    """No keywords: the tags, in the order the note gives them; canonicalURL replaces the
+    canonical link."""
     make_note(
         "fallback", tags=["Zeta", "Alpha"], canonical_url="https://elsewhere.example/original/"
     )
     tree = html(client, "/notes/fallback/")
-    assert meta(tree, "keywords") == ["Alpha, Zeta"]
+    assert meta(tree, "keywords") == ["Zeta, Alpha"]
     assert tree.one("link[rel=canonical]").get("href") == "https://elsewhere.example/original/"
 
 
@@ -1417,3 +1418,17 @@ def test_constant_queries(client, db, django_assert_max_num_queries, name):
     assert response.status_code == 200, url
     if name == "feed first page":
         assert len(parse(response.content.decode()).select("article.note-card")) == 8 + 1
+
+
+# --- Tags in the note's order -----------------------------------------------------------------
+
+
+def test_tags_show_in_the_order_the_front_matter_gives_them(client, db):
+    """The theme ranges over .Params.tags: "#Demo #Citations #Alpha", not by name, on the
+    card and on the page."""
+    make_note("ordered", "Text about ordering.", tags=["Demo", "Citations", "Alpha"])
+    expected = ["#Demo", "#Citations", "#Alpha"]
+    card = html(client, "/").one("article.note-card")
+    assert [a.text for a in card.one("footer.note-tags").select("a.note-tag")] == expected
+    page = html(client, "/notes/ordered/").one("main > article.note-card.note-single")
+    assert [a.text for a in page.one("footer.note-tags").select("a.note-tag")] == expected

@@ -250,3 +250,25 @@ def test_the_admin_cannot_change_a_live_version_or_a_status(client, approved, ad
     assert 'name="body"' not in page and 'name="status"' not in page
     client.post(url, {"title": "Admin hack", "body": "Admin hack.", "status": "published"})
     assert _reload(approved).body == "Approved text."
+
+
+def test_tags_keep_the_order_the_author_typed_through_the_copy_and_publishing(
+    approved, author, editor_user
+):
+    """Tags typed "Zeta, Alpha" stay in that order in the working copy, in the editor's state
+    and, once published, on the note; a reordering alone is a change."""
+    services.note_save(
+        note_id=approved.pk, user=author, base_version=approved.version,
+        fields={"tags": ["Zeta", "Alpha"]},
+    )  # fmt: skip
+    copy_state = services.working_state(_reload(approved))
+    assert copy_state["tags"] == ["Zeta", "Alpha"]
+    services.note_publish(note_id=approved.pk, user=author, base_version=_reload(approved).version)
+    services.note_review_approve(note_id=approved.pk, user=editor_user)
+    live = _reload(approved)
+    assert [tag.name for tag in live.ordered_tags()] == ["Zeta", "Alpha"]
+    assert live.tag_order == ["Zeta", "Alpha"]
+    services.note_save(
+        note_id=live.pk, user=author, base_version=live.version, fields={"tags": ["Alpha", "Zeta"]}
+    )
+    assert services.working_state(_reload(live))["tags"] == ["Alpha", "Zeta"]
