@@ -15,7 +15,7 @@ from django.utils.text import slugify
 from bibliography.models import BibFile
 from notes.models import Author, Note, body_size_error
 from notes.services import is_editor, working_state
-from scidraft.site.models import EntrySet
+from scidraft.site.models import MATH_MACROS_MAX_CHARS, EntrySet, validate_math_macros
 
 # The entry-set fields of theme-spec §1.3 when the site configures no set.
 FALLBACK_ENTRY_SET = EntrySet(
@@ -106,6 +106,15 @@ class NoteEditorForm(forms.Form):
         widget=forms.TextInput(attrs={"list": "editor-tag-options", "autocomplete": "off"}),
     )
     summary = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    math_macros = forms.CharField(
+        required=False,
+        max_length=MATH_MACROS_MAX_CHARS,
+        validators=[validate_math_macros],
+        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false", "class": "editor-macros"}),
+        label="Math macros",
+        help_text="\\newcommand definitions for this note's math, after the site's; "
+        "the preview uses them as you type.",
+    )
     description = forms.CharField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 2}),
@@ -212,6 +221,7 @@ class NoteEditorForm(forms.Form):
             "institute": state["institute"],
             "tags": ", ".join(state["tags"]),
             "summary": state["summary"],
+            "math_macros": state.get("math_macros", ""),
             "description": state["description"],
             "show_title": state["show_title"],
             "promotion": state["promotion"],
@@ -299,7 +309,7 @@ class NoteEditorForm(forms.Form):
         names = [
             "title", "body", "slug", "date", "authors", "institute", "tags", "summary",
             "description", "show_title", "promotion", "weight", "keywords", "canonical_url",
-            *FLAGS,
+            "math_macros", *FLAGS,
         ]  # fmt: skip
         fields = {name: data[name] for name in names if name not in self.omitted}
         if "weight" in self.fields and self.fields["weight"].disabled:

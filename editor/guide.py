@@ -136,8 +136,8 @@ SECTIONS: tuple[Section, ...] = (
         "apply to it and to every later formula of the note, as in MathJax; "
         "<code>\\newcommand</code> may replace a command that exists, and "
         "<code>[2][x]</code> gives the first of two arguments a default. Definitions every "
-        "formula needs can go in the note's <em>math macros</em> field (front matter "
-        "<code>mathMacros</code>) or the site's settings instead. A macro that expands more "
+        "formula needs can go in the note's <em>Math macros</em> (in the side panel; front "
+        "matter <code>mathMacros</code>) or the site's settings instead. A macro that expands more "
         "than 1,000 times, as a recursive one does, stops with a warning.",
         (
             Example(

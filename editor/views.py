@@ -24,7 +24,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from bibliography.models import BibFile
 from notes import services
 from notes.models import Author, AuthorConsent, Note, NoteRevision, Status, Tag
-from notes.rendering import environment_kinds
+from notes.rendering import environment_kinds, with_macros
 from scidraft.markup import ENGINE_VERSION
 from scidraft.markup import render as markup_render
 from scidraft.markup.external_images import mark_external_images
@@ -32,6 +32,7 @@ from scidraft.markup.rendered import RenderWarning
 from scidraft.markup.shortcodes import SHORTCODES
 from scidraft.site.caching import deferred_bumps
 from scidraft.site.meta import PageMeta
+from scidraft.site.models import MATH_MACROS_MAX_CHARS
 
 from .forms import NoteEditorForm
 from .revision_diff import revision_diff
@@ -426,6 +427,11 @@ def note_preview(request, note_id: int):
         context = dataclasses.replace(
             services.working_context(note, reader=request.user), source_lines=True
         )
+        if "math_macros" in request.POST:
+            # The side panel's macros as typed, not saved yet: the renderer reports any it
+            # refuses as problems of the preview, as it does for saved ones.
+            macros = request.POST["math_macros"][:MATH_MACROS_MAX_CHARS]
+            context = with_macros(context, macros)
         rendered = markup_render(source, context)
         return JsonResponse(preview_json(rendered, for_reviewers(request, rendered.html)))
     rendered = markup_render(source, services.working_context(note, reader=request.user))

@@ -196,8 +196,13 @@ NOTE_MACROS = "the note's math macros"
 def with_note_macros(context: RenderContext, note: Note | None) -> RenderContext:
     """`context` with `note`'s macros after the site's (a base made for another note, or for
     none, loses that note's)."""
+    return with_macros(context, note.math_macros if note is not None else "")
+
+
+def with_macros(context: RenderContext, own: str) -> RenderContext:
+    """`context` with `own` as the note's macros, after the site's (what the editor has: a
+    working copy's, or the side panel's while it is edited)."""
     site = tuple(p for p in context.math_macros if p.where == SITE_MACROS)
-    own = note.math_macros if note is not None else ""
     preambles = (*site, Preamble(NOTE_MACROS, own)) if own.strip() else site
     if preambles == context.math_macros:
         return context

@@ -35,6 +35,7 @@ EDITOR_FIELDS = frozenset(
         "title", "body", "slug", "date", "authors", "institute", "tags", "summary",
         "description", "show_title", "promotion", "weight", "keywords", "canonical_url",
         "disable_share", "search_hidden", "hidden_in_rss", "robots_noindex", "params",
+        "math_macros",
     }
 )  # fmt: skip
 
@@ -260,7 +261,7 @@ def working_copy_discard(*, note_id: int, user, base_version: int) -> SaveResult
 _RESTORED_METADATA = (
     "summary", "description", "institute", "show_title", "tags", "promotion", "weight",
     "keywords", "canonical_url", "disable_share", "search_hidden", "hidden_in_rss",
-    "robots_noindex", "params",
+    "robots_noindex", "params", "math_macros",
 )  # fmt: skip
 
 

@@ -64,6 +64,7 @@ def note_metadata(
         "summary": note.summary,
         "description": note.description,
         "math": note.math,
+        "math_macros": note.math_macros,
         "keywords": note.keywords,
         "canonical_url": note.canonical_url,
         "share_buttons": note.share_buttons,

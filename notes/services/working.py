@@ -26,6 +26,7 @@ from ..rendering import (
     context_for,
     context_with_bibliographies,
     source_hash,
+    with_macros,
 )
 from .records import assign_fields, note_state, tag_get_or_create
 from .renders import note_render_store
@@ -35,7 +36,7 @@ from .renders import note_render_store
 STATE_FIELDS = (
     "title", "body", "slug", "date", "authors", "institute", "tags", "summary", "description",
     "show_title", "promotion", "weight", "keywords", "canonical_url", "disable_share",
-    "search_hidden", "hidden_in_rss", "robots_noindex", "params", "bibliographies",
+    "search_hidden", "hidden_in_rss", "robots_noindex", "params", "bibliographies", "math_macros",
 )  # fmt: skip
 
 
@@ -54,6 +55,7 @@ def note_state_defaults(note: Note) -> dict:
         "status": note.status,
         "math": note.math,
         "share_buttons": note.share_buttons,
+        "math_macros": note.math_macros,
     }
 
 
@@ -106,13 +108,15 @@ def working_context(note: Note, *, reader=None):
     if copy is None:
         return context
     names = tuple(copy.fields.get("bibliographies") or ())
-    return context_with_bibliographies(context, names)
+    context = context_with_bibliographies(context, names)
+    return with_macros(context, copy.fields.get("math_macros", note.math_macros))
 
 
 def working_copy_render(copy: WorkingCopy) -> None:
     """Render the working copy in its note's context with its own default bibliographies."""
     names = tuple(copy.fields.get("bibliographies") or ())
     context = context_with_bibliographies(context_for(copy.note), names)
+    context = with_macros(context, copy.fields.get("math_macros", copy.note.math_macros))
     rendered = render(copy.body, context)
     apply_rendered(copy, rendered, source_hash(copy.body, context))
 

@@ -30,6 +30,8 @@
   var problemList = form.querySelector(".editor-problem-list");
   var problemCount = form.querySelector(".editor-problem-count");
   var url = source.getAttribute("data-preview-url");
+  // The side panel's macros: the preview renders with them as they are typed, before a save.
+  var macros = form.querySelector("textarea[name=math_macros]");
 
   var MIN_DELAY = 250;
   var MAX_DELAY = 1200;
@@ -39,7 +41,7 @@
   var inFlight = null; // {seq, controller}
   var sentSeq = 0;
   var shownSeq = 0;
-  var lastSent = null; // the text of the latest request (or of the page's stored render)
+  var lastSent = null; // the text (and macros) of the latest request
   var failures = 0; // failed requests in a row: the next attempt waits longer
 
   function csrfToken() {
@@ -169,13 +171,16 @@
     timer = null;
     if (inFlight) return; // the response handler sends again
     var text = body.text();
-    if (text === lastSent) return;
-    lastSent = text;
+    var own = macros ? macros.value : null;
+    var sent = own === null ? text : text + "\u0000" + own;
+    if (sent === lastSent) return;
+    lastSent = sent;
     var seq = ++sentSeq;
     var controller = window.AbortController ? new AbortController() : null;
     var started = Date.now();
     var payload = new FormData();
     payload.append("content", text);
+    if (own !== null) payload.append("math_macros", own);
     inFlight = { seq: seq, controller: controller };
     var watchdog = setTimeout(function () {
       if (controller) controller.abort();
@@ -229,10 +234,12 @@
   // A change while a request is out is sent once it has answered (changedSince): the text is
   // read then, never on each keystroke.
   var changedSince = false;
-  body.onChange(function () {
+  function changed() {
     if (inFlight) changedSince = true;
     if (!(failures && timer)) schedule();
-  });
+  }
+  body.onChange(changed);
+  if (macros) macros.addEventListener("input", changed);
 
   // The page came with the stored render of the saved text and its problems: they show at
   // once, and the first answer (right away) adds the source lines, the gutter and the labels.

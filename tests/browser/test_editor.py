@@ -177,6 +177,29 @@ def test_write_math_and_a_citation_then_publish(open_page, screenshots):
     assert not page.errors and not reader.errors
 
 
+def test_macros_typed_in_the_side_panel_reach_the_preview_before_a_save(open_page, screenshots):
+    """A formula using \\Ex is a problem until the side panel's Math macros define it; the
+    preview typesets it as soon as the definition is typed, and Save keeps the macros."""
+    note = make_note("Macros", "The mean $\\Ex[X]$ of a variable.\n")
+    page = open_page()
+    log_in(page)
+    page.goto(f"/write/{note.pk}/")
+    preview = page.locator(".editor-preview")
+    preview.locator(".math-error").first.wait_for()
+    page.locator(".editor-macros-group summary").click()
+    page.fill("textarea[name=math_macros]", "\\newcommand{\\Ex}{\\mathbb{E}}")
+    preview.locator(".katex .mathbb").first.wait_for()
+    assert preview.locator(".math-error").count() == 0
+    page.locator(".editor-problem-count", has_text="0").wait_for()
+    page.screenshot(path=str(screenshots / "editor-macros.png"), full_page=True)
+    page.click("button[name=action][value=save]")
+    page.wait_for_selector(".editor-messages >> text=Saved.")
+    assert in_worker(lambda: Note.objects.get(pk=note.pk).math_macros) == (
+        "\\newcommand{\\Ex}{\\mathbb{E}}"
+    )
+    assert not page.errors
+
+
 def test_conflict_from_a_second_browser_shows_both_versions(open_page):
     """Two browsers open the note; one saves; the other's save is refused and the page shows
     both versions side by side, with the refused text kept as a revision."""

@@ -607,3 +607,52 @@ def test_a_saved_body_uses_lf_line_ends(client, author, note):
     response = client.post(f"/write/{note.pk}/", editor_form(note, body="One.\r\n\r\nTwo.\r\n"))
     assert response.status_code == 302
     assert Note.objects.get(pk=note.pk).body == "One.\n\nTwo.\n"
+
+
+# --- The note's math macros, from the side panel ----------------------------------------------
+
+MACRO_SOURCE = "Let $\\Ex[X]$ be the mean.\n"
+
+
+def _json_preview(client, note, **data):
+    response = client.post(
+        f"/write/{note.pk}/preview/", {"content": MACRO_SOURCE, **data},
+        HTTP_ACCEPT="application/json",
+    )  # fmt: skip
+    assert response.status_code == 200
+    return response.json()
+
+
+def test_the_preview_renders_with_the_macros_as_typed_before_a_save(client, author, note):
+    """The side panel's macros go with each preview request: \\Ex is defined at once, and a
+    definition KaTeX refuses is a problem of the preview, not an error page."""
+    client.force_login(author)
+    undefined = _json_preview(client, note)
+    assert 'class="math-error"' in undefined["html"]
+    typed = _json_preview(client, note, math_macros="\\newcommand{\\Ex}{\\mathbb{E}}")
+    assert 'class="math-error"' not in typed["html"] and "mathbb" in typed["html"]
+    refused = _json_preview(client, note, math_macros="\\newcommand{\\Ex}{\\frac{")
+    assert refused["problems"] and 'class="math-error"' in refused["html"]
+    assert Note.objects.get(pk=note.pk).math_macros == ""  # a preview saves nothing
+
+
+def test_macros_saved_from_the_editor_render_the_note_and_bad_ones_are_refused(
+    client, author, note
+):
+    """Saved with the form, the macros are the note's (its stored render uses them); a
+    definition KaTeX refuses is reported on the field and nothing is saved."""
+    client.force_login(author)
+    note.body = MACRO_SOURCE
+    note.save()
+    macros = "\\newcommand{\\Ex}{\\mathbb{E}}"
+    response = client.post(f"/write/{note.pk}/", editor_form(note, math_macros=macros))
+    assert response.status_code == 302, response.context["form"].errors
+    saved = Note.objects.get(pk=note.pk)
+    assert saved.math_macros == macros and 'class="math-error"' not in saved.rendered_html
+    page = client.get(f"/write/{note.pk}/").content.decode()
+    assert 'name="math_macros"' in page and "\\newcommand{\\Ex}" in page
+    bad = client.post(
+        f"/write/{note.pk}/", editor_form(saved, math_macros="\\newcommand{\\Ex}{\\frac{")
+    )
+    assert bad.status_code == 400 and "errorlist" in bad.content.decode()
+    assert Note.objects.get(pk=note.pk).math_macros == macros

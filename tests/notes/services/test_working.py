@@ -272,3 +272,25 @@ def test_tags_keep_the_order_the_author_typed_through_the_copy_and_publishing(
         note_id=live.pk, user=author, base_version=live.version, fields={"tags": ["Alpha", "Zeta"]}
     )
     assert services.working_state(_reload(live))["tags"] == ["Alpha", "Zeta"]
+
+
+def test_macros_edited_on_a_published_note_wait_in_the_copy_until_published(
+    approved, author, editor_user
+):
+    """The note's math macros are part of what its authors edit: saved, they render the
+    working copy (and its preview) while readers keep the live macros; publishing makes
+    them the note's."""
+    macros = "\\newcommand{\\Ex}{\\mathbb{E}}"
+    services.note_save(
+        note_id=approved.pk, user=author, base_version=approved.version,
+        fields={"body": "Mean $\\Ex[X]$.", "math_macros": macros},
+    )  # fmt: skip
+    note = _reload(approved)
+    assert note.math_macros == ""
+    assert services.working_state(note)["math_macros"] == macros
+    assert 'class="math-error"' not in note.working_copy.rendered_html
+    assert "mathbb" in note.working_copy.rendered_html
+    services.note_publish(note_id=note.pk, user=editor_user, base_version=note.version)
+    live = _reload(approved)
+    assert live.math_macros == macros and "mathbb" in live.rendered_html
+    assert live.working is None
