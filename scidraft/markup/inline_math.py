@@ -15,6 +15,8 @@ import re
 from collections.abc import Callable
 
 from . import jsengine
+from .mathmacros import NONE as NO_MACROS
+from .mathmacros import Macros
 from .stash import strip_placeholder_characters
 
 # Private-use characters (the stash's and the bibliography's are others), which neither nh3
@@ -51,11 +53,11 @@ def marked(text: str) -> str:
     return "".join(parts)
 
 
-def typeset(tex: str, display: bool) -> tuple[str, str]:
-    """KaTeX's HTML for `tex` and "", or, when KaTeX refuses it, the TeX as written (the reason
-    on hover) and the reason."""
+def typeset(tex: str, display: bool, macros: Macros = NO_MACROS) -> tuple[str, str]:
+    """KaTeX's HTML for `tex` (after `macros`) and "", or, when KaTeX refuses it, the TeX as
+    written (the reason on hover) and the reason."""
     try:
-        return jsengine.render_tex(tex, display=display), ""
+        return jsengine.render_tex(tex, display=display, macros=macros), ""
     except jsengine.JSError as error:
         return (
             f'<span class="math-error" title="{html.escape(error.message)}">'

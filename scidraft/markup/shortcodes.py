@@ -7,13 +7,14 @@ markers disappear (the card is rendered from their regions, see `preview_regions
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 from dataclasses import dataclass, field
 
 from . import inline_math, limits
 from .context import RenderContext
-from .protect import mask_code
+from .protect import mask_code, preamble_macros
 from .rendered import RenderWarning
 from .sanitise import clean_fragment
 from .stash import LineIndex, Stash
@@ -207,6 +208,24 @@ def promotion_visual(params: dict[str, str], context: RenderContext) -> str | No
         )
     parts.append("</div>")
     return clean_fragment("".join(parts))
+
+
+def _entry_index_html(
+    rendered: str, stash: Stash, context: RenderContext, warnings: list[RenderWarning], line: int
+) -> str:
+    """An entry index's HTML cleaned, then its entries' formulas (inline_math's marks) put in
+    as KaTeX's, which cleaning would strip: trusted output goes in after the sanitiser."""
+    # The site's and the page's macros, read once the index has a formula; their own problems
+    # are the body's warnings (pipeline), not repeated here.
+    macros = functools.cache(lambda: preamble_macros(context.math_macros, []))
+
+    def formula(tex: str, display: bool) -> str:
+        typeset, problem = inline_math.typeset(tex, display, macros())
+        if problem:
+            warnings.append(RenderWarning(line, "math-error", f"math in an entry index: {problem}"))
+        return stash.add(typeset, text=tex, kind="math", line=line)
+
+    return inline_math.typeset_marked(clean_fragment(rendered), formula)
 
 
 def process(
@@ -410,18 +429,9 @@ def process(
                 )
                 rendered = '<p class="entry-empty">No entries published yet.</p>'
 
-            def formula(tex: str, display: bool, line: int = code.line) -> str:
-                typeset, problem = inline_math.typeset(tex, display)
-                if problem:
-                    warnings.append(
-                        RenderWarning(line, "math-error", f"math in an entry index: {problem}")
-                    )
-                return stash.add(typeset, text=tex, kind="math", line=line)
-
             out.append(
                 stash.add(
-                    # The entries' math is KaTeX's (trusted), put in after the rest is cleaned.
-                    inline_math.typeset_marked(clean_fragment(rendered), formula),
+                    _entry_index_html(rendered, stash, context, warnings, code.line),
                     block=True,
                     kind="entry-index",
                     line=code.line,

@@ -9,7 +9,9 @@ import pytest
 
 from notes.entry_index import render_entry_index
 from notes.models import Note, Status
+from notes.rendering import SITE_MACROS
 from scidraft.markup import RenderContext, render
+from scidraft.markup.mathmacros import Preamble
 
 
 def _member(slug: str, **params) -> Note:
@@ -18,8 +20,10 @@ def _member(slug: str, **params) -> Note:
     )
 
 
-def _page(view: str):
-    return render(f"{{{{< {view} >}}}}\n", RenderContext(render_entry_index=render_entry_index))
+def _page(view: str, macros: str = ""):
+    preambles = (Preamble(SITE_MACROS, macros),) if macros else ()
+    context = RenderContext(render_entry_index=render_entry_index, math_macros=preambles)
+    return render(f"{{{{< {view} >}}}}\n", context)
 
 
 @pytest.mark.django_db
@@ -70,3 +74,13 @@ def test_entries_are_still_filed_under_the_first_letter_of_their_title_as_writte
     html = _page("entry-a-to-z").html
     assert '<h2 class="entry-letter" id="$">$</h2>' in html
     assert html.index('id="$"') < html.index('id="A"')
+
+
+@pytest.mark.django_db
+def test_the_sites_macros_apply_to_an_entrys_math():
+    _member("mean", entryTitle="Mean", entrySummary=r"Defines $\Ex[X]$")
+    without = _page("entry-a-to-z")
+    assert 'class="math-error"' in without.html
+    page = _page("entry-a-to-z", macros=r"\newcommand{\Ex}{\mathbb{E}}")
+    assert 'class="math-error"' not in page.html and "mathbb" in page.html
+    assert page.warnings == []
