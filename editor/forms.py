@@ -13,7 +13,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from bibliography.models import BibFile
-from notes.models import Author, Note, body_size_error
+from notes.models import Author, Note, body_size_error, tag_name
 from notes.services import is_editor, working_state
 from scidraft.site.models import MATH_MACROS_MAX_CHARS, EntrySet, validate_math_macros
 
@@ -274,7 +274,7 @@ class NoteEditorForm(forms.Form):
         return handles
 
     def clean_tags(self) -> list[str]:
-        names = [" ".join(name.split()) for name in split_list(self.cleaned_data["tags"])]
+        names = [tag_name(name) for name in split_list(self.cleaned_data["tags"])]
         too_long = [name for name in names if len(name) > 100]
         if too_long:
             raise forms.ValidationError(f"A tag is at most 100 characters: {too_long[0][:40]}…")

@@ -34,6 +34,8 @@ from notes.models import (
     Page,
     Status,
     Tag,
+    tag_name,
+    tag_names,
 )
 from notes.rendering import (
     RENDERED_FIELDS,
@@ -533,7 +535,7 @@ def _note_values(source: NoteSource) -> dict:
         "robots_noindex": source.robots_noindex,
         "params": source.params,
         "date_offset_minutes": source.date_offset_minutes,
-        "tag_order": list(dict.fromkeys(source.tags)),
+        "tag_order": tag_names(source.tags),
     }
     if source.date is not None:
         values["date"] = source.date
@@ -642,7 +644,7 @@ def _note_kept(
         if current != wanted:
             change.fields["authors"] = (current, wanted)
         tags = set(Tag.objects.filter(pk__in=batch.tags_of[note.pk]).values_list("name", flat=True))
-        if tags != {" ".join(name.split()) for name in source.tags}:
+        if tags != {tag_name(name) for name in source.tags}:
             change.fields["tags"] = (sorted(tags), sorted(source.tags))
         if not change.fields:
             return note, "unchanged"

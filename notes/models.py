@@ -395,9 +395,14 @@ def prefetch_cards(notes) -> None:
     models.prefetch_related_objects(list(notes), *card_prefetches())
 
 
-def _tag_key(name: str) -> str:
-    """A tag's name as tag_get_or_create files it (spaces collapsed), compared without case."""
-    return " ".join(str(name).split()).casefold()
+def tag_name(name: str) -> str:
+    """A tag's name as it is stored: spaces collapsed."""
+    return " ".join(str(name).split())
+
+
+def tag_names(names) -> list[str]:
+    """Tag names as stored, in their order, each once, blank ones left out."""
+    return list(dict.fromkeys(tag_name(name) for name in names if str(name).strip()))
 
 
 class Note(RenderedContent):
@@ -525,10 +530,10 @@ class Note(RenderedContent):
     def ordered_tags(self) -> list[Tag]:
         """The note's tags in its front matter's order (tag_order); any it does not name, by
         name after them. Reads the prefetched tags when there are (card_prefetches)."""
-        place = {_tag_key(name): index for index, name in enumerate(self.tag_order or [])}
+        place = {tag_name(name).casefold(): index for index, name in enumerate(self.tag_order)}
         return sorted(
             self.tags.all(),
-            key=lambda tag: (place.get(_tag_key(tag.name), len(place)), tag.name.casefold()),
+            key=lambda tag: (place.get(tag.name.casefold(), len(place)), tag.name.casefold()),
         )
 
     @classmethod

@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import Max
 from django.utils.text import slugify
 
-from ..models import Author, Note, NoteRevision, Tag, body_size_error
+from ..models import Author, Note, NoteRevision, Tag, body_size_error, tag_name
 
 
 def identity_handle(identity: str) -> str:
@@ -28,7 +28,7 @@ def author_for_identity(identity: str) -> Author:
 
 
 def tag_get_or_create(name: str) -> Tag:
-    name = " ".join(name.split())
+    name = tag_name(name)
     tag = Tag.objects.filter(name=name).first()
     if tag is not None:
         return tag

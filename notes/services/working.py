@@ -19,7 +19,7 @@ from bibliography.models import BibFile
 from scidraft.markup import render
 from scidraft.site.caching import bump_generation, deferred_bumps
 
-from ..models import Author, Note, NoteAuthor, WorkingCopy
+from ..models import Author, Note, NoteAuthor, WorkingCopy, tag_names
 from ..rendering import (
     RENDERED_FIELDS,
     apply_rendered,
@@ -67,7 +67,7 @@ def state_with_fields(state: dict, fields: dict) -> dict:
         if name == "date":
             value = value.isoformat() if value else None
         elif name == "tags":
-            value = list(dict.fromkeys(" ".join(t.split()) for t in value if t.strip()))
+            value = tag_names(value)
         elif name == "authors":
             value = list(dict.fromkeys(value))
         elif name == "bibliographies":
@@ -105,18 +105,21 @@ def working_context(note: Note, *, reader=None):
     with `reader` (a preview's), cross-note references also to the notes they may see."""
     copy = note.working
     context = context_for(note, reader=reader)
-    if copy is None:
-        return context
+    return context if copy is None else _with_copy_fields(context, copy)
+
+
+def _with_copy_fields(context, copy: WorkingCopy):
+    """`context` (its note's) with what the working copy sets apart from the live note: its
+    default bibliographies and its math macros."""
     names = tuple(copy.fields.get("bibliographies") or ())
     context = context_with_bibliographies(context, names)
-    return with_macros(context, copy.fields.get("math_macros", note.math_macros))
+    return with_macros(context, copy.fields.get("math_macros", copy.note.math_macros))
 
 
 def working_copy_render(copy: WorkingCopy) -> None:
-    """Render the working copy in its note's context with its own default bibliographies."""
-    names = tuple(copy.fields.get("bibliographies") or ())
-    context = context_with_bibliographies(context_for(copy.note), names)
-    context = with_macros(context, copy.fields.get("math_macros", copy.note.math_macros))
+    """Render the working copy in its note's context with its own default bibliographies and
+    math macros."""
+    context = _with_copy_fields(context_for(copy.note), copy)
     rendered = render(copy.body, context)
     apply_rendered(copy, rendered, source_hash(copy.body, context))
 
@@ -156,8 +159,7 @@ def fields_apply(note: Note, fields: dict) -> None:
         {k: v for k, v in fields.items() if k not in {"tags", "authors", "bibliographies"}},
     )
     if tags is not None:
-        tags = list(dict.fromkeys(" ".join(name.split()) for name in tags if name.strip()))
-        note.tag_order = tags
+        tags = note.tag_order = tag_names(tags)
     note.version += 1
     note.full_clean()
     note.save()

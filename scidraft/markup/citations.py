@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from . import jsengine, limits
 from .context import FormattedReferences, RenderContext, UnavailableBibliography
+from .protect import math_error_html
 from .rendered import CitationList, RenderWarning
 from .sanitise import clean_fragment
 from .stash import Item
@@ -209,10 +210,7 @@ def _typeset(markup: str, formulas: tuple[str, ...], line: int, warnings) -> str
             warnings.append(
                 RenderWarning(line, "math-error", f"math in a reference: {error.message}")
             )
-            return (
-                f'<span class="math-error" title="{html.escape(error.message)}">'
-                f"<code>{html.escape(tex)}</code></span>"
-            )
+            return math_error_html(tex, error.message)
 
     return _MATH_TOKEN.sub(formula, markup)
 

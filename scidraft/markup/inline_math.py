@@ -17,6 +17,7 @@ from collections.abc import Callable
 from . import jsengine
 from .mathmacros import NONE as NO_MACROS
 from .mathmacros import Macros
+from .protect import math_error_html
 from .stash import strip_placeholder_characters
 
 # Private-use characters (the stash's and the bibliography's are others), which neither nh3
@@ -59,10 +60,7 @@ def typeset(tex: str, display: bool, macros: Macros = NO_MACROS) -> tuple[str, s
     try:
         return jsengine.render_tex(tex, display=display, macros=macros), ""
     except jsengine.JSError as error:
-        return (
-            f'<span class="math-error" title="{html.escape(error.message)}">'
-            f"<code>{html.escape(tex)}</code></span>"
-        ), error.message
+        return math_error_html(tex, error.message), error.message
 
 
 def typeset_marked(markup: str, formula: Callable[[str, bool], str]) -> str:
@@ -70,8 +68,3 @@ def typeset_marked(markup: str, formula: Callable[[str, bool], str]) -> str:
     return _MARK.sub(
         lambda match: formula(html.unescape(match.group(2)), match.group(1) == "d"), markup
     )
-
-
-def text_with_math_html(text: str) -> str:
-    """`text` as HTML, its math typeset by KaTeX (a formula KaTeX refuses shows as its TeX)."""
-    return typeset_marked(marked(text), lambda tex, display: typeset(tex, display)[0])

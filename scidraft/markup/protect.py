@@ -351,6 +351,14 @@ def _translate_environments(tex: str) -> str:
 _COMMENT = re.compile(r"(?<!\\)%[^\n]*")
 
 
+def math_error_html(tex: str, message: str, *, display: bool = False) -> str:
+    """A formula KaTeX refused, as the reader sees it: its TeX as written, the reason on hover."""
+    css = "math-error math-error-display" if display else "math-error"
+    return (
+        f'<span class="{css}" title="{html.escape(message)}"><code>{html.escape(tex)}</code></span>'
+    )
+
+
 def preamble_macros(
     preambles: tuple[mathmacros.Preamble, ...], warnings: list[RenderWarning]
 ) -> mathmacros.Macros:
@@ -487,11 +495,7 @@ def typeset(
                 "or \\def recursive?"
             )
         warnings.append(RenderWarning(line, "math-error", message))
-        css = "math-error math-error-display" if display else "math-error"
-        rendered = (
-            f'<span class="{css}" title="{html.escape(error.message)}">'
-            f"<code>{html.escape(source.strip())}</code></span>"
-        )
+        rendered = math_error_html(source.strip(), error.message, display=display)
     targets = "".join(f'<span class="eq-anchor" id="{anchor}"></span>' for anchor in anchors)
     if display:
         rendered = f'<span class="math-display">{targets}{rendered}</span>'

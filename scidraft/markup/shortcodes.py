@@ -428,7 +428,6 @@ def process(
                     )
                 )
                 rendered = '<p class="entry-empty">No entries published yet.</p>'
-
             out.append(
                 stash.add(
                     _entry_index_html(rendered, stash, context, warnings, code.line),
