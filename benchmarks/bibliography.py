@@ -16,8 +16,8 @@ note of keys never measured): imports, the database connection, and the V8 conte
 citation-js, each with the style loaded and its citeproc-js processor built, as a server has
 them after its first list in that style. Cold lists are measured twice, alternating run by
 run: before (BEFORE_COMMIT's citation-js functions and context globals, in a context pool of
-their own) and after (today's: citeproc-js's name register skipped under styles that never add
-given names, bibliography.csl's scidraftCslPlainNames), on the same Python code. Warm: the
+their own) and after (today's: citeproc-js's disambiguator skipped for cite forms only one item has,
+bibliography.csl's scidraftCslLoneCites), on the same Python code. Warm: the
 same list again, from the caches. Added (author–date styles): a formatted list with one
 citation more, as the editor's preview sees an author write (only the added key's group is
 formatted). Each figure is the median of FORMAT_RUNS runs, in wall-clock time (the target) and
@@ -68,7 +68,7 @@ EXAMPLE = SHARED / "reference" / "scidraft-exampleSite"
 # context globals (bibliography/csl.py's prelude, scidraft/markup/jsengine.py's globals) run in
 # a context pool of their own beside today's, on the same Python (lists sliced and grouped as
 # today: the commit did so already).
-BEFORE_COMMIT = "9ba8383"
+BEFORE_COMMIT = "6022cc2"
 # The last commit with the pybtex styles (the one before 23793ee replaced them with CSL): main
 # no longer has them, so "before" is read from there.
 PYBTEX_COMMIT = "23793ee^"

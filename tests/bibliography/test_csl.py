@@ -1,7 +1,8 @@
 """citation-js in the embedded V8 (bibliography.csl): the processor plugin-csl keeps per style
 and locale is reused from list to list without one list's state reaching the next, the in-text
 citations read off the list's own bibliography pass equal a pass of their own, styles that never
-add given names read the same without citeproc-js's name register, the case-mapping shortcut
+add given names read the same without citeproc-js's name register, cite forms of one item skip
+the disambiguator, the case-mapping shortcut
 answers as V8 does, and the context pool serves threads at once."""
 
 from __future__ import annotations
@@ -160,6 +161,57 @@ def test_a_style_without_given_name_disambiguation_reads_the_same_without_the_na
     finally:
         skipping.close()
         keeping.close()
+
+
+# Cite forms no other item shares ("Lee, 2020"), next to forms two items share: the
+# disambiguator skips the first kind only. One style of each given-name rule.
+LONE = r"""
+@article{lee, author = {Lee, Ann}, title = {Alone}, journal = {J}, year = 2020}
+@book{kim, author = {Kim, Bo and Park, Chan and Choi, Dae}, title = {Also}, publisher = {P},
+  year = 2019}
+@misc{untitled, title = {No Author At All}, year = 2021}
+"""
+LONE_CITE_STYLES = [
+    "apa",  # primary-name-with-initials
+    "chicago-author-date",  # primary-name
+    "harvard-cite-them-right",  # by-cite
+    "fachhochschule-sudwestfalen",  # all-names
+    "elsevier-harvard",
+]
+_COUNT_CITE_DATA = """(function () {
+  var engine = SCIDRAFT_ENGINES[scidraftCslEngineKey(%s, "en-US")];
+  var proto = Object.getPrototypeOf(engine.disambiguate);
+  if (proto.counted) return;
+  var getCiteData = proto.getCiteData;
+  proto.getCiteData = function () { CITE_DATA += 1; return getCiteData.apply(this, arguments); };
+  proto.counted = true;
+})(); var CITE_DATA = 0;"""
+
+
+@pytest.mark.parametrize("style", LONE_CITE_STYLES)
+def test_cite_forms_of_one_item_skip_the_disambiguator_and_read_the_same(style):
+    """The disambiguator is not run for a cite form only one item has (its cite rendered
+    again for nothing: a tenth of an APA list): entries, order, in-text citations, sort keys
+    and cite forms read as with it run, for lists of lone and shared forms, one list after
+    another in the same processor."""
+    lists = [LONE + COLLIDING, OTHERS, LONE, COLLIDING]
+    skipping, running = _fresh_context(), _fresh_context()
+    template = json.dumps(csl.style_info(style).template)
+    try:
+        running.eval("SCIDRAFT_LONE_CITES = false")
+        for context in (skipping, running):
+            _format(context, _objects(LONE), style, "en-US")  # the processor exists
+            context.eval(_COUNT_CITE_DATA % template)
+        for text in lists:
+            fast = _format(skipping, _objects(text), style, "en-US")
+            full = _format(running, _objects(text), style, "en-US")
+            assert _visible(fast) == _visible(full), style
+            assert fast["entries"] and not fast["errors"]
+        rendered_again = skipping.eval("CITE_DATA"), running.eval("CITE_DATA")
+        assert rendered_again[0] < rendered_again[1], rendered_again
+    finally:
+        skipping.close()
+        running.close()
 
 
 CASES = ["I", "İSTANBUL", "ΆΣΟΣ", "Straße", "ǅ", "TITLE Words", ""]
