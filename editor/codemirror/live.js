@@ -139,8 +139,14 @@ export function startLive({ view, form, historyCompartment, history }) {
     id: me.id,
   });
 
-  // The title and body as the page loaded them: what the server's first sync is compared with.
-  const loaded = { body: view.state.doc.toString(), title: title ? title.value : "" };
+  // The title and body as the server sent them with the page (the fields' default values):
+  // what the server's first sync is compared with, so that whatever was typed since, even in
+  // the plain textarea before the editor's script ran, is carried over onto the shared text.
+  const source = form.querySelector("textarea[name=body]");
+  const loaded = {
+    body: source ? source.defaultValue : view.state.doc.toString(),
+    title: title ? title.defaultValue : "",
+  };
   const titleOrigin = { title: true };
   let bound = false;
   let gaveUp = false;

@@ -6,7 +6,7 @@
 //
 // Built by scripts/build-editor.mjs (esbuild) into static/vendor/editor/ at set-up; the
 // languages of fenced code are separate chunks, loaded when a fence first names them.
-import { EditorState, Compartment } from "@codemirror/state";
+import { EditorState, EditorSelection, Compartment } from "@codemirror/state";
 import {
   EditorView,
   keymap,
@@ -176,14 +176,29 @@ function mount(textarea) {
     }),
   ];
 
+  // An author who started typing in the plain textarea before the script ran goes on where
+  // they were: the text is the textarea's, and so are the caret, the selection and the focus.
+  const typing = document.activeElement === textarea;
+  const length = textarea.value.length;
+  const start = Math.min(textarea.selectionStart || 0, length);
+  const end = Math.min(textarea.selectionEnd || 0, length);
+  const backward = textarea.selectionDirection === "backward";
   const view = new EditorView({
-    state: EditorState.create({ doc: textarea.value, extensions }),
+    state: EditorState.create({
+      doc: textarea.value,
+      selection: typing ? EditorSelection.single(backward ? end : start, backward ? start : end) : undefined,
+      extensions,
+    }),
   });
   textarea.parentNode.insertBefore(view.dom, textarea.nextSibling);
   textarea.hidden = true;
   textarea.setAttribute("aria-hidden", "true");
   textarea.tabIndex = -1;
   view.dom.classList.add("editor-codemirror");
+  if (typing) {
+    view.focus();
+    view.dispatch({ effects: EditorView.scrollIntoView(view.state.selection.main.head, { y: "center" }) });
+  }
 
   // The label of the textarea now names the editor: a click on it focuses the text.
   const label = textarea.id && document.querySelector('label[for="' + textarea.id + '"]');

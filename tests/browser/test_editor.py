@@ -343,6 +343,30 @@ def test_unsaved_text_is_offered_back_on_the_next_visit(open_page):
     assert body_text(page) == "Written offline."
 
 
+def test_typing_before_the_editor_loads_goes_on_where_it_was(open_page):
+    """Text typed in the plain textarea while the editor's script is still on its way stays,
+    and CodeMirror takes over with the caret where it was and the focus: the next keys land
+    right after the first ones, not at the start and not nowhere."""
+    note = make_note("Early", "First line.\nSecond line.")
+    page = open_page()
+    log_in(page)
+    held = []
+    page.route("**/vendor/editor/editor.js", lambda route: held.append(route))  # held back
+    page.goto(f"/write/{note.pk}/", wait_until="commit")
+    textarea = page.locator("textarea[name=body]")
+    textarea.wait_for()
+    textarea.evaluate("(t) => { t.focus(); t.setSelectionRange(11, 11); }")
+    page.keyboard.type(" Typed early.")
+    while not held:  # the request reaches the handler while Playwright waits
+        page.wait_for_timeout(50)
+    held[0].continue_()
+    page.locator("form.editor-form[data-editor=codemirror]").wait_for(state="attached")
+    assert body_has_focus(page)
+    page.keyboard.type(" And on.")
+    wait_for_body_text(page, "First line. Typed early. And on.\nSecond line.")
+    assert not page.errors
+
+
 def test_split_view_resizes_and_full_preview_mode(open_page, screenshots):
     """Dragging the divider changes the source's share; "Full preview" hides the source and
     gives the preview the whole width; "Split" brings both back."""

@@ -251,6 +251,34 @@ def test_an_editor_offline_keeps_typing_and_merges_on_reconnect(browser, live_si
         _close(ada, bob)
 
 
+def test_typing_before_the_editor_loads_reaches_the_shared_text(browser, live_site):
+    """Keys typed in the plain textarea while the editor's script is still on its way are
+    carried onto the shared text when the editor joins (compared with the text the page was
+    sent with, not with what the editor started from): Ada's editor and the save get them."""
+    note = editor_note("Early bird", "Shared.")
+    _co_author(note, "bob")
+    ada = _open(browser, live_site, "ada", note)
+    bob = signed_in(browser, live_site, "bob")
+    held = []
+    bob.route("**/vendor/editor/editor.js", lambda route: held.append(route))
+    try:
+        bob.goto(f"/write/{note.pk}/", wait_until="commit")
+        textarea = bob.locator("textarea[name=body]")
+        textarea.wait_for()
+        textarea.evaluate("(t) => { t.focus(); t.setSelectionRange(0, 0); }")
+        bob.keyboard.type("Early. ")
+        while not held:  # the request reaches the handler while Playwright waits
+            bob.wait_for_timeout(50)
+        held[0].continue_()
+        bob.locator(SYNCED).wait_for()
+        bob.keyboard.type("On. ")
+        text = _converged([ada, bob])
+        assert text == "Early. On. Shared."
+        _wait_for(lambda: _saved_state(note)["body"] == text, "the save", seconds=30)
+    finally:
+        _close(ada, bob)
+
+
 def test_edits_made_offline_survive_closing_the_tab(browser, live_site):
     """Bob types offline and closes the tab; opening the note again online (same browser
     profile), his edits come back from the browser's storage and merge into the note."""
