@@ -17,7 +17,8 @@ citation-js, each with the style loaded and its citeproc-js processor built, as 
 them after its first list in that style. Cold lists are measured twice, alternating run by
 run: before (BEFORE_COMMIT's citation-js functions and context globals, in a context pool of
 their own) and after (today's: citeproc-js's disambiguator skipped for cite forms only one item has,
-bibliography.csl's scidraftCslLoneCites), on the same Python code. Warm: the
+bibliography.csl's scidraftCslLoneCites; sort keys past the first costly one rendered only
+for items whose leading keys tie, scidraftCslShortSortKeys), on the same Python code. Warm: the
 same list again, from the caches. Added (author–date styles): a formatted list with one
 citation more, as the editor's preview sees an author write (only the added key's group is
 formatted). Each figure is the median of FORMAT_RUNS runs, in wall-clock time (the target) and

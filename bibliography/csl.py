@@ -295,6 +295,78 @@ function scidraftCslHold(template, lang) {
   }
   scidraftCslPlainNames(SCIDRAFT_ENGINES[key]);
   scidraftCslLoneCites(SCIDRAFT_ENGINES[key]);
+  scidraftCslShortSortKeys(SCIDRAFT_ENGINES[key]);
+}
+// A bibliography's sort keys are rendered whole for every item, yet the keys after the first
+// few decide an order only between items the first ones tie. Chicago's last keys render the
+// title and the source again (a third of its list's time). So updateItems renders the keys up
+// to the first costly one after the author (scidraftCslShortSortTokens), then every item whose
+// leading keys equal another's gets its whole keys, as before: the processor orders, suffixes
+// ("2017a") and numbers exactly as with whole keys everywhere, because two items are compared
+// on whole keys whenever the leading ones tie. An item's keys are short or whole by their
+// length; scidraftCslOrder, which compares keys of lists formatted apart, asks for the whole
+// list when leading keys tie across them.
+var SCIDRAFT_SHORT_SORT_KEYS = true;  // tests turn it off, to compare with whole keys
+var SCIDRAFT_COSTLY_KEY_TOKENS = 1000;  // Chicago's title and source keys: 22,000 and 86,000
+function scidraftCslShortSortTokens(engine) {
+  var sort = engine.bibliography_sort;
+  if (sort.scidraftShort !== undefined) return sort.scidraftShort;
+  var tokens = sort.tokens, starts = [];
+  sort.scidraftShort = null;
+  if (tokens.length < 2 || tokens[0].name !== "sort" || tokens[tokens.length - 1].name !== "sort") {
+    return null;
+  }
+  var start = tokens[0].tokentype;
+  for (var i = 1; i < tokens.length; i++) {
+    if (tokens[i].name === "key" && tokens[i].tokentype === start) starts.push(i);
+  }
+  for (var k = 1; k < starts.length; k++) {
+    var end = k + 1 < starts.length ? starts[k + 1] : tokens.length - 1;
+    if (end - starts[k] > SCIDRAFT_COSTLY_KEY_TOKENS) {
+      // Jumps inside a key stay inside it; the last kept key goes on to the closing sort token,
+      // which now sits where the next key began (it restores what the opening one set).
+      var short = tokens.slice(0, starts[k]);
+      short.push(tokens[tokens.length - 1]);
+      sort.scidraftShort = {tokens: short, width: k, whole: starts.length};
+      break;
+    }
+  }
+  return sort.scidraftShort;
+}
+function scidraftCslShortSortKeys(engine) {
+  var registry = engine.registry;
+  if (!SCIDRAFT_SHORT_SORT_KEYS || registry.scidraftShort) return;
+  var short = scidraftCslShortSortTokens(engine);
+  if (!short) return;
+  var setsortkeys = registry.setsortkeys;
+  registry.setsortkeys = function () {
+    var sort = this.state.bibliography_sort, whole = sort.tokens;
+    sort.tokens = short.tokens;
+    try { setsortkeys.call(this); } finally { sort.tokens = whole; }
+    var seen = {}, tied = [];
+    for (var i = 0; i < this.mylist.length; i++) {
+      var id = this.mylist[i], keys = this.registry[id].sortkeys || [];
+      var lead = JSON.stringify(keys.slice(0, short.width));
+      if (!(lead in seen)) { seen[lead] = id; continue; }
+      if (seen[lead] !== null) { tied.push(seen[lead]); seen[lead] = null; }
+      tied.push(id);
+    }
+    var again = tied.filter(function (id) {
+      return (this.registry[id].sortkeys || []).length < short.whole;
+    }, this);
+    if (!again.length) return;
+    // The whole keys of these items only: setsortkeys renders keys for touched, tainted and
+    // keyless items, so for this pass only the tied ones are keyless and nothing is touched.
+    var touched = this.touched, tainted = this.state.tmp.taintedItemIDs;
+    this.touched = {};
+    this.state.tmp.taintedItemIDs = {};
+    for (var j = 0; j < again.length; j++) this.registry[again[j]].sortkeys = false;
+    try { setsortkeys.call(this); } finally {
+      this.touched = touched;
+      this.state.tmp.taintedItemIDs = tainted;
+    }
+  };
+  registry.scidraftShort = true;
 }
 // After inserting a list's items, updateItems runs the disambiguator over every cite form the
 // insertion touched. For a form only one item has, it renders that item's cite once more
@@ -430,6 +502,18 @@ function scidraftCslOrder(template, lang, rows, together) {
     return {id: row[0], group: row[1], sortkeys: keys, seq: index + 1};
   });
   if (engine.bibliography_sort.tokens.length) items.sort(engine.registry.sorter.compareKeys);
+  // Short keys (scidraftCslShortSortKeys) that tie across lists formatted apart: only whole
+  // keys can order those items, and only a whole list has them.
+  var short = scidraftCslShortSortTokens(engine);
+  for (var k = 1; k < items.length && short; k++) {
+    var a = items[k - 1].sortkeys, b = items[k].sortkeys;
+    if (items[k].group === items[k - 1].group) continue;
+    var width = Math.min(a.length, b.length);
+    if (width >= short.whole) continue;
+    var same = true;
+    for (var w = 0; w < width && same; w++) same = a[w] === b[w];
+    if (same) return JSON.stringify(null);
+  }
   var closed = {};
   for (var i = 1; i < items.length && together; i++) {
     if (items[i].group === items[i - 1].group) continue;

@@ -2,8 +2,8 @@
 and locale is reused from list to list without one list's state reaching the next, the in-text
 citations read off the list's own bibliography pass equal a pass of their own, styles that never
 add given names read the same without citeproc-js's name register, cite forms of one item skip
-the disambiguator, the case-mapping shortcut
-answers as V8 does, and the context pool serves threads at once."""
+the disambiguator, sort keys past the leading ones are rendered only where those tie, the
+case-mapping shortcut answers as V8 does, and the context pool serves threads at once."""
 
 from __future__ import annotations
 
@@ -212,6 +212,86 @@ def test_cite_forms_of_one_item_skip_the_disambiguator_and_read_the_same(style):
     finally:
         skipping.close()
         running.close()
+
+
+# One author's works of one year (the leading sort keys tie: the title decides), identical
+# entries, and works no other shares.
+TIED = r"""
+@article{t1, author = {Stone, Ada}, title = {Zeta functions}, journal = {J}, year = 2015}
+@article{t2, author = {Stone, Ada}, title = {Alpha particles}, journal = {J}, year = 2015}
+@book{t3, author = {Stone, Ada}, title = {Middle}, publisher = {P}, year = 2015}
+@misc{t4, title = {Same}, year = 2001}
+@misc{t5, title = {Same}, year = 2001}
+@article{t6, author = {Ray, Bo}, title = {Alone}, journal = {J}, year = 2011}
+"""
+# The styles whose sort keys end in costly ones (the title and source rendered again), and one
+# whose keys are all cheap: its keys are whole from the start.
+SHORT_SORT_STYLES = [
+    ("chicago-author-date", True),
+    ("apa", True),
+    ("chicago-notes-bibliography", True),  # a note style: its list formatted whole
+    ("modern-language-association", False),
+]
+_KEY_WIDTHS = """JSON.stringify((function () {
+  var engine = SCIDRAFT_ENGINES[scidraftCslEngineKey(%s, "en-US")];
+  var short = scidraftCslShortSortTokens(engine);
+  var ids = engine.registry.getSortedIds();
+  return {short: short && short.width, whole: short && short.whole,
+          widths: ids.map(function (id) { return engine.registry.registry[id].sortkeys.length; })};
+})())"""
+
+
+@pytest.mark.parametrize(("style", "shortened"), SHORT_SORT_STYLES)
+def test_whole_sort_keys_are_rendered_only_for_items_whose_leading_keys_tie(style, shortened):
+    """Sort keys past the first costly one (Chicago's title and source: a third of its list)
+    are rendered only for items another item ties on the leading keys: entries, their order
+    and numbers, year suffixes and in-text citations read as with whole keys for every item,
+    one list after another in the same processor."""
+    lists = [TIED, COLLIDING, LONE + TIED + COLLIDING, OTHERS, TIED]
+    short, whole = _fresh_context(), _fresh_context()
+    template = json.dumps(csl.style_info(style).template)
+    try:
+        whole.eval("SCIDRAFT_SHORT_SORT_KEYS = false")
+        for text in lists:
+            fast = _format(short, _objects(text), style, "en-US")
+            full = _format(whole, _objects(text), style, "en-US")
+            assert _visible(fast) == _visible(full), style
+            assert fast["entries"] and not fast["errors"]
+        widths = json.loads(short.eval(_KEY_WIDTHS % template))
+    finally:
+        short.close()
+        whole.close()
+    if not shortened:
+        assert widths["short"] is None
+        return
+    # The last list (TIED): the three Stone works and the two "Same" have whole keys, Ray not.
+    assert widths["short"] < widths["whole"]
+    assert sorted(widths["widths"]) == [widths["short"]] + [widths["whole"]] * 5
+
+
+def test_leading_sort_keys_tying_across_lists_formatted_apart_ask_for_the_whole_list():
+    """Two works of one author and year formatted apart carry short keys that tie: only their
+    titles could order them, so the order of the lists put together is refused (the whole
+    list is formatted instead); keys that differ early are put in order."""
+    info = csl.style_info("chicago-author-date")
+    objects = {o["label"]: o for o in _objects(TIED)}
+
+    def rows(*groups):
+        found = []
+        for index, labels in enumerate(groups):
+            answer = csl.run(
+                [objects[label] for label in labels],
+                info,
+                "en-US",
+                citations=False,
+                sortkeys=True,
+            )
+            found += [(key, index, answer["sortkeys"][key]) for key in labels]
+        return found
+
+    assert csl.order(info, "en-US", rows(["t1"], ["t2"])) is None
+    assert csl.order(info, "en-US", rows(["t6"], ["t2"])) == ["t6", "t2"]
+    assert csl.order(info, "en-US", rows(["t1", "t2"], ["t6"])) == ["t6", "t2", "t1"]
 
 
 CASES = ["I", "İSTANBUL", "ΆΣΟΣ", "Straße", "ǅ", "TITLE Words", ""]
