@@ -18,7 +18,8 @@ them after its first list in that style. Cold lists are measured twice, alternat
 run: before (BEFORE_COMMIT's citation-js functions and context globals, in a context pool of
 their own) and after (today's: citeproc-js's disambiguator skipped for cite forms only one item has,
 bibliography.csl's scidraftCslLoneCites; sort keys past the first costly one rendered only
-for items whose leading keys tie, scidraftCslShortSortKeys), on the same Python code. Warm: the
+for items whose leading keys tie, scidraftCslShortSortKeys; strings without markup passed by
+the flip-flopper, scidraftCslPlainStrings), on the same Python code. Warm: the
 same list again, from the caches. Added (author–date styles): a formatted list with one
 citation more, as the editor's preview sees an author write (only the added key's group is
 formatted). Each figure is the median of FORMAT_RUNS runs, in wall-clock time (the target) and

@@ -296,6 +296,35 @@ function scidraftCslHold(template, lang) {
   scidraftCslPlainNames(SCIDRAFT_ENGINES[key]);
   scidraftCslLoneCites(SCIDRAFT_ENGINES[key]);
   scidraftCslShortSortKeys(SCIDRAFT_ENGINES[key]);
+  scidraftCslPlainStrings(SCIDRAFT_ENGINES[key]);
+}
+// citeproc-js looks for markup in every string it outputs (<i>, <span class="nocase">, quotes
+// to flip-flop: its flip-flopper's processTags), building a regular expression and splitting
+// the string each time, and leaves a string that has none untouched. Every such markup holds a
+// "<", a straight quote or a character of the locale's quote terms (and a ’ between letters
+// reads as a straight quote): a string with none of those, nor any other quotation mark or
+// bracket beyond ASCII's, is passed by untouched as processTags would leave it. A twelfth of a
+// list's time.
+var SCIDRAFT_PLAIN_STRINGS = true;  // tests turn it off, to compare with every string parsed
+function scidraftCslPlainStrings(engine) {
+  var flipflopper = engine.fun && engine.fun.flipflopper;
+  if (!SCIDRAFT_PLAIN_STRINGS || !flipflopper || flipflopper.scidraftPlain) return;
+  var quotes = "";
+  var terms = ["open-quote", "close-quote", "open-inner-quote", "close-inner-quote"];
+  for (var i = 0; i < terms.length; i++) {
+    var term = engine.getTerm(terms[i]);
+    if (term && typeof term !== "string") return;  // not a plain term: keep parsing everything
+    quotes += term || "";
+  }
+  quotes = quotes.replace(/\s/g, "").replace(/[\\\]\^\-]/g, "\\$&");
+  var markup = new RegExp(
+    "[<\"'\\p{Pi}\\p{Pf}" + quotes + "]|(?![()\\[\\]{}])[\\p{Ps}\\p{Pe}]", "u");
+  var processTags = flipflopper.processTags;
+  flipflopper.processTags = function (blob) {
+    if (typeof blob.blobs === "string" && !markup.test(blob.blobs)) return;
+    return processTags.apply(this, arguments);
+  };
+  flipflopper.scidraftPlain = true;
 }
 // A bibliography's sort keys are rendered whole for every item, yet the keys after the first
 // few decide an order only between items the first ones tie. Chicago's last keys render the

@@ -2,8 +2,9 @@
 and locale is reused from list to list without one list's state reaching the next, the in-text
 citations read off the list's own bibliography pass equal a pass of their own, styles that never
 add given names read the same without citeproc-js's name register, cite forms of one item skip
-the disambiguator, sort keys past the leading ones are rendered only where those tie, the
-case-mapping shortcut answers as V8 does, and the context pool serves threads at once."""
+the disambiguator, sort keys past the leading ones are rendered only where those tie, strings
+without markup skip the flip-flopper, the case-mapping shortcut answers as V8 does, and the
+context pool serves threads at once."""
 
 from __future__ import annotations
 
@@ -292,6 +293,53 @@ def test_leading_sort_keys_tying_across_lists_formatted_apart_ask_for_the_whole_
     assert csl.order(info, "en-US", rows(["t1"], ["t2"])) is None
     assert csl.order(info, "en-US", rows(["t6"], ["t2"])) == ["t6", "t2"]
     assert csl.order(info, "en-US", rows(["t1", "t2"], ["t6"])) == ["t6", "t2", "t1"]
+
+
+# Markup citeproc-js reads in strings: italics and small caps, braces kept in case, straight
+# and curly quotes (nested), an apostrophe between letters, brackets beyond ASCII, and fields
+# with none of it.
+MARKUP = r"""
+@article{m1, author = {O'Brien, Cian and D{\'\i}az, Mar{\'\i}a}, title = {The \textit{in vivo} role
+  of {DNA} in ``quoted'' and "straight" words}, journal = {J}, year = 2019}
+@book{m2, author = {Nu{\~n}ez, Ana}, title = {It’s the \textsc{Rad} of ‘inner “double” quotes’},
+  publisher = {P}, year = 2018}
+@article{m3, author = {Ito, Ken}, title = {「Brackets」 and 《titles》 and <b>tags</b>},
+  journal = {K}, year = 2020, pages = {1--9}}
+@article{m4, author = {Plain, Pat}, title = {Nothing special here at all}, journal = {Plain
+  Journal}, year = 2001, volume = 3, pages = {10--20}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("style", "locale"),
+    [
+        ("apa", "en-US"),
+        ("chicago-author-date", "de-DE"),  # „…“ quotes
+        ("vancouver", "en-US"),
+        ("modern-language-association", "fr-FR"),  # « … »
+    ],
+)
+def test_strings_without_markup_skip_the_flip_flopper_and_read_the_same(style, locale):
+    """Strings with no character any markup or quote needs are passed by the flip-flopper
+    untouched (a twelfth of a list): entries and in-text citations read as with every string
+    parsed, the marked-up ones (italics, kept case, quotes of the locale, apostrophes)
+    included."""
+    lists = [MARKUP, COLLIDING, MARKUP + OTHERS]
+    plain, parsed = _fresh_context(), _fresh_context()
+    template = json.dumps(csl.style_info(style).template)
+    key = f"scidraftCslEngineKey({template}, {json.dumps(locale)})"
+    try:
+        parsed.eval("SCIDRAFT_PLAIN_STRINGS = false")
+        for text in lists:
+            fast = _format(plain, _objects(text), style, locale)
+            full = _format(parsed, _objects(text), style, locale)
+            assert _visible(fast) == _visible(full), (style, locale)
+            assert fast["entries"] and not fast["errors"]
+        assert plain.eval(f"SCIDRAFT_ENGINES[{key}].fun.flipflopper.scidraftPlain === true")
+        assert parsed.eval(f"!SCIDRAFT_ENGINES[{key}].fun.flipflopper.scidraftPlain")
+    finally:
+        plain.close()
+        parsed.close()
 
 
 CASES = ["I", "İSTANBUL", "ΆΣΟΣ", "Straße", "ǅ", "TITLE Words", ""]
