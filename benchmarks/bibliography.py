@@ -11,10 +11,11 @@ The example site is read from ../shared beside the checkout, or from $SCIDRAFT_S
 Formatting is measured cold: before each run, `format_cache_clear()` empties the formatted-entry
 cache, the shared cache (Django's) is cleared and the formula cache too, and each run's note
 cites 50 keys no earlier run cited (disjoint slices of one shuffle of the file's keys), so no
-entry of the list was ever formatted in the process. What stays warm from the warm-up run (a
-note of keys never measured): imports, the database connection, and the V8 contexts with
-citation-js, each with the style loaded and its citeproc-js processor built, as a server has
-them after its first list in that style. Cold lists are measured twice, alternating run by
+entry of the list was ever formatted in the process. What stays warm from the warm-up (what a
+worker does as it starts, bibliography.csl.warm: the style loaded, its citeproc-js processor
+built and exercised with made-up lists, then one note of keys never measured): imports, the
+database connection, and the V8 contexts with citation-js, as a server has them for its site's
+style. Both pools are warmed alike. Cold lists are measured twice, alternating run by
 run: before (BEFORE_COMMIT's citation-js functions and context globals, in a context pool of
 their own) and after (today's: citeproc-js's disambiguator skipped for cite forms only one item has,
 bibliography.csl's scidraftCslLoneCites; sort keys past the first costly one rendered only
@@ -379,7 +380,8 @@ def measure_cold(bibfile, style: str, pools: dict) -> dict:
     """Cold lists through each pool ({label: pool}, None for today's), alternating run by run
     so a busy machine slows all alike. Run n of every pool formats the note of part n, whose
     50 keys no earlier run cited: each list is new to the contexts, whose processors were
-    built for the style by the warm-up run (part 99, never measured)."""
+    built and exercised for the style by csl.warm and the warm-up run (part 99, never measured)."""
+    from bibliography import csl
     from bibliography.formatting import StoredBibliography
     from scidraft.markup import RenderContext, jsengine, render
 
@@ -391,6 +393,8 @@ def measure_cold(bibfile, style: str, pools: dict) -> dict:
         for label, pool in pools.items():
             jsengine._citation_pool = pool or today
             try:
+                if run == 0:
+                    csl.warm(style, None)  # as a worker starts: the style built and exercised
                 _cold()
                 timed = _TimedBibliography(StoredBibliography(bibfile))
                 context = RenderContext(

@@ -342,6 +342,36 @@ def test_strings_without_markup_skip_the_flip_flopper_and_read_the_same(style, l
         parsed.close()
 
 
+@pytest.mark.parametrize("style", [name for name, _label in csl.FEATURED_STYLES])
+def test_the_made_up_lists_a_worker_practises_on_format_cleanly_in_every_featured_style(style):
+    """The warm-up's lists (csl.exercise_entries) are entries every featured style formats
+    without a refusal: practice that failed would leave V8 cold and say nothing."""
+    context = _fresh_context()
+    try:
+        info = csl.style_info(style)
+        csl._prepare(context, info, "en-US")
+        for round_ in (0, csl.EXERCISE_LISTS - 1):
+            objects = csl.exercise_entries(round_)
+            answer = json.loads(
+                context.call(
+                    "scidraftCslFormat",
+                    objects,
+                    info.template,
+                    "en-US",
+                    not info.numeric,
+                    not info.numeric,
+                    timeout_sec=30,
+                )
+            )
+            assert not answer["errors"]
+            assert len(answer["entries"]) == csl.EXERCISE_ENTRIES
+            assert len(answer["citations"]) == (0 if info.numeric else csl.EXERCISE_ENTRIES)
+        csl._exercise(context, info, "en-US")
+        assert ("exercised", info.template, "en-US") in context.scidraft_loaded
+    finally:
+        context.close()
+
+
 CASES = ["I", "İSTANBUL", "ΆΣΟΣ", "Straße", "ǅ", "TITLE Words", ""]
 LOCALE_LISTS = [["en-US", "en"], ["tr-TR", "en"], ["az"], ["lt"], ["el-GR"], ["EN-us"], ["de"]]
 

@@ -41,11 +41,17 @@ def test_the_warm_up_builds_the_sites_style_in_every_context_a_list_uses(empty_p
     pool = jsengine._citation_pool
     assert len(pool.idle) == jsengine.CITATION_CALLS_AT_ONCE
     assert all(("csl-apa", "de-DE") in context.scidraft_loaded for context in pool.idle)
+    # ...and practised on made-up lists, so that V8 has compiled citeproc-js's busy functions.
+    assert all(("exercised", "csl-apa", "de-DE") in c.scidraft_loaded for c in pool.idle)
     assert len(jsengine._pool.idle) == 1  # KaTeX's
     built = list(pool.every)
     formatted = format_references([ENTRY], "apa", "de")
     assert formatted.problems == {}
     assert pool.every == built  # the list made no context of its own
+    # A style a request asks for later is built for it, not practised on its time.
+    assert format_references([ENTRY], "ieee", "de").problems == {}
+    loaded = set().union(*(context.scidraft_loaded for context in pool.idle))
+    assert ("csl-ieee", "de-DE") in loaded and ("exercised", "csl-ieee", "de-DE") not in loaded
 
 
 def test_without_settings_the_warm_up_builds_vancouver_and_creates_no_row(empty_pools):
