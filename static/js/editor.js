@@ -291,6 +291,16 @@
     event.preventDefault();
     event.returnValue = "";
   });
+  // Phones close and discard tabs in the background without a beforeunload: the copy is
+  // made as the page is hidden, not 400 ms after the last key, which may never come.
+  function keepNow() {
+    if (submitting || live() || !dirty()) return;
+    keep();
+  }
+  window.addEventListener("pagehide", keepNow);
+  document.addEventListener("visibilitychange", function () {
+    if (document.visibilityState === "hidden") keepNow();
+  });
 
   offerRestore();
 })();

@@ -343,6 +343,31 @@ def test_unsaved_text_is_offered_back_on_the_next_visit(open_page):
     assert body_text(page) == "Written offline."
 
 
+def test_the_unsaved_copy_is_made_as_the_page_is_hidden(open_page):
+    """A phone discards a background tab without a beforeunload: the local copy of unsaved
+    text is made as the page is hidden, not only 400 ms after the last key."""
+    note = make_note("Hidden", "Server text.")
+    page = open_page()
+    log_in(page)
+    page.route("**/autosave/", lambda route: route.abort("internetdisconnected"))
+    page.goto(f"/write/{note.pk}/")
+    page.locator("form.editor-form[data-editor=codemirror]").wait_for(state="attached")
+    place_cursor(page, len("Server text."))
+    kept = (
+        "(id) => Object.keys(localStorage).filter((k) => k.startsWith('scidraft:unsaved:' + id"
+        " + ':')).map((k) => JSON.parse(localStorage.getItem(k)).body)"
+    )
+    page.keyboard.type(" Typed.")
+    page.evaluate("() => window.dispatchEvent(new PageTransitionEvent('pagehide'))")
+    assert page.evaluate(kept, str(note.pk)) == ["Server text. Typed."]
+    page.keyboard.type(" More.")
+    page.evaluate(
+        "() => { Object.defineProperty(document, 'visibilityState', {value: 'hidden',"
+        " configurable: true}); document.dispatchEvent(new Event('visibilitychange')); }"
+    )
+    assert page.evaluate(kept, str(note.pk)) == ["Server text. Typed. More."]
+
+
 def test_typing_before_the_editor_loads_goes_on_where_it_was(open_page):
     """Text typed in the plain textarea while the editor's script is still on its way stays,
     and CodeMirror takes over with the caret where it was and the focus: the next keys land
