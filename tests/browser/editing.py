@@ -121,3 +121,18 @@ def signed_in(browser, base_url: str, username: str, **options):
     page.click("button[type=submit]")
     page.wait_for_url(re.compile(r"/write/"))
     return page
+
+
+def type_before_the_editor_loads(page, url: str, offset: int, text: str) -> None:
+    """Open `url` with the editor's script held back, type `text` at `offset` of the plain
+    textarea the page shows meanwhile, then let the script run."""
+    held = []
+    page.route("**/vendor/editor/editor.js", lambda route: held.append(route))
+    page.goto(url, wait_until="commit")
+    textarea = page.locator("textarea[name=body]")
+    textarea.wait_for()
+    textarea.evaluate("(t, at) => { t.focus(); t.setSelectionRange(at, at); }", offset)
+    page.keyboard.type(text)
+    while not held:  # the request reaches the handler while Playwright waits
+        page.wait_for_timeout(50)
+    held[0].continue_()

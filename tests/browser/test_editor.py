@@ -22,6 +22,7 @@ from tests.browser.editing import (
     place_cursor,
     selected_text,
     set_body_text,
+    type_before_the_editor_loads,
     visible_line_end,
     wait_for_body_text,
 )
@@ -321,15 +322,21 @@ def test_autosave_failures_are_retried_and_nothing_is_lost(open_page):
     )
 
 
-def test_unsaved_text_is_offered_back_on_the_next_visit(open_page):
-    """With every autosave failing, the text survives a reload: the editor offers to restore
-    it, and restoring puts it back in the source."""
-    note = make_note("Offline", "Server text.")
+def _editor_offline(open_page, title: str):
+    """ada's editor of a new note reading "Server text.", with every autosave failing."""
+    note = make_note(title, "Server text.")
     page = open_page()
     log_in(page)
     page.route("**/autosave/", lambda route: route.abort("internetdisconnected"))
     page.goto(f"/write/{note.pk}/")
     page.locator("form.editor-form[data-editor=codemirror]").wait_for(state="attached")
+    return page, note
+
+
+def test_unsaved_text_is_offered_back_on_the_next_visit(open_page):
+    """With every autosave failing, the text survives a reload: the editor offers to restore
+    it, and restoring puts it back in the source."""
+    page, note = _editor_offline(open_page, "Offline")
     set_body_text(page, "Written offline.")
     page.locator(".editor-autosave-status", has_text="Not saved yet").wait_for()
     page.goto(f"/write/{note.pk}/")
@@ -346,12 +353,7 @@ def test_unsaved_text_is_offered_back_on_the_next_visit(open_page):
 def test_the_unsaved_copy_is_made_as_the_page_is_hidden(open_page):
     """A phone discards a background tab without a beforeunload: the local copy of unsaved
     text is made as the page is hidden, not only 400 ms after the last key."""
-    note = make_note("Hidden", "Server text.")
-    page = open_page()
-    log_in(page)
-    page.route("**/autosave/", lambda route: route.abort("internetdisconnected"))
-    page.goto(f"/write/{note.pk}/")
-    page.locator("form.editor-form[data-editor=codemirror]").wait_for(state="attached")
+    page, note = _editor_offline(open_page, "Hidden")
     place_cursor(page, len("Server text."))
     kept = (
         "(id) => Object.keys(localStorage).filter((k) => k.startsWith('scidraft:unsaved:' + id"
@@ -375,16 +377,7 @@ def test_typing_before_the_editor_loads_goes_on_where_it_was(open_page):
     note = make_note("Early", "First line.\nSecond line.")
     page = open_page()
     log_in(page)
-    held = []
-    page.route("**/vendor/editor/editor.js", lambda route: held.append(route))  # held back
-    page.goto(f"/write/{note.pk}/", wait_until="commit")
-    textarea = page.locator("textarea[name=body]")
-    textarea.wait_for()
-    textarea.evaluate("(t) => { t.focus(); t.setSelectionRange(11, 11); }")
-    page.keyboard.type(" Typed early.")
-    while not held:  # the request reaches the handler while Playwright waits
-        page.wait_for_timeout(50)
-    held[0].continue_()
+    type_before_the_editor_loads(page, f"/write/{note.pk}/", 11, " Typed early.")
     page.locator("form.editor-form[data-editor=codemirror]").wait_for(state="attached")
     assert body_has_focus(page)
     page.keyboard.type(" And on.")

@@ -12,7 +12,14 @@ import time
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.editing import BODY, body_text, editor_note, place_cursor, signed_in
+from tests.browser.editing import (
+    BODY,
+    body_text,
+    editor_note,
+    place_cursor,
+    signed_in,
+    type_before_the_editor_loads,
+)
 from tests.browser.worker import in_worker
 
 pytestmark = pytest.mark.browser
@@ -259,17 +266,8 @@ def test_typing_before_the_editor_loads_reaches_the_shared_text(browser, live_si
     _co_author(note, "bob")
     ada = _open(browser, live_site, "ada", note)
     bob = signed_in(browser, live_site, "bob")
-    held = []
-    bob.route("**/vendor/editor/editor.js", lambda route: held.append(route))
     try:
-        bob.goto(f"/write/{note.pk}/", wait_until="commit")
-        textarea = bob.locator("textarea[name=body]")
-        textarea.wait_for()
-        textarea.evaluate("(t) => { t.focus(); t.setSelectionRange(0, 0); }")
-        bob.keyboard.type("Early. ")
-        while not held:  # the request reaches the handler while Playwright waits
-            bob.wait_for_timeout(50)
-        held[0].continue_()
+        type_before_the_editor_loads(bob, f"/write/{note.pk}/", 0, "Early. ")
         bob.locator(SYNCED).wait_for()
         bob.keyboard.type("On. ")
         text = _converged([ada, bob])
