@@ -22,9 +22,8 @@ import html
 import re
 from dataclasses import dataclass, field
 
-from . import jsengine, limits
+from . import inline_math, limits
 from .context import FormattedReferences, RenderContext, UnavailableBibliography
-from .protect import math_error_html
 from .rendered import CitationList, RenderWarning
 from .sanitise import clean_fragment
 from .stash import Item
@@ -203,14 +202,10 @@ def _typeset(markup: str, formulas: tuple[str, ...], line: int, warnings) -> str
         index = int(match.group(1))
         if index >= len(formulas):
             return ""
-        tex = formulas[index]
-        try:
-            return jsengine.render_tex(tex, display=False)
-        except jsengine.JSError as error:
-            warnings.append(
-                RenderWarning(line, "math-error", f"math in a reference: {error.message}")
-            )
-            return math_error_html(tex, error.message)
+        typeset, problem = inline_math.typeset(formulas[index], display=False)
+        if problem:
+            warnings.append(RenderWarning(line, "math-error", f"math in a reference: {problem}"))
+        return typeset
 
     return _MATH_TOKEN.sub(formula, markup)
 
