@@ -17,10 +17,9 @@ built and exercised with made-up lists, then one note of keys never measured): i
 database connection, and the V8 contexts with citation-js, as a server has them for its site's
 style. Both pools are warmed alike. Cold lists are measured twice, alternating run by
 run: before (BEFORE_COMMIT's citation-js functions and context globals, in a context pool of
-their own) and after (today's: citeproc-js's disambiguator skipped for cite forms only one item has,
-bibliography.csl's scidraftCslLoneCites; sort keys past the first costly one rendered only
-for items whose leading keys tie, scidraftCslShortSortKeys; strings without markup passed by
-the flip-flopper, scidraftCslPlainStrings), on the same Python code. Warm: the
+their own) and after (today's: particles split and given names initialised once per distinct
+name, bibliography.csl's SCIDRAFT_NAME_PARTS; strings with nothing to escape given back by the
+HTML escape, SCIDRAFT_PLAIN_ESCAPE), on the same Python code. Warm: the
 same list again, from the caches. Added (author–date styles): a formatted list with one
 citation more, as the editor's preview sees an author write (only the added key's group is
 formatted). Each figure is the median of FORMAT_RUNS runs, in wall-clock time (the target) and
@@ -71,7 +70,7 @@ EXAMPLE = SHARED / "reference" / "scidraft-exampleSite"
 # context globals (bibliography/csl.py's prelude, scidraft/markup/jsengine.py's globals) run in
 # a context pool of their own beside today's, on the same Python (lists sliced and grouped as
 # today: the commit did so already).
-BEFORE_COMMIT = "6022cc2"
+BEFORE_COMMIT = "91907ea"
 # The last commit with the pybtex styles (the one before 23793ee replaced them with CSL): main
 # no longer has them, so "before" is read from there.
 PYBTEX_COMMIT = "23793ee^"

@@ -437,6 +437,94 @@ function scidraftCslPlainNames(engine) {
   };
   register.scidraftPlain = true;
 }
+// citeproc-js's own namespace, a module inside the bundle (jsengine.bundle_modules gives its
+// number), or null when it is not where the loader said: the shortcuts below need it, and
+// without them lists read the same, only slower.
+function scidraftCslCiteproc(modules) {
+  if (!modules || typeof modules.citeproc !== "number") return null;
+  try {
+    var CSL = require(modules.citeproc);
+    var names = CSL && CSL.Util && CSL.Util.Names;
+    var html = CSL && CSL.Output && CSL.Output.Formats && CSL.Output.Formats.html;
+    var fit = typeof CSL.parseParticles === "function" && names
+      && typeof names.initializeWith === "function" && html
+      && typeof html.text_escape === "function" && CSL.SUPERSCRIPTS_REGEXP instanceof RegExp;
+    return fit ? CSL : null;
+  } catch (error) {
+    return null;
+  }
+}
+var SCIDRAFT_CITEPROC = scidraftCslCiteproc(
+  typeof SCIDRAFT_BUNDLE_MODULES === "object" ? SCIDRAFT_BUNDLE_MODULES : null);
+// A list renders each name again and again (sort keys, cite forms, the entry, the in-text
+// citation): 25 APA entries parse particles 2,100 times ("van der" in "Berg, Pieter van der")
+// and initialise given names 1,800 times, for about 120 distinct names. Both are functions of
+// their arguments alone: parseParticles of the name's family, given, suffix and dropping
+// particle (it only writes fields), initializeWith of the name, the terminator, the style's
+// initialize-with-hyphen and the languages its lower-casing uses. Each answer is remembered;
+// a tenth of an author–date list.
+var SCIDRAFT_NAME_PARTS = true;  // tests turn it off, to compare with every name parsed
+var SCIDRAFT_NAME_PARTS_MAX = 20000;  // answers kept of each kind, then forgotten at once
+(function (CSL) {
+  if (!CSL) return;
+  var parseParticles = CSL.parseParticles, particles = new Map();
+  CSL.parseParticles = function (name) {
+    var suffix = name && name.suffix, dropping = name && name["dropping-particle"];
+    if (!SCIDRAFT_NAME_PARTS || !name || typeof name.family !== "string"
+        || typeof name.given !== "string"
+        || (suffix !== undefined && typeof suffix !== "string")
+        || (dropping !== undefined && typeof dropping !== "string")) {
+      return parseParticles.apply(this, arguments);
+    }
+    var key = name.family + "\u0000" + name.given + "\u0000"
+      + (suffix === undefined ? "\u0001" : suffix) + "\u0000"
+      + (dropping === undefined ? "\u0001" : dropping);
+    var written = particles.get(key);
+    if (!written) {
+      var copy = {family: name.family, given: name.given};
+      if (suffix !== undefined) copy.suffix = suffix;
+      if (dropping !== undefined) copy["dropping-particle"] = dropping;
+      parseParticles.call(this, copy);
+      written = [];
+      for (var field in copy) written.push(field, copy[field]);  // in the order it wrote them
+      if (particles.size >= SCIDRAFT_NAME_PARTS_MAX) particles.clear();
+      particles.set(key, written);
+    }
+    for (var i = 0; i < written.length; i += 2) name[written[i]] = written[i + 1];
+  };
+  var Names = CSL.Util.Names, initializeWith = Names.initializeWith, initials = new Map();
+  Names.initializeWith = function (state, name, terminator, normalizeOnly) {
+    var langs = state && state.tmp && state.tmp.lang_array;
+    if (!SCIDRAFT_NAME_PARTS || typeof name !== "string" || !state || !state.opt
+        || (terminator !== undefined && typeof terminator !== "string")) {
+      return initializeWith.apply(this, arguments);
+    }
+    var key = name + "\u0000" + terminator + "\u0000" + (normalizeOnly ? 1 : 0) + "\u0000"
+      + state.opt["initialize-with-hyphen"] + "\u0000"
+      + (Array.isArray(langs) ? langs.join("\u0001") : String(langs));
+    var found = initials.get(key);
+    if (found === undefined) {
+      found = initializeWith.apply(this, arguments);
+      if (initials.size >= SCIDRAFT_NAME_PARTS_MAX) initials.clear();
+      initials.set(key, found);
+    }
+    return found;
+  };
+})(SCIDRAFT_CITEPROC);
+// Every string of HTML output goes through text_escape's five replacements, each a no-op for
+// a string with no &, <, >, double space or superscript letter: such a string is given back as
+// it is (a thirtieth of a list). Processors take the function when they are built, so it is
+// replaced here, before any.
+var SCIDRAFT_PLAIN_ESCAPE = true;  // tests turn it off, to compare with every string replaced
+(function (CSL) {
+  if (!CSL) return;
+  var html = CSL.Output.Formats.html, escape = html.text_escape;
+  var special = new RegExp("[&<>]|\\s\\s|" + CSL.SUPERSCRIPTS_REGEXP.source);
+  html.text_escape = function text_escape(text) {
+    if (SCIDRAFT_PLAIN_ESCAPE && typeof text === "string" && !special.test(text)) return text;
+    return escape.apply(this, arguments);
+  };
+})(SCIDRAFT_CITEPROC);
 // The processor whose registry holds exactly `ids` (the bibliography just formatted them all),
 // else null.
 function scidraftCslListEngine(template, lang, ids) {
@@ -632,8 +720,10 @@ def _load_style(context, loaded: set, style: StyleInfo, locale: str) -> None:
 # Lists a context formats when a worker starts, after building the site's style: V8 compiles
 # citeproc-js's busy functions only once they have run a while, and a context's first lists
 # take two to three times as long as its later ones (25 APA entries: 160 ms, then 45 from the
-# eighth list on). Made-up entries of the kinds a reference list holds; ~1 s of CPU per context.
-EXERCISE_LISTS = 8
+# eighth list on; the benchmark's cold lists still sped up past eight practised, up to about
+# sixteen). Made-up entries of the kinds a reference list holds; about 1.5 s of CPU per
+# context, the contexts at once (jsengine.warm), in the background as the worker starts.
+EXERCISE_LISTS = 16
 EXERCISE_ENTRIES = 25
 _EXERCISE_FAMILIES = [
     "Smith",

@@ -272,6 +272,22 @@ def add_citation_prelude(script: str) -> None:
         _citation_pool.close_all()
 
 
+# Packages inside the bundle that preludes reach by their module number (browserify's require
+# names only the packages it exposes, citation-js itself): SCIDRAFT_BUNDLE_MODULES.
+BUNDLED_PACKAGES = ("citeproc",)
+
+
+def bundle_modules(bundle: str) -> dict[str, int]:
+    """The module numbers of BUNDLED_PACKAGES in a browserify bundle: each module's table of
+    what it requires maps a package's name to its number ("citeproc":116)."""
+    found = {}
+    for package in BUNDLED_PACKAGES:
+        match = re.search(rf'"{re.escape(package)}":(\d+)[,}}]', bundle)
+        if match:
+            found[package] = int(match.group(1))
+    return found
+
+
 def _load_citations() -> MiniRacer:
     init_mini_racer(flags=V8_FLAGS, ignore_duplicate_init=True)
     bundle = ASSETS / "citation-js" / "citation.js"
@@ -279,7 +295,9 @@ def _load_citations() -> MiniRacer:
         raise AssetsMissing(f"{bundle} is missing: run `make vendor`.")
     context = MiniRacer()
     context.eval(citation_globals(context.v8_version))
-    context.eval(bundle.read_text(encoding="utf-8"))
+    text = bundle.read_text(encoding="utf-8")
+    context.eval(text)
+    context.eval(f"var SCIDRAFT_BUNDLE_MODULES = {json.dumps(bundle_modules(text))};")
     for script in _citation_preludes:
         context.eval(script)
     return context
@@ -613,18 +631,29 @@ _slice_threads_lock = threading.Lock()
 def warm(*, citations_before=None) -> None:
     """Make this process's contexts before its first requests need them: one for formulas and
     CITATION_CALLS_AT_ONCE for citations (as many as one list uses at once), each given
-    `citations_before(context)` (a style to build), as a call's `before` is."""
+    `citations_before(context)` (a style to build), as a call's `before` is, all at once (each
+    context runs in a V8 thread of its own). A context whose preparation failed is closed; the
+    first failure is raised once every context is done."""
     _pool.give_back(_pool.take())
     contexts = [_citation_pool.take() for _ in range(CITATION_CALLS_AT_ONCE)]
-    for index, context in enumerate(contexts):
+
+    def prepare(context: MiniRacer) -> None:
         try:
             if citations_before is not None:
                 citations_before(context)
         except BaseException:
-            for unused in contexts[index:]:
-                _citation_pool.discard(unused)
+            _citation_pool.discard(context)
             raise
         _citation_pool.give_back(context)
+
+    if len(contexts) == 1:
+        prepare(contexts[0])
+        return
+    calls = [_slice_executor().submit(prepare, context) for context in contexts]
+    failures = [call.exception() for call in calls]
+    for failure in failures:
+        if failure is not None:
+            raise failure
 
 
 def _slice_executor() -> ThreadPoolExecutor:

@@ -3,8 +3,10 @@ and locale is reused from list to list without one list's state reaching the nex
 citations read off the list's own bibliography pass equal a pass of their own, styles that never
 add given names read the same without citeproc-js's name register, cite forms of one item skip
 the disambiguator, sort keys past the leading ones are rendered only where those tie, strings
-without markup skip the flip-flopper, the case-mapping shortcut answers as V8 does, and the
-context pool serves threads at once."""
+without markup skip the flip-flopper, names are split and initialised once per distinct name,
+strings with nothing to escape pass the HTML escape as they are, citeproc-js's namespace is
+found in the shipped bundle, the case-mapping shortcut answers as V8 does, and the context
+pool serves threads at once."""
 
 from __future__ import annotations
 
@@ -340,6 +342,130 @@ def test_strings_without_markup_skip_the_flip_flopper_and_read_the_same(style, l
     finally:
         plain.close()
         parsed.close()
+
+
+# Names whose parts citeproc-js splits or initialises: particles before the family name
+# ("van der", "de la", "d'", lower-case "von" in the given name), suffixes (", Jr.", ", III"),
+# hyphenated and dotted given names, lower-case and single-letter given names, a name not in
+# Latin script, "Lord" (never initialised), and one name twice with its particle written
+# apart and inside: the answers remembered must be the ones each name would get.
+NAMES = r"""
+@article{n1, author = {van der Berg, Pieter and de la Cruz, Mar{\'\i}a and d'Alembert, Jean},
+  title = {Particles}, journal = {J}, year = 2010}
+@article{n2, author = {Berg, Pieter van der and King, Jr., Martin Luther and Gates, III, Bill},
+  title = {Given particles and suffixes}, journal = {J}, year = 2010}
+@book{n3, author = {Sartre, Jean-Paul and Tolkien, J.R.R. and Cummings, e. e. and Ng, A},
+  title = {Hyphens and initials}, publisher = {P}, year = 2011}
+@book{n4, author = {{毛泽东} and Byron, Lord and Humboldt, Alexander von},
+  title = {Scripts and lords}, publisher = {P}, year = 2012}
+@incollection{n5, author = {Berg, Pieter van der}, editor = {van der Berg, P. and Ng, A},
+  title = {Editors too}, booktitle = {B}, publisher = {P}, year = 2010}
+"""
+NAME_PARTS_STYLES = [
+    ("apa", "en-US"),  # initials with periods, given names added to tell names apart
+    ("chicago-author-date", "de-DE"),  # full given names, particles sorted and demoted
+    ("vancouver", "en-US"),  # initials without periods or spaces
+    ("ieee", "en-US"),  # initials before the family name
+    ("modern-language-association", "fr-FR"),
+    ("american-physics-society", "tr-TR"),  # a locale whose lower case is its own
+]
+
+
+def test_citeproc_is_reached_inside_the_shipped_bundle():
+    """The shortcuts on citeproc-js's own functions find its namespace in the bundle the
+    project ships (jsengine.bundle_modules): were it missing, lists would read the same and
+    silently take a tenth longer."""
+    context = _fresh_context()
+    try:
+        assert context.eval("SCIDRAFT_BUNDLE_MODULES.citeproc") > 0
+        assert context.eval("SCIDRAFT_CITEPROC !== null && typeof SCIDRAFT_CITEPROC.Engine")
+    finally:
+        context.close()
+
+
+def test_a_bundle_without_citeproc_where_the_loader_says_formats_without_the_shortcuts():
+    """A bundle where the loader finds no citeproc-js module number (another build) gives no
+    namespace, and the prelude's shortcuts on it are simply not taken."""
+    assert jsengine.bundle_modules('{"./x.js":2,"citeproc":116}') == {"citeproc": 116}
+    assert jsengine.bundle_modules('{"./x.js":2}') == {}
+    context = _fresh_context()
+    try:
+        assert context.eval("scidraftCslCiteproc({})") is None
+        assert context.eval("scidraftCslCiteproc(null)") is None
+        assert context.eval("scidraftCslCiteproc({citeproc: 1})") is None  # another module
+        assert context.eval("scidraftCslCiteproc({citeproc: 99999})") is None  # none at all
+    finally:
+        context.close()
+    bare = MiniRacer()  # the loader's steps, with no module number found in the bundle
+    try:
+        bare.eval(jsengine.citation_globals(bare.v8_version))
+        bare.eval((jsengine.ASSETS / "citation-js" / "citation.js").read_text(encoding="utf-8"))
+        bare.eval("var SCIDRAFT_BUNDLE_MODULES = {};")
+        for script in jsengine._citation_preludes:
+            bare.eval(script)
+        assert bare.eval("SCIDRAFT_CITEPROC") is None
+        answer = _format(bare, _objects(NAMES), "apa", "en-US")
+        assert len(answer["entries"]) == 5 and not answer["errors"]
+        assert "van der Berg" in json.dumps(answer["entries"])
+    finally:
+        bare.close()
+
+
+@pytest.mark.parametrize(("style", "locale"), NAME_PARTS_STYLES)
+def test_names_split_and_initialised_once_read_as_when_done_every_time(style, locale):
+    """Particles split and given names initialised are remembered by their arguments (a tenth
+    of an author–date list): entries, order and in-text citations read as with every name
+    done again, for particles, suffixes, hyphens, initials, other scripts and a locale with
+    its own lower case, one list after another in the same processor, and after the memory
+    was full and forgot."""
+    lists = [NAMES, COLLIDING, NAMES + OTHERS, LONE + NAMES]
+    remembering, redoing = _fresh_context(), _fresh_context()
+    try:
+        redoing.eval("SCIDRAFT_NAME_PARTS = false")
+        for index, text in enumerate(lists):
+            if index == 3:
+                remembering.eval("SCIDRAFT_NAME_PARTS_MAX = 3")  # forgets again and again
+            fast = _format(remembering, _objects(text), style, locale)
+            full = _format(redoing, _objects(text), style, locale)
+            assert _visible(fast) == _visible(full), (style, locale)
+            assert fast["entries"] and not fast["errors"]
+    finally:
+        remembering.close()
+        redoing.close()
+
+
+# Characters the HTML escape replaces: ampersands, angle brackets, double spaces and
+# superscript letters (ª ² ʰ), beside strings with none.
+ESCAPED = r"""
+@article{e1, author = {Smith, Jane}, title = {Salts \& acids: Ca² and  Mg in <b>tags</b>},
+  journal = {Physics {\&} Chemistry}, year = 2019, note = {1ª edición, ʰ}}
+@book{e2, author = {Plain, Pat}, title = {Nothing special}, publisher = {A \& B}, year = 2001}
+@article{e3, author = {Ion, Cal}, title = {Ca² ions in the ʰ form}, journal = {J}, year = 2020}
+"""
+
+
+@pytest.mark.parametrize("style", ["apa", "vancouver", "chicago-author-date"])
+def test_strings_with_nothing_to_escape_are_given_back_and_read_the_same(style):
+    """HTML escaping gives a string with no &, <, >, double space or superscript letter back
+    as it is: entries and in-text citations read as with every string escaped, those with
+    such characters (escaped, or superscripted) included."""
+    lists = [ESCAPED, MARKUP, ESCAPED + COLLIDING]
+    plain, escaping = _fresh_context(), _fresh_context()
+    try:
+        escaping.eval("SCIDRAFT_PLAIN_ESCAPE = false")
+        for text in lists:
+            fast = _format(plain, _objects(text), style, "en-US")
+            full = _format(escaping, _objects(text), style, "en-US")
+            assert _visible(fast) == _visible(full), style
+            assert fast["entries"] and not fast["errors"]
+        entries = " ".join(
+            html for _key, html in _format(plain, _objects(ESCAPED), style, "en-US")["entries"]
+        )
+        assert "&#38;" in entries
+        assert "ca<sup>2</sup> ions in the <sup>h</sup> form" in entries.lower()  # title case
+    finally:
+        plain.close()
+        escaping.close()
 
 
 @pytest.mark.parametrize("style", [name for name, _label in csl.FEATURED_STYLES])

@@ -4,6 +4,7 @@ before its first request needs them."""
 from __future__ import annotations
 
 import runpy
+import threading
 from pathlib import Path
 
 import pytest
@@ -70,6 +71,26 @@ def test_a_warm_up_that_fails_leaves_the_work_to_the_first_request(empty_pools, 
     assert jsengine._citation_pool.every == []  # nothing half-built is kept
     monkeypatch.undo()
     assert format_references([ENTRY], "vancouver").problems == {}
+
+
+def test_the_contexts_of_a_list_are_prepared_at_once(empty_pools, monkeypatch):
+    """Each context builds and practises the style in a thread of its own, at the same time
+    (a worker is ready in the time of one context, not of all): every preparation waits for
+    the others to have started, which only succeeds when they run together."""
+    if jsengine.CITATION_CALLS_AT_ONCE < 2:
+        pytest.skip("one context per list on a one-core machine")
+    started = threading.Barrier(jsengine.CITATION_CALLS_AT_ONCE, timeout=20)
+    threads = set()
+
+    def prepare(context, style, locale):
+        threads.add(threading.get_ident())
+        started.wait()  # raises BrokenBarrierError if the others never come
+
+    monkeypatch.setattr(csl, "_prepare", prepare)
+    monkeypatch.setattr(csl, "_exercise", lambda context, style, locale: None)
+    csl.warm("apa", None)
+    assert len(threads) == jsengine.CITATION_CALLS_AT_ONCE
+    assert len(jsengine._citation_pool.idle) == jsengine.CITATION_CALLS_AT_ONCE
 
 
 def test_gunicorn_starts_the_warm_up_in_each_worker_unless_told_not_to(monkeypatch):
