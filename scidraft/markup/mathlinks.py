@@ -9,16 +9,22 @@ the note's labels are all known (an equation may cite one further down). It is t
 marker in its place, `\\text{SDREF0FERDS}`, and fill replaces the marker with the reference's
 link (and its plain text in the MathML, its source in the annotation). The marker's number is
 the reference's position in its formula, so the cached formula is the same wherever it is.
+
+A macro whose body holds a `\\ref` (`\\newcommand{\\thm}[1]{\\text{Theorem }\\ref{#1}}`) is expanded
+here, where the formula uses it, before the references are marked: KaTeX has no `\\ref` of its
+own, and the label is only known once the macro's arguments are in place.
 """
 
 from __future__ import annotations
 
+import functools
 import html
 import re
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from .jsengine import LINK_SCHEMES
-from .mathmacros import group_end
+from .mathmacros import Macros, group_end
 from .rendered import RenderWarning
 
 _LINK = re.compile(r"\\(href|url)(?![A-Za-z])\s*\{")
@@ -85,6 +91,170 @@ def unsafe_links(tex: str, line: int, warnings: list[RenderWarning]) -> str:
         cursor = text_end
     out.append(tex[cursor:])
     return "".join(out)
+
+
+_REF_COMMAND = re.compile(r"\\(?:ref|eqref)(?![A-Za-z])")
+_CONTROL = re.compile(r"\\(?:[A-Za-z@]+|.)", re.S)
+_CONTROL_WORD_END = re.compile(r"\\[A-Za-z@]+$")
+_PARAMETER = re.compile(r"#(#|[1-9])")
+# Expansions of referring macros in one formula, and how much they may grow it: a macro
+# that uses itself (\gdef\a{\ref{x}\a}) stops here, and the formula shows why (protect).
+MAX_REFERRING_EXPANSIONS = 200
+MAX_EXPANDED_CHARS = 20_000
+
+
+class ReferringTooDeep(ValueError):
+    """A formula's macros that use \\ref expand past the bounds: `name` is the last one."""
+
+    def __init__(self, name: str):
+        super().__init__(name)
+        self.name = name
+
+
+@dataclass(frozen=True)
+class _Referring:
+    """A macro whose body uses \\ref or \\eqref: its arguments, and the first one's default when
+    it is optional (\\newcommand{\\f}[2][x]{…})."""
+
+    count: int
+    default: str | None
+    body: str
+    uses: frozenset[str]  # the control sequences it holds
+
+
+@functools.lru_cache(maxsize=4096)
+def _simple_definition(name: str, canonical: str) -> _Referring | None:
+    """A canonical \\gdef (mathmacros) with undelimited parameters #1…#n, or the two \\gdefs of
+    a first argument with a default; None for any other form (\\def\\f#1.{…})."""
+    optional = re.match(
+        re.escape(f"\\gdef{name}{{\\@ifnextchar[{{")
+        + r"(\\@sdopt[a-z]+)\}\{\1\[([^\]]*)\]\}\}\\gdef\1\[#1\]((?:#[2-9])*)\{",
+        canonical,
+    )
+    if optional:
+        parameters, default = "#1" + optional.group(3), optional.group(2)
+        open_at = optional.end() - 1
+    else:
+        plain = re.match(re.escape(f"\\gdef{name}") + r"((?:#[1-9])*)\{", canonical)
+        if not plain:
+            return None
+        parameters, default, open_at = plain.group(1), None, plain.end() - 1
+    count = len(parameters) // 2
+    if parameters != "".join(f"#{index}" for index in range(1, count + 1)):
+        return None
+    if group_end(canonical, open_at) != len(canonical):
+        return None
+    body = canonical[open_at + 1 : -1]
+    uses = frozenset(match.group(0) for match in _CONTROL.finditer(body))
+    return _Referring(count, default, body, uses)
+
+
+def _referring(macros: Macros) -> dict[str, _Referring]:
+    """The macros whose bodies use \\ref or \\eqref, directly or through other such macros:
+    a walk back from the first along who uses whom, once per set of macros (linear in their
+    size, so a long chain costs no more than many short ones)."""
+    cached = macros.__dict__.get("_referring")
+    if cached is not None:
+        return cached
+    found: dict[str, _Referring] = {}
+    if _REF_COMMAND.search(macros.text):
+        simple = {}
+        users: dict[str, list[str]] = {}
+        for name, canonical in macros.definitions:
+            parsed = _simple_definition(name, canonical)
+            if parsed is None:
+                continue
+            simple[name] = parsed
+            for used in parsed.uses:
+                users.setdefault(used, []).append(name)
+        waiting = [name for name, item in simple.items() if {"\\ref", "\\eqref"} & item.uses]
+        while waiting:
+            name = waiting.pop()
+            if name in found:
+                continue
+            found[name] = simple[name]
+            waiting.extend(users.get(name, ()))
+    object.__setattr__(macros, "_referring", found)
+    return found
+
+
+def _take_argument(tex: str, position: int) -> tuple[str, int] | None:
+    """An undelimited argument at `position`, as TeX reads one: a brace group without its
+    braces, a control sequence or one character (spaces before it skipped)."""
+    while position < len(tex) and tex[position] in " \t\n":
+        position += 1
+    if position >= len(tex) or tex[position] == "}":
+        return None
+    if tex[position] == "{":
+        end = group_end(tex, position)
+        return (tex[position + 1 : end - 1], end) if end > 0 else None
+    control = _CONTROL.match(tex, position)
+    if control:
+        return control.group(0), control.end()
+    return tex[position], position + 1
+
+
+def _joined(left: str, right: str) -> str:
+    """`left` then `right`, with a space where a control word would otherwise run on into
+    letters (TeX read them as separate tokens in the definition)."""
+    if right[:1].isalpha() and _CONTROL_WORD_END.search(left):
+        return left + " " + right
+    return left + right
+
+
+def _substitute(body: str, arguments: list[str]) -> str:
+    out = ""
+    cursor = 0
+    for match in _PARAMETER.finditer(body):
+        out = _joined(out, body[cursor : match.start()])
+        number = 0 if match.group(1) == "#" else int(match.group(1))
+        value = "#" if number == 0 else arguments[number - 1] if number <= len(arguments) else ""
+        out = _joined(out, value)
+        cursor = match.end()
+    return _joined(out, body[cursor:])
+
+
+def expand_referring_macros(tex: str, macros: Macros) -> str:
+    """`tex` with each use of a macro whose body holds \\ref/\\eqref replaced by its body, the
+    arguments in place, so that mark_references finds the references; other macros are left
+    to KaTeX. Raises ReferringTooDeep past MAX_REFERRING_EXPANSIONS or MAX_EXPANDED_CHARS (a
+    macro that uses itself)."""
+    referring = _referring(macros) if macros.definitions else {}
+    if not referring:
+        return tex
+    expansions, position, longest = 0, 0, len(tex) + MAX_EXPANDED_CHARS
+    while True:
+        match = _CONTROL.search(tex, position)
+        if match is None:
+            return tex
+        item = referring.get(match.group(0))
+        if item is None:
+            position = match.end()
+            continue
+        if expansions >= MAX_REFERRING_EXPANSIONS or len(tex) > longest:
+            raise ReferringTooDeep(match.group(0))
+        arguments, cursor = [], match.end()
+        if item.default is not None:
+            optional = re.compile(r"\s*\[([^\]]*)\]").match(tex, cursor)
+            if optional:
+                arguments.append(optional.group(1))
+                cursor = optional.end()
+            else:
+                arguments.append(item.default)
+        while len(arguments) < item.count:
+            taken = _take_argument(tex, cursor)
+            if taken is None:
+                break
+            arguments.append(taken[0])
+            cursor = taken[1]
+        if len(arguments) < item.count:
+            position = match.end()  # arguments missing: KaTeX says so
+            continue
+        expanded = _substitute(item.body, arguments)
+        head = _joined(tex[: match.start()], expanded)
+        tex = _joined(head, tex[cursor:])
+        position = match.start()  # the expansion may use another referring macro
+        expansions += 1
 
 
 def mark_references(tex: str) -> tuple[str, list[dict]]:

@@ -467,6 +467,18 @@ def _katex(
         return jsengine.render_tex(tex, display=display, macros=before)
 
 
+def _expand_referring(tex: str, macros: mathmacros.Macros) -> str:
+    """mathlinks.expand_referring_macros, its bound reported as KaTeX's errors are."""
+    try:
+        return mathlinks.expand_referring_macros(tex, macros)
+    except mathlinks.ReferringTooDeep as error:
+        raise jsengine.JSError(
+            f"{error.name} uses \\ref and expands too often (more than "
+            f"{mathlinks.MAX_REFERRING_EXPANSIONS} times, or by more than "
+            f"{mathlinks.MAX_EXPANDED_CHARS // 1000} KB): is it recursive?"
+        ) from None
+
+
 def typeset(
     tex: str, *, display: bool, line: int, state: MathState, warnings: list[RenderWarning]
 ) -> tuple[str, str, list[dict]]:
@@ -482,9 +494,11 @@ def typeset(
     before = state.macros
     tex, defined = _define(tex, line, state, warnings)
     tex = mathlinks.unsafe_links(tex, line, warnings)
-    tex, references = mathlinks.mark_references(tex)
-    tex = _translate_environments(tex)
+    references: list[dict] = []
     try:
+        tex = _expand_referring(tex, state.macros)
+        tex, references = mathlinks.mark_references(tex)
+        tex = _translate_environments(tex)
         rendered = _katex(tex.strip(), display, state, before, defined, line, warnings)
     except jsengine.JSError as error:
         message = f"math: {error.message}"

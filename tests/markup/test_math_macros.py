@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from scidraft.markup import RenderContext, jsengine, mathmacros, render
+from scidraft.markup import RenderContext, jsengine, mathlinks, mathmacros, render
 from scidraft.markup.mathmacros import Macros, Preamble, find_definitions
 
 from .dom import parse
@@ -293,6 +293,65 @@ def test_an_unresolved_reference_in_math_is_flagged():
     warning = next(w for w in rendered.warnings if w.code == "ref-unresolved")
     assert warning.line == 3 and "\\eqref{nowhere}" in warning.message
     assert "??" in rendered.html
+
+
+def test_a_macro_whose_body_uses_ref_links_as_the_ref_written_out_would():
+    """\\ref inside a macro's body (KaTeX has no \\ref of its own) links to the label the
+    macro's argument names, through a macro that uses such a macro, and from the note's
+    preamble."""
+    body = (
+        ":::lemma{#lem:a}\nTrue.\n:::\n\n"
+        "$\\newcommand{\\thm}[1]{\\text{by }\\ref{#1}}\\thm{lem:a}$ and "
+        "$\\newcommand{\\see}[1]{\\text{see }\\thm{#1}}\\see{lem:a}$ and $\\cf{lem:a}$\n"
+    )
+    rendered = render(body, _with(("the note's math macros", "\\newcommand{\\cf}[1]{\\ref{#1}}")))
+    assert _codes(rendered) == set()
+    links = parse(rendered.html).select(".katex-html a")
+    assert [(link.attrs["href"], link.text) for link in links] == [("#lem-a", "Lemma 1")] * 3
+    assert formula_texts(rendered.html) == ["byLemma1", "seebyLemma1", "Lemma1"]
+    # The annotation holds the expansion: TeX that reads the same without the macro.
+    assert "\\text{see }\\text{by }\\ref{lem:a}</annotation>" in rendered.html
+    assert "SDREF" not in rendered.html
+
+
+def test_a_referring_macros_arguments_defaults_and_control_words_read_as_in_tex():
+    """An optional first argument takes its default or what the brackets give, an argument
+    without braces is one token, and a control word in the body stays apart from the letters
+    an argument brings (\\alpha then b, not \\alphab)."""
+    body = (
+        "$$a = b \\label{eq:x}$$\n\n$$c = d \\label{ex:x}$$\n\n"
+        "$\\newcommand{\\eq}[2][eq]{\\alpha#2\\eqref{#1:#2}}\\eq{x}, \\eq[ex]{x}, \\eq x$\n"
+    )
+    rendered = render(body)
+    assert _codes(rendered) == set()
+    links = parse(rendered.html).select(".katex-html a")
+    assert [(link.attrs["href"], link.text) for link in links] == [
+        ("#eq-x", "(1)"),
+        ("#ex-x", "(2)"),
+        ("#eq-x", "(1)"),
+    ]
+    assert formula_texts(rendered.html)[2] == "αx(1),αx(2),αx(1)"
+
+
+def test_macros_without_a_ref_are_left_to_katex():
+    """Only macros that (through others) use \\ref are expanded before KaTeX; the formula is
+    otherwise given to KaTeX as written."""
+    macros = Macros().plus(
+        [("\\R", "\\gdef\\R{\\mathbb{R}}"), ("\\thm", "\\gdef\\thm#1{\\ref{#1}}")]
+    )
+    assert mathlinks.expand_referring_macros("x \\in \\R", macros) == "x \\in \\R"
+    assert mathlinks.expand_referring_macros("\\R\\thm{a}", macros) == "\\R\\ref{a}"
+    assert mathlinks.expand_referring_macros("\\thm", macros) == "\\thm"  # no argument
+
+
+def test_a_referring_macro_that_uses_itself_is_stopped_with_a_warning():
+    """A macro using \\ref that expands itself forever is stopped at the bound: the formula
+    shows as an error saying so, and the rest of the note renders."""
+    rendered = render("$\\gdef\\loop{\\ref{a}\\loop}\\loop$ and $x^2$\n")
+    (message,) = _messages(rendered, "math-error")
+    assert "\\loop uses \\ref and expands too often" in message and "recursive" in message
+    assert "ref-unresolved" not in _codes(rendered)
+    assert formula_texts(rendered.html) == ["x2"]
 
 
 # --- Links --------------------------------------------------------------------------------------
