@@ -372,7 +372,7 @@ def _before_pool():
         context.eval(prelude)
         return context
 
-    return jsengine._Pool(load)
+    return jsengine._Pool(load, floor=jsengine.CITATION_CALLS_AT_ONCE)
 
 
 def measure_cold(bibfile, style: str, pools: dict) -> dict:

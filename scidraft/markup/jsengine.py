@@ -195,6 +195,16 @@ V8_FLAGS = (*DEFAULT_V8_FLAGS, "--no-memory-protection-keys")
 # Idle contexts kept beyond this many are closed: a burst of concurrent renders must not leave
 # a V8 (tens of MB) per thread behind.
 IDLE_CONTEXTS_MAX = 8
+# An idle context beyond its pool's floor (one for KaTeX, CITATION_CALLS_AT_ONCE for citations:
+# what one request uses) is closed once nobody has used it for this long. A burst of
+# author–date lists leaves a citation context per thread and slice, 50–75 MB each under APA or
+# Chicago; a quiet worker gives that memory back at its next call instead of keeping it for good.
+IDLE_SECONDS = 300.0
+
+# Citation calls one caller may run at once, each in a context of its own (the independent
+# slices of a numbered reference list): V8 runs each context in a thread of its own and the
+# caller waits with the GIL released, so a list takes about 1/n of its time on n idle cores.
+CITATION_CALLS_AT_ONCE = max(1, min(4, os.cpu_count() or 1))
 
 # V8's process-wide set-up is not safe against threads creating their first contexts at the
 # same moment (a gthread worker's first requests): contexts are created one at a time.
@@ -306,17 +316,40 @@ def _load_citations() -> MiniRacer:
 class _Pool:
     """This process's V8 contexts: each lent to one call at a time."""
 
-    def __init__(self, loader=_load):
+    def __init__(self, loader=_load, floor: int = 1):
         self.loader = loader
+        self.floor = floor
         self.lock = threading.Lock()
-        self.idle: list[MiniRacer] = []
+        self.idle: list[MiniRacer] = []  # the least recently given back first
         self.every: list[MiniRacer] = []
+        self.given_back: dict[int, float] = {}  # id(context): when, by time.monotonic()
 
     def take(self) -> MiniRacer:
         with self.lock:
-            if self.idle:
-                return self.idle.pop()  # the most recently used: its caches are warm
-        return self.fresh()
+            stale = self._stale()
+            context = self.idle.pop() if self.idle else None  # the most recent: warm caches
+        self._close(stale)
+        return context if context is not None else self.fresh()
+
+    def _stale(self) -> list[MiniRacer]:
+        """Idle contexts beyond the floor unused for IDLE_SECONDS, out of the pool (the caller
+        closes them, outside the lock)."""
+        stale, now = [], time.monotonic()
+        while len(self.idle) > self.floor:
+            oldest = self.idle[0]
+            if now - self.given_back.get(id(oldest), now) < IDLE_SECONDS:
+                break
+            self.idle.pop(0)
+            self.every.remove(oldest)
+            self.given_back.pop(id(oldest), None)
+            stale.append(oldest)
+        return stale
+
+    @staticmethod
+    def _close(contexts: list[MiniRacer]) -> None:
+        for context in contexts:
+            with contextlib.suppress(Exception):  # a context that cannot close is gone anyway
+                context.close()
 
     def fresh(self) -> MiniRacer:
         with _creation_lock:
@@ -327,28 +360,33 @@ class _Pool:
 
     def give_back(self, context: MiniRacer) -> None:
         with self.lock:
+            stale = self._stale()
             if len(self.idle) < IDLE_CONTEXTS_MAX:
                 self.idle.append(context)
-                return
-            self.every.remove(context)
-        context.close()
+                self.given_back[id(context)] = time.monotonic()
+            else:
+                self.every.remove(context)
+                stale.append(context)
+        self._close(stale)
 
     def discard(self, context: MiniRacer) -> None:
         with self.lock:
             if context in self.every:
                 self.every.remove(context)
+            self.given_back.pop(id(context), None)
         context.close()
 
     def close_all(self) -> None:
         with self.lock:
             every, self.every, self.idle = self.every, [], []
+            self.given_back = {}
         for context in every:
             with contextlib.suppress(Exception):  # the process is exiting anyway
                 context.close()
 
 
 _pool = _Pool()
-_citation_pool = _Pool(_load_citations)
+_citation_pool = _Pool(_load_citations, floor=CITATION_CALLS_AT_ONCE)
 
 
 # Contexts inherited across fork() belong to the parent's V8 threads, which the child does not
@@ -362,7 +400,7 @@ def _pool_after_fork() -> None:
     _inherited.extend(_pool.every)
     _inherited.extend(_citation_pool.every)
     _pool = _Pool()  # a fresh lock too: the parent's may have been held at the fork
-    _citation_pool = _Pool(_load_citations)
+    _citation_pool = _Pool(_load_citations, floor=CITATION_CALLS_AT_ONCE)
     # The parent's executor counts threads the child does not have: it would never run a call.
     _slice_threads, _slice_threads_lock = None, threading.Lock()
 
@@ -620,10 +658,6 @@ def call_citations(function: str, *args, before=None):
     return _call(function, *args, pool=_citation_pool, before=before, floor=CITATION_FLOOR_SECONDS)
 
 
-# Citation calls one caller may run at once, each in a context of its own (the independent
-# slices of a numbered reference list): V8 runs each context in a thread of its own and the
-# caller waits with the GIL released, so a list takes about 1/n of its time on n idle cores.
-CITATION_CALLS_AT_ONCE = max(1, min(4, os.cpu_count() or 1))
 _slice_threads: ThreadPoolExecutor | None = None
 _slice_threads_lock = threading.Lock()
 

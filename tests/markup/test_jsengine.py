@@ -47,6 +47,36 @@ def test_idle_contexts_are_bounded(monkeypatch):
     assert "katex" in jsengine.render_tex("z", display=False)
 
 
+class _FakeContext:
+    def __init__(self):
+        self.closed = False
+
+    def close(self):
+        self.closed = True
+
+
+def test_contexts_idle_past_idle_seconds_beyond_the_floor_are_closed(monkeypatch):
+    """A burst leaves a context per borrower; once they have sat unused for IDLE_SECONDS, the
+    next call closes those beyond the pool's floor, the least recently used first, and keeps
+    the floor (what one request uses) however long the worker was quiet."""
+    pool = jsengine._Pool(_FakeContext, floor=2)
+    burst = [pool.take() for _ in range(4)]
+    for context in burst:
+        pool.give_back(context)
+    assert pool.take() is burst[-1]  # not yet idle long enough: all four kept
+    pool.give_back(burst[-1])
+    assert not any(context.closed for context in burst)
+
+    monkeypatch.setattr(jsengine, "IDLE_SECONDS", 0.0)
+    taken = pool.take()
+    assert taken is burst[-1]
+    assert [context.closed for context in burst] == [True, True, False, False]
+    assert pool.every == burst[2:] and pool.idle == [burst[2]]
+    pool.give_back(taken)
+    assert pool.take() is taken and pool.take() is burst[2]  # the floor stays
+    assert not burst[2].closed and not burst[3].closed
+
+
 def test_process_exits_promptly_after_rendering_in_threads():
     """Contexts are closed at exit: a process that rendered in threads does not hang."""
     script = textwrap.dedent(
