@@ -19,7 +19,8 @@ style. Both pools are warmed alike. Cold lists are measured twice, alternating r
 run: before (BEFORE_COMMIT's citation-js functions and context globals, in a context pool of
 their own) and after (today's: particles split and given names initialised once per distinct
 name, bibliography.csl's SCIDRAFT_NAME_PARTS; strings with nothing to escape given back by the
-HTML escape, SCIDRAFT_PLAIN_ESCAPE), on the same Python code. Warm: the
+HTML escape, SCIDRAFT_PLAIN_ESCAPE; sort keys compared with kept collators,
+SCIDRAFT_CACHED_COLLATORS), on the same Python code. Warm: the
 same list again, from the caches. Added (author–date styles): a formatted list with one
 citation more, as the editor's preview sees an author write (only the added key's group is
 formatted). Each figure is the median of FORMAT_RUNS runs, in wall-clock time (the target) and

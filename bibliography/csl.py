@@ -240,6 +240,47 @@ var SCIDRAFT_CSL = SCIDRAFT_CITE.plugins.config.get("@csl");
     return plainCase(locales) ? plainUpper.call(this) : upper.apply(this, arguments);
   };
 })();
+// citeproc-js compares sort keys with localeCompare(other, locale, options), and V8 builds an
+// ICU collator for every such call (6 µs: a hundred per list, two hundred to put lists formatted
+// apart in order). ECMA-402 defines the call as new Intl.Collator(locales, options).compare:
+// the collator is kept per locale and option values, for string operands and a plain options
+// object; anything else goes to V8 as before.
+var SCIDRAFT_CACHED_COLLATORS = true;  // tests turn it off, to compare with V8's own
+(function () {
+  "use strict";
+  var nativeLocaleCompare = String.prototype.localeCompare;
+  var read = ["localeMatcher", "usage", "collation", "numeric", "caseFirst", "sensitivity",
+              "ignorePunctuation"];
+  var collators = new Map();
+  function optionsKey(options) {
+    if (options === undefined) return "";
+    if (options === null || typeof options !== "object"
+        || Object.getPrototypeOf(options) !== Object.prototype) return null;
+    var key = "";
+    for (var i = 0; i < read.length; i++) {
+      var value = options[read[i]];
+      key += "\u0000" + typeof value + ":" + String(value);
+    }
+    return key;
+  }
+  String.prototype.localeCompare = function localeCompare(that, locales, options) {
+    if (SCIDRAFT_CACHED_COLLATORS && typeof this === "string" && typeof that === "string"
+        && typeof locales === "string") {
+      var key = optionsKey(options);
+      if (key !== null) {
+        key = locales + key;
+        var collator = collators.get(key);
+        if (collator === undefined) {
+          collator = new Intl.Collator(locales, options);
+          if (collators.size >= 64) collators.clear();
+          collators.set(key, collator);
+        }
+        return collator.compare(this, that);
+      }
+    }
+    return nativeLocaleCompare.apply(this, arguments);
+  };
+})();
 function scidraftCslStyle(name, xml) { SCIDRAFT_CSL.templates.add(name, xml); return true; }
 function scidraftCslLocale(name, xml) { SCIDRAFT_CSL.locales.add(name, xml); return true; }
 function scidraftCslMessage(error) {

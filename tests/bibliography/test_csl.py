@@ -5,8 +5,8 @@ add given names read the same without citeproc-js's name register, cite forms of
 the disambiguator, sort keys past the leading ones are rendered only where those tie, strings
 without markup skip the flip-flopper, names are split and initialised once per distinct name,
 strings with nothing to escape pass the HTML escape as they are, citeproc-js's namespace is
-found in the shipped bundle, the case-mapping shortcut answers as V8 does, and the context
-pool serves threads at once."""
+found in the shipped bundle, the case-mapping and collator shortcuts answer as V8 does, and the
+context pool serves threads at once."""
 
 from __future__ import annotations
 
@@ -524,6 +524,95 @@ def test_case_mapping_with_locales_answers_as_v8_does():
     finally:
         context.close()
         bare.close()
+
+
+COMPARED = [
+    "",
+    "a",
+    "A",
+    "á",
+    "b",
+    "Smith, Jane",
+    "smith, jane",
+    "Smith, John",
+    "Müller",
+    "Mueller",
+    "file10",
+    "file9",
+    "straße",
+    "strasse",
+    "ål",
+    "zebra",
+    "ılık",
+    "Ilık",
+    "[x",
+    "x",
+    "O'Neil",
+    "ONeil",
+    "van der Berg",
+    "Berg",
+]
+COLLATION_LOCALES = ["en-US", "de-DE", "sv-SE", "tr-TR", "fr-FR"]
+COLLATION_OPTIONS = [
+    {"sensitivity": "base", "ignorePunctuation": True, "numeric": True},  # citeproc-js's
+    {},
+    {"sensitivity": "accent"},
+    {"numeric": "false"},  # a string: true once read as a boolean
+    {"numeric": False},
+    {"caseFirst": "upper", "sensitivity": "case"},
+    None,  # no options at all
+]
+
+
+def test_comparisons_with_a_locale_and_options_answer_as_v8_does():
+    """localeCompare with a locale and options (as citeproc-js sorts) answers from a kept
+    collator exactly as V8 answers building one for the call, for accents, case, punctuation,
+    numbers, the sharp s, Swedish and Turkish letters; an invalid locale still throws."""
+    probe = (
+        "JSON.stringify((function () { var out = [], words = "
+        + json.dumps(COMPARED)
+        + ", locales = "
+        + json.dumps(COLLATION_LOCALES)
+        + ", options = "
+        + json.dumps(COLLATION_OPTIONS)
+        + ";"
+        " for (var l = 0; l < locales.length; l++) for (var o = 0; o < options.length; o++)"
+        " for (var i = 0; i < words.length; i++) for (var j = 0; j < words.length; j++)"
+        " out.push(options[o] === null ? words[i].localeCompare(words[j], locales[l])"
+        " : words[i].localeCompare(words[j], locales[l], options[o]));"
+        " return out; })())"
+    )
+    kept, built = _fresh_context(), _fresh_context()
+    try:
+        built.eval("SCIDRAFT_CACHED_COLLATORS = false")
+        answers = kept.eval(probe)
+        assert answers == built.eval(probe)
+        assert len(set(json.loads(answers))) == 3  # before, equal and after all occur
+        invalid = "(function () { try { 'a'.localeCompare('b', 'en_US!', {}); return 'no error'; }"
+        invalid += " catch (error) { return error.name; } })()"
+        assert kept.eval(invalid) == built.eval(invalid) == "RangeError"
+    finally:
+        kept.close()
+        built.close()
+
+
+@pytest.mark.parametrize(("style", "locale"), [("apa", "en-US"), ("chicago-author-date", "de-DE")])
+def test_lists_sorted_with_kept_collators_read_the_same(style, locale):
+    """Sorted lists (ties on the leading keys, particles, accents) come out in the same order
+    with the same suffixes and citations whether citeproc-js's comparisons build a collator
+    each or use a kept one."""
+    lists = [TIED + COLLIDING, NAMES + OTHERS, LONE + NAMES + TIED]
+    kept, built = _fresh_context(), _fresh_context()
+    try:
+        built.eval("SCIDRAFT_CACHED_COLLATORS = false")
+        for text in lists:
+            fast = _format(kept, _objects(text), style, locale)
+            full = _format(built, _objects(text), style, locale)
+            assert _visible(fast) == _visible(full), (style, locale)
+            assert fast["entries"] and not fast["errors"]
+    finally:
+        kept.close()
+        built.close()
 
 
 def test_the_pool_formats_lists_from_several_threads_at_once():
