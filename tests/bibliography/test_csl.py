@@ -10,6 +10,7 @@ context pool serves threads at once."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 
@@ -60,6 +61,28 @@ def _format(context: MiniRacer, objects: list[dict], style: str, locale: str) ->
 
 def _visible(answer: dict) -> tuple:
     return answer["entries"], answer["citations"], answer["errors"]
+
+
+@contextlib.contextmanager
+def _both_ways(flag: str, lists: list[str], style: str, locale: str, before_list=None):
+    """Format `lists` one after another in two fresh contexts, the shortcut `flag` turned off
+    in the second: every list reads the same both ways (entries, their order, in-text
+    citations, errors) and formats cleanly. Yields (with the shortcut, without) for more
+    checks; `before_list(index, context)` runs in the first before each list."""
+    fast, full = _fresh_context(), _fresh_context()
+    try:
+        full.eval(f"{flag} = false")
+        for index, text in enumerate(lists):
+            if before_list is not None:
+                before_list(index, fast)
+            taken = _format(fast, _objects(text), style, locale)
+            done = _format(full, _objects(text), style, locale)
+            assert _visible(taken) == _visible(done), (flag, style, locale, index)
+            assert taken["entries"] and not taken["errors"]
+        yield fast, full
+    finally:
+        fast.close()
+        full.close()
 
 
 # Lists in sequence: author–date and numbered styles, two locales, the same keys with other
@@ -251,19 +274,9 @@ def test_whole_sort_keys_are_rendered_only_for_items_whose_leading_keys_tie(styl
     and numbers, year suffixes and in-text citations read as with whole keys for every item,
     one list after another in the same processor."""
     lists = [TIED, COLLIDING, LONE + TIED + COLLIDING, OTHERS, TIED]
-    short, whole = _fresh_context(), _fresh_context()
     template = json.dumps(csl.style_info(style).template)
-    try:
-        whole.eval("SCIDRAFT_SHORT_SORT_KEYS = false")
-        for text in lists:
-            fast = _format(short, _objects(text), style, "en-US")
-            full = _format(whole, _objects(text), style, "en-US")
-            assert _visible(fast) == _visible(full), style
-            assert fast["entries"] and not fast["errors"]
+    with _both_ways("SCIDRAFT_SHORT_SORT_KEYS", lists, style, "en-US") as (short, _whole):
         widths = json.loads(short.eval(_KEY_WIDTHS % template))
-    finally:
-        short.close()
-        whole.close()
     if not shortened:
         assert widths["short"] is None
         return
@@ -327,21 +340,11 @@ def test_strings_without_markup_skip_the_flip_flopper_and_read_the_same(style, l
     parsed, the marked-up ones (italics, kept case, quotes of the locale, apostrophes)
     included."""
     lists = [MARKUP, COLLIDING, MARKUP + OTHERS]
-    plain, parsed = _fresh_context(), _fresh_context()
     template = json.dumps(csl.style_info(style).template)
     key = f"scidraftCslEngineKey({template}, {json.dumps(locale)})"
-    try:
-        parsed.eval("SCIDRAFT_PLAIN_STRINGS = false")
-        for text in lists:
-            fast = _format(plain, _objects(text), style, locale)
-            full = _format(parsed, _objects(text), style, locale)
-            assert _visible(fast) == _visible(full), (style, locale)
-            assert fast["entries"] and not fast["errors"]
+    with _both_ways("SCIDRAFT_PLAIN_STRINGS", lists, style, locale) as (plain, parsed):
         assert plain.eval(f"SCIDRAFT_ENGINES[{key}].fun.flipflopper.scidraftPlain === true")
         assert parsed.eval(f"!SCIDRAFT_ENGINES[{key}].fun.flipflopper.scidraftPlain")
-    finally:
-        plain.close()
-        parsed.close()
 
 
 # Names whose parts citeproc-js splits or initialises: particles before the family name
@@ -419,19 +422,13 @@ def test_names_split_and_initialised_once_read_as_when_done_every_time(style, lo
     its own lower case, one list after another in the same processor, and after the memory
     was full and forgot."""
     lists = [NAMES, COLLIDING, NAMES + OTHERS, LONE + NAMES]
-    remembering, redoing = _fresh_context(), _fresh_context()
-    try:
-        redoing.eval("SCIDRAFT_NAME_PARTS = false")
-        for index, text in enumerate(lists):
-            if index == 3:
-                remembering.eval("SCIDRAFT_NAME_PARTS_MAX = 3")  # forgets again and again
-            fast = _format(remembering, _objects(text), style, locale)
-            full = _format(redoing, _objects(text), style, locale)
-            assert _visible(fast) == _visible(full), (style, locale)
-            assert fast["entries"] and not fast["errors"]
-    finally:
-        remembering.close()
-        redoing.close()
+
+    def forget_often(index: int, context: MiniRacer) -> None:
+        if index == 3:
+            context.eval("SCIDRAFT_NAME_PARTS_MAX = 3")  # forgets again and again
+
+    with _both_ways("SCIDRAFT_NAME_PARTS", lists, style, locale, forget_often) as (fast, _full):
+        assert fast.eval("SCIDRAFT_CITEPROC !== null")
 
 
 # Characters the HTML escape replaces: ampersands, angle brackets, double spaces and
@@ -450,22 +447,11 @@ def test_strings_with_nothing_to_escape_are_given_back_and_read_the_same(style):
     as it is: entries and in-text citations read as with every string escaped, those with
     such characters (escaped, or superscripted) included."""
     lists = [ESCAPED, MARKUP, ESCAPED + COLLIDING]
-    plain, escaping = _fresh_context(), _fresh_context()
-    try:
-        escaping.eval("SCIDRAFT_PLAIN_ESCAPE = false")
-        for text in lists:
-            fast = _format(plain, _objects(text), style, "en-US")
-            full = _format(escaping, _objects(text), style, "en-US")
-            assert _visible(fast) == _visible(full), style
-            assert fast["entries"] and not fast["errors"]
-        entries = " ".join(
-            html for _key, html in _format(plain, _objects(ESCAPED), style, "en-US")["entries"]
-        )
-        assert "&#38;" in entries
-        assert "ca<sup>2</sup> ions in the <sup>h</sup> form" in entries.lower()  # title case
-    finally:
-        plain.close()
-        escaping.close()
+    with _both_ways("SCIDRAFT_PLAIN_ESCAPE", lists, style, "en-US") as (plain, _escaping):
+        answer = _format(plain, _objects(ESCAPED), style, "en-US")
+    entries = " ".join(html for _key, html in answer["entries"])
+    assert "&#38;" in entries
+    assert "ca<sup>2</sup> ions in the <sup>h</sup> form" in entries.lower()  # title case
 
 
 @pytest.mark.parametrize("style", [name for name, _label in csl.FEATURED_STYLES])
@@ -602,17 +588,8 @@ def test_lists_sorted_with_kept_collators_read_the_same(style, locale):
     with the same suffixes and citations whether citeproc-js's comparisons build a collator
     each or use a kept one."""
     lists = [TIED + COLLIDING, NAMES + OTHERS, LONE + NAMES + TIED]
-    kept, built = _fresh_context(), _fresh_context()
-    try:
-        built.eval("SCIDRAFT_CACHED_COLLATORS = false")
-        for text in lists:
-            fast = _format(kept, _objects(text), style, locale)
-            full = _format(built, _objects(text), style, locale)
-            assert _visible(fast) == _visible(full), (style, locale)
-            assert fast["entries"] and not fast["errors"]
-    finally:
-        kept.close()
-        built.close()
+    with _both_ways("SCIDRAFT_CACHED_COLLATORS", lists, style, locale):
+        pass  # _both_ways compares each list both ways
 
 
 def test_the_pool_formats_lists_from_several_threads_at_once():
