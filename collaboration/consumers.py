@@ -23,7 +23,7 @@ from django.conf import settings
 from django.db import DatabaseError
 
 from . import access, documents, groups
-from .limits import TokenBucket
+from .limits import TokenBucket, seats
 from .protocol import (
     AWARENESS,
     QUERY_AWARENESS,
@@ -77,6 +77,7 @@ class NoteConsumer(AsyncWebsocketConsumer):
     joined = False
     counted = False
     ended = False
+    seated = False  # holds one of the note's seats (limits.EditorSeats)
 
     async def connect(self):
         self.note_id = int(self.scope["url_route"]["kwargs"]["note_id"])
@@ -94,13 +95,16 @@ class NoteConsumer(AsyncWebsocketConsumer):
             )
         if not await database_sync_to_async(access.may_edit)(self.user_id, self.note_id):
             return await self.refuse(FORBIDDEN, "forbidden", "You may not edit this note.")
-        if editors.get(self.note_id, 0) >= settings.LIVE_NOTE_EDITORS_MAX:
+        if editors.get(self.note_id, 0) >= settings.LIVE_NOTE_EDITORS_MAX or not (
+            seated := await seats.take(self.note_id, self.channel_name)
+        ):
             return await self.refuse(
                 RATE,
                 "rate",
                 f"{settings.LIVE_NOTE_EDITORS_MAX} editors are writing in this note already: "
                 "trying again shortly.",
             )
+        self.seated = seated
         # Joined before the document loads: nothing stored in between is missed.
         await self.channel_layer.group_add(groups.note_group(self.note_id), self.channel_name)
         await self.channel_layer.group_add(groups.user_group(self.user_id), self.channel_name)
@@ -132,6 +136,9 @@ class NoteConsumer(AsyncWebsocketConsumer):
 
     async def disconnect(self, code):
         self.ended = True
+        if self.seated:
+            self.seated = False
+            await seats.leave(self.note_id, self.channel_name)
         if not self.joined:
             return
         self.joined = False
@@ -240,6 +247,8 @@ class NoteConsumer(AsyncWebsocketConsumer):
             await asyncio.sleep(min(KEEPALIVE_SECONDS, settings.LIVE_RECHECK_SECONDS))
             if loop.time() - self.last_sent >= KEEPALIVE_SECONDS:
                 await self.send(bytes_data=KEEPALIVE)
+            if self.seated and not self.ended:
+                await seats.renew(self.note_id, self.channel_name)
             if loop.time() - checked >= settings.LIVE_RECHECK_SECONDS:
                 checked = loop.time()
                 await self.live_recheck({})

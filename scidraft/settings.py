@@ -432,6 +432,8 @@ LIVE_EDITING = env_bool("LIVE_EDITING", True)
 # Consumers on different app servers reach each other through Redis; one process needs no more
 # than memory (`make run`).
 # https://channels.readthedocs.io/en/stable/topics/channel_layers.html
+# The prefix of writing together's keys in Redis: the channel layer's and the editors' seats.
+CHANNEL_LAYER_PREFIX = os.environ.get("CHANNEL_LAYER_PREFIX", "scidraft-live")
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
@@ -441,7 +443,7 @@ if REDIS_URL:
                 # for a consumer's next message with a 5 s BZPOPMIN: a consumer quiet for 5 s
                 # would die (no disconnect, so no last-editor save). 15 s outlasts the wait.
                 "hosts": [{"address": REDIS_URL, "socket_timeout": 15}],
-                "prefix": os.environ.get("CHANNEL_LAYER_PREFIX", "scidraft-live"),
+                "prefix": CHANNEL_LAYER_PREFIX,
                 # Messages waiting per consumer before group sends to it are dropped silently
                 # (default 100): a consumer a few seconds behind under load would lose updates,
                 # and its editor every later update of their authors (Yjs holds them pending).
@@ -466,6 +468,8 @@ LIVE_RATE_BURST = env_int("LIVE_RATE_BURST", 200)
 # be open at once: an author cannot multiply the per-connection rate by opening sockets.
 LIVE_NOTE_RATE_PER_SECOND = env_int("LIVE_NOTE_RATE_PER_SECOND", 400)
 LIVE_NOTE_RATE_BURST = env_int("LIVE_NOTE_RATE_BURST", 1000)
+# Editors one note may have at once: across every app server with REDIS_URL (collaboration.
+# limits.EditorSeats), else in the one process.
 LIVE_NOTE_EDITORS_MAX = env_int("LIVE_NOTE_EDITORS_MAX", 32)
 # Merged saves: this many milliseconds after the last update, at most this many apart while
 # typing goes on (and when the last editor of a note leaves).

@@ -3,6 +3,8 @@ debounced in milliseconds instead of seconds."""
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 from channels.layers import channel_layers
 
@@ -20,6 +22,10 @@ def _forget_process_state():
 @pytest.fixture(autouse=True)
 def live_process(settings):
     from django.db import connections
+
+    # Editors' seats in Redis (with REDIS_URL) under keys of this test's own: note ids repeat
+    # from test to test, and a seat lasts a minute.
+    settings.CHANNEL_LAYER_PREFIX = f"scidraft-test-{uuid.uuid4().hex}"
 
     # The channel layer is memory unless a test says otherwise (tests/conftest.py).
     settings.LIVE_SAVE_IDLE_MS = 100

@@ -1,13 +1,18 @@
-"""The bounds: message size, the note's text limits, the rate per connection, a document too
-large to sync, presence size, and frames that are not the protocol."""
+"""The bounds: message size, the note's text limits, the rate per connection, the editors a
+note may have (in one process, and across app servers through Redis), a document too large to
+sync, presence size, and frames that are not the protocol."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
+import redis
 from asgiref.sync import async_to_sync, sync_to_async
 from pycrdt import create_update_message
 
-from collaboration.limits import TokenBucket
+from collaboration import limits
+from collaboration.limits import EditorSeats, TokenBucket
 from collaboration.models import DocumentUpdate
 from notes import services
 
@@ -240,3 +245,89 @@ def test_the_token_bucket_allows_its_burst_then_its_rate():
     assert not bucket.take()
     now[0] += 1
     assert sum(bucket.take() for _ in range(100)) == 50
+
+
+REDIS = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
+
+
+def _redis_answers() -> bool:
+    try:
+        return bool(redis.Redis.from_url(REDIS, socket_timeout=1).ping())
+    except (redis.RedisError, OSError):
+        return False
+
+
+needs_redis = pytest.mark.skipif(not _redis_answers(), reason=f"needs Redis at {REDIS}")
+
+
+def _seated(note_id: int) -> int:
+    return redis.Redis.from_url(REDIS).zcard(EditorSeats.key(note_id))
+
+
+@needs_redis
+def test_seats_are_shared_by_app_servers_and_lapse_unless_renewed(settings):
+    """Two app servers (two EditorSeats) count one note's editors together: past
+    LIVE_NOTE_EDITORS_MAX the next is refused; one leaving frees a seat; a seat not renewed
+    for SEAT_SECONDS (its server died) is given to the next, a renewed one is kept."""
+    settings.LIVE_NOTE_EDITORS_MAX = 2
+    here, there = EditorSeats(REDIS), EditorSeats(REDIS)
+    later = 1_000_000.0 + limits.SEAT_SECONDS + 1
+
+    async def scenario():
+        assert await here.take(7, "a", now=1_000_000.0)
+        assert await there.take(7, "b", now=1_000_000.0)
+        assert not await here.take(7, "c", now=1_000_000.0)
+        assert await there.take(8, "c", now=1_000_000.0)  # another note's seats are its own
+        await there.leave(7, "b")
+        assert await here.take(7, "c", now=1_000_000.0)
+        await here.renew(7, "c", now=later - 1)
+        # "a" lapsed, "c" was renewed: one seat free, then none.
+        assert await there.take(7, "d", now=later)
+        assert not await there.take(7, "e", now=later)
+
+    async_to_sync(scenario)()
+    assert _seated(7) == 2
+
+
+def test_without_redis_every_seat_is_given_and_the_outage_logged(settings, caplog):
+    """Without REDIS_URL the process counts its own editors only; a Redis that cannot be
+    reached gives the seat (writing together goes on) and says so in the log."""
+    settings.LIVE_NOTE_EDITORS_MAX = 1
+    nowhere = EditorSeats("redis://127.0.0.1:1/0")
+
+    async def scenario():
+        assert await EditorSeats("").take(1, "a") and await EditorSeats("").take(1, "b")
+        assert await nowhere.take(1, "a") and await nowhere.take(1, "b")
+        await nowhere.renew(1, "a")
+        await nowhere.leave(1, "a")
+
+    async_to_sync(scenario)()
+    assert "Redis could not be reached" in caplog.text
+
+
+@needs_redis
+@live
+def test_a_note_whose_seats_other_servers_fill_turns_a_newcomer_away(author, note, settings):
+    """With Redis, LIVE_NOTE_EDITORS_MAX counts the editors of every app server: seats taken
+    elsewhere leave none here (4429, "editors are writing"); once they are given back the next
+    editor connects, sits, and gives its seat back as it closes."""
+    settings.REDIS_URL = REDIS
+    settings.LIVE_NOTE_EDITORS_MAX = 2
+    elsewhere = EditorSeats(REDIS)
+
+    async def scenario():
+        assert await elsewhere.take(note.pk, "other-server-1")
+        assert await elsewhere.take(note.pk, "other-server-2")
+        turned_away = await Editor.signed_in(note.pk, author)
+        await turned_away.open()
+        await elsewhere.leave(note.pk, "other-server-1")
+        welcome = await connected(note, author)
+        seated_while_open = _seated(note.pk)
+        await welcome.close()
+        return turned_away, seated_while_open
+
+    turned_away, seated_while_open = async_to_sync(scenario)()
+    assert turned_away.closed == 4429
+    assert "editors are writing" in turned_away.errors()[0]["message"]
+    assert seated_while_open == 2
+    assert _seated(note.pk) == 1  # only the other server's second editor
