@@ -95,16 +95,15 @@ class NoteConsumer(AsyncWebsocketConsumer):
             )
         if not await database_sync_to_async(access.may_edit)(self.user_id, self.note_id):
             return await self.refuse(FORBIDDEN, "forbidden", "You may not edit this note.")
-        if editors.get(self.note_id, 0) >= settings.LIVE_NOTE_EDITORS_MAX or not (
-            seated := await seats.take(self.note_id, self.channel_name)
-        ):
+        if editors.get(self.note_id, 0) < settings.LIVE_NOTE_EDITORS_MAX:
+            self.seated = await seats.take(self.note_id, self.channel_name)
+        if not self.seated:
             return await self.refuse(
                 RATE,
                 "rate",
                 f"{settings.LIVE_NOTE_EDITORS_MAX} editors are writing in this note already: "
                 "trying again shortly.",
             )
-        self.seated = seated
         # Joined before the document loads: nothing stored in between is missed.
         await self.channel_layer.group_add(groups.note_group(self.note_id), self.channel_name)
         await self.channel_layer.group_add(groups.user_group(self.user_id), self.channel_name)

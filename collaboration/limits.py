@@ -36,6 +36,8 @@ class TokenBucket:
 # consumer's keep-alive): an app server that dies without closing its sockets frees its seats
 # this long after.
 SEAT_SECONDS = 60
+# A note's set of seats outlives its last renewal by as much again, then goes.
+_SEATS_LIFETIME_MS = SEAT_SECONDS * 2000
 # Take a seat: drop the lapsed ones, refuse when the note's seats are full, else sit down.
 _TAKE = """
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
@@ -88,7 +90,7 @@ class EditorSeats:
                 now + SEAT_SECONDS,
                 settings.LIVE_NOTE_EDITORS_MAX,
                 member,
-                int(SEAT_SECONDS * 2000),
+                _SEATS_LIFETIME_MS,
             )
             return bool(taken)
 
@@ -100,7 +102,7 @@ class EditorSeats:
 
         async def renew(client) -> None:
             await client.zadd(self.key(note_id), {member: now + SEAT_SECONDS})
-            await client.pexpire(self.key(note_id), int(SEAT_SECONDS * 2000))
+            await client.pexpire(self.key(note_id), _SEATS_LIFETIME_MS)
 
         await self._run(renew, None)
 

@@ -320,9 +320,10 @@ class _Pool:
         self.loader = loader
         self.floor = floor
         self.lock = threading.Lock()
-        self.idle: list[MiniRacer] = []  # the least recently given back first
+        # The least recently given back first; each knows when (scidraft_given_back, by
+        # time.monotonic()).
+        self.idle: list[MiniRacer] = []
         self.every: list[MiniRacer] = []
-        self.given_back: dict[int, float] = {}  # id(context): when, by time.monotonic()
 
     def take(self) -> MiniRacer:
         with self.lock:
@@ -337,11 +338,10 @@ class _Pool:
         stale, now = [], time.monotonic()
         while len(self.idle) > self.floor:
             oldest = self.idle[0]
-            if now - self.given_back.get(id(oldest), now) < IDLE_SECONDS:
+            if now - oldest.scidraft_given_back < IDLE_SECONDS:
                 break
             self.idle.pop(0)
             self.every.remove(oldest)
-            self.given_back.pop(id(oldest), None)
             stale.append(oldest)
         return stale
 
@@ -362,8 +362,8 @@ class _Pool:
         with self.lock:
             stale = self._stale()
             if len(self.idle) < IDLE_CONTEXTS_MAX:
+                context.scidraft_given_back = time.monotonic()
                 self.idle.append(context)
-                self.given_back[id(context)] = time.monotonic()
             else:
                 self.every.remove(context)
                 stale.append(context)
@@ -373,13 +373,11 @@ class _Pool:
         with self.lock:
             if context in self.every:
                 self.every.remove(context)
-            self.given_back.pop(id(context), None)
         context.close()
 
     def close_all(self) -> None:
         with self.lock:
             every, self.every, self.idle = self.every, [], []
-            self.given_back = {}
         for context in every:
             with contextlib.suppress(Exception):  # the process is exiting anyway
                 context.close()
@@ -680,14 +678,10 @@ def warm(*, citations_before=None) -> None:
             raise
         _citation_pool.give_back(context)
 
-    if len(contexts) == 1:
-        prepare(contexts[0])
-        return
     calls = [_slice_executor().submit(prepare, context) for context in contexts]
-    failures = [call.exception() for call in calls]
-    for failure in failures:
-        if failure is not None:
-            raise failure
+    failures = [failure for failure in (call.exception() for call in calls) if failure]
+    if failures:
+        raise failures[0]
 
 
 def _slice_executor() -> ThreadPoolExecutor:

@@ -17,14 +17,12 @@ own, and the label is only known once the macro's arguments are in place.
 
 from __future__ import annotations
 
-import functools
 import html
 import re
-from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from .jsengine import LINK_SCHEMES
-from .mathmacros import Macros, group_end
+from .mathmacros import CONTROL_SEQUENCE, Macros, Signature, group_end, signature
 from .rendered import RenderWarning
 
 _LINK = re.compile(r"\\(href|url)(?![A-Za-z])\s*\{")
@@ -94,9 +92,9 @@ def unsafe_links(tex: str, line: int, warnings: list[RenderWarning]) -> str:
 
 
 _REF_COMMAND = re.compile(r"\\(?:ref|eqref)(?![A-Za-z])")
-_CONTROL = re.compile(r"\\(?:[A-Za-z@]+|.)", re.S)
 _CONTROL_WORD_END = re.compile(r"\\[A-Za-z@]+$")
 _PARAMETER = re.compile(r"#(#|[1-9])")
+_OPTIONAL_ARGUMENT = re.compile(r"\s*\[([^\]]*)\]")
 # Expansions of referring macros in one formula, and how much they may grow it: a macro
 # that uses itself (\gdef\a{\ref{x}\a}) stops here, and the formula shows why (protect).
 MAX_REFERRING_EXPANSIONS = 200
@@ -111,57 +109,19 @@ class ReferringTooDeep(ValueError):
         self.name = name
 
 
-@dataclass(frozen=True)
-class _Referring:
-    """A macro whose body uses \\ref or \\eqref: its arguments, and the first one's default when
-    it is optional (\\newcommand{\\f}[2][x]{…})."""
-
-    count: int
-    default: str | None
-    body: str
-    uses: frozenset[str]  # the control sequences it holds
-
-
-@functools.lru_cache(maxsize=4096)
-def _simple_definition(name: str, canonical: str) -> _Referring | None:
-    """A canonical \\gdef (mathmacros) with undelimited parameters #1…#n, or the two \\gdefs of
-    a first argument with a default; None for any other form (\\def\\f#1.{…})."""
-    optional = re.match(
-        re.escape(f"\\gdef{name}{{\\@ifnextchar[{{")
-        + r"(\\@sdopt[a-z]+)\}\{\1\[([^\]]*)\]\}\}\\gdef\1\[#1\]((?:#[2-9])*)\{",
-        canonical,
-    )
-    if optional:
-        parameters, default = "#1" + optional.group(3), optional.group(2)
-        open_at = optional.end() - 1
-    else:
-        plain = re.match(re.escape(f"\\gdef{name}") + r"((?:#[1-9])*)\{", canonical)
-        if not plain:
-            return None
-        parameters, default, open_at = plain.group(1), None, plain.end() - 1
-    count = len(parameters) // 2
-    if parameters != "".join(f"#{index}" for index in range(1, count + 1)):
-        return None
-    if group_end(canonical, open_at) != len(canonical):
-        return None
-    body = canonical[open_at + 1 : -1]
-    uses = frozenset(match.group(0) for match in _CONTROL.finditer(body))
-    return _Referring(count, default, body, uses)
-
-
-def _referring(macros: Macros) -> dict[str, _Referring]:
+def _referring(macros: Macros) -> dict[str, Signature]:
     """The macros whose bodies use \\ref or \\eqref, directly or through other such macros:
     a walk back from the first along who uses whom, once per set of macros (linear in their
     size, so a long chain costs no more than many short ones)."""
     cached = macros.__dict__.get("_referring")
     if cached is not None:
         return cached
-    found: dict[str, _Referring] = {}
+    found: dict[str, Signature] = {}
     if _REF_COMMAND.search(macros.text):
         simple = {}
         users: dict[str, list[str]] = {}
         for name, canonical in macros.definitions:
-            parsed = _simple_definition(name, canonical)
+            parsed = signature(name, canonical)
             if parsed is None:
                 continue
             simple[name] = parsed
@@ -188,7 +148,7 @@ def _take_argument(tex: str, position: int) -> tuple[str, int] | None:
     if tex[position] == "{":
         end = group_end(tex, position)
         return (tex[position + 1 : end - 1], end) if end > 0 else None
-    control = _CONTROL.match(tex, position)
+    control = CONTROL_SEQUENCE.match(tex, position)
     if control:
         return control.group(0), control.end()
     return tex[position], position + 1
@@ -207,9 +167,10 @@ def _substitute(body: str, arguments: list[str]) -> str:
     cursor = 0
     for match in _PARAMETER.finditer(body):
         out = _joined(out, body[cursor : match.start()])
-        number = 0 if match.group(1) == "#" else int(match.group(1))
-        value = "#" if number == 0 else arguments[number - 1] if number <= len(arguments) else ""
-        out = _joined(out, value)
+        if match.group(1) == "#":
+            out = _joined(out, "#")
+        elif int(match.group(1)) <= len(arguments):  # a higher one: KaTeX refused the definition
+            out = _joined(out, arguments[int(match.group(1)) - 1])
         cursor = match.end()
     return _joined(out, body[cursor:])
 
@@ -224,7 +185,7 @@ def expand_referring_macros(tex: str, macros: Macros) -> str:
         return tex
     expansions, position, longest = 0, 0, len(tex) + MAX_EXPANDED_CHARS
     while True:
-        match = _CONTROL.search(tex, position)
+        match = CONTROL_SEQUENCE.search(tex, position)
         if match is None:
             return tex
         item = referring.get(match.group(0))
@@ -235,7 +196,7 @@ def expand_referring_macros(tex: str, macros: Macros) -> str:
             raise ReferringTooDeep(match.group(0))
         arguments, cursor = [], match.end()
         if item.default is not None:
-            optional = re.compile(r"\s*\[([^\]]*)\]").match(tex, cursor)
+            optional = _OPTIONAL_ARGUMENT.match(tex, cursor)
             if optional:
                 arguments.append(optional.group(1))
                 cursor = optional.end()

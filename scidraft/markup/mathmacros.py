@@ -21,6 +21,7 @@ a `\\@ifnextchar[` test, as in LaTeX.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from dataclasses import dataclass
@@ -205,6 +206,49 @@ def _parse(tex: str, match: re.Match) -> Definition | None:
             f"\\gdef{helper}[#1]{rest}{{{body[0]}}}"
         )
     return Definition(match.start(), body[1], written, name, canonical)
+
+
+@dataclass(frozen=True)
+class Signature:
+    """What a canonical definition (_parse's) takes and gives: its undelimited arguments, the
+    first one's default when it is optional, its body, and the control sequences in it."""
+
+    count: int
+    default: str | None
+    body: str
+    uses: frozenset[str]
+
+
+# A control word or symbol, as TeX reads them.
+CONTROL_SEQUENCE = re.compile(r"\\(?:[A-Za-z@]+|.)", re.S)
+
+
+@functools.lru_cache(maxsize=4096)
+def signature(name: str, canonical: str) -> Signature | None:
+    """The Signature of `name`'s canonical TeX: a \\gdef with parameters #1…#n, or the two
+    \\gdefs _parse writes for a first argument with a default; None for any other form
+    (\\def\\f#1.{…}, \\providecommand)."""
+    optional = re.match(
+        re.escape(f"\\gdef{name}{{\\@ifnextchar[{{")
+        + r"(\\@sdopt[a-z]+)\}\{\1\[([^\]]*)\]\}\}\\gdef\1\[#1\]((?:#[2-9])*)\{",
+        canonical,
+    )
+    if optional:
+        parameters, default = "#1" + optional.group(3), optional.group(2)
+        open_at = optional.end() - 1
+    else:
+        plain = re.match(re.escape(f"\\gdef{name}") + r"((?:#[1-9])*)\{", canonical)
+        if not plain:
+            return None
+        parameters, default, open_at = plain.group(1), None, plain.end() - 1
+    count = len(parameters) // 2
+    if parameters != "".join(f"#{index}" for index in range(1, count + 1)):
+        return None
+    if group_end(canonical, open_at) != len(canonical):
+        return None
+    body = canonical[open_at + 1 : -1]
+    uses = frozenset(match.group(0) for match in CONTROL_SEQUENCE.finditer(body))
+    return Signature(count, default, body, uses)
 
 
 def find_definitions(tex: str) -> list[Definition]:
