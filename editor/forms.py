@@ -53,6 +53,16 @@ class NoteBodyWidget(forms.Textarea):
         )
 
 
+class CardTitleSelect(forms.NullBooleanSelect):
+    """The stored choice selected (NullBooleanSelect writes True as "true", which a plain
+    Select compared with "True" and missed, so every note read "Theme rule" and was saved so),
+    with the theme's wording for the unset choice."""
+
+    def __init__(self, attrs=None):
+        super().__init__(attrs)
+        self.choices = [("unknown", "Theme rule"), ("true", "Yes"), ("false", "No")]
+
+
 def split_list(text: str, separator: str = ",") -> list[str]:
     """Non-empty, stripped items in order, each once."""
     return list(dict.fromkeys(item.strip() for item in text.split(separator) if item.strip()))
@@ -120,10 +130,7 @@ class NoteEditorForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 2}),
         help_text="Meta description; RSS prefers it to the summary.",
     )
-    show_title = forms.NullBooleanField(
-        required=False,
-        widget=forms.Select(choices=[("unknown", "Theme rule"), ("true", "Yes"), ("false", "No")]),
-    )
+    show_title = forms.NullBooleanField(required=False, widget=CardTitleSelect)
     promotion = forms.BooleanField(
         required=False, help_text="Out of the feed's flow, into the promotion pool."
     )

@@ -114,6 +114,9 @@ class MarkdownBodyMixin:
             uploads = url != reverse("admin:notes_note_preview")
             field.widget = AdminNotePreviewWidget(preview_url=url, uploads=uploads)
             field.widget.is_required = field.required
+            # A body is kept as written: Django's CharField strips it, and a saved change form
+            # lost the body's leading and trailing newlines.
+            field.strip = False
         return form
 
 
