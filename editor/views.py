@@ -13,6 +13,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.db import transaction
+from django.db.models import Max
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
@@ -186,6 +187,8 @@ def _editor_page(request, note, form, *, conflict=None, confirm=None, status=200
         "editor/edit.html",
         {
             "note": note,
+            # People count revisions (the list's numbers); note.version is the save lock.
+            "revision": note.revisions.aggregate(last=Max("number"))["last"] or 0,
             "working": note.working,
             "form": form,
             "conflict": conflict,
@@ -331,6 +334,8 @@ def _done(action: str, result, base_version: int) -> str:
     if action != "publish":
         return DONE.get(action, "Saved.")
     if services.awaiting_review(note):
+        if note.status != Status.PUBLISHED:
+            return "Submitted for review: readers see the note once an Editor approves it."
         return "Submitted for review: readers see the published version until it is approved."
     if result.revision is None:
         return "Nothing to publish: readers already see this version."
@@ -374,7 +379,10 @@ def _note_edit_write(request, note, form, action, confirmed):
             if not problems:
                 try:
                     result = services.note_publish(
-                        note_id=note.pk, user=user, base_version=saved.version
+                        note_id=note.pk,
+                        user=user,
+                        base_version=saved.version,
+                        saved=result.revision,
                     )
                 except PermissionDenied as error:
                     refused = error  # the save stands: only the publish is refused

@@ -25,7 +25,9 @@ SUBMITTED = "Submitted for review"  # the revision message of a review request
 
 
 @transaction.atomic
-def note_publish(*, note_id: int, user, base_version: int) -> SaveResult:
+def note_publish(
+    *, note_id: int, user, base_version: int, saved: NoteRevision | None = None
+) -> SaveResult:
     """Publish what the note's authors edit (a future date schedules it).
 
     A draft becomes the live version; a published note's working copy replaces it ("Publish
@@ -33,7 +35,8 @@ def note_publish(*, note_id: int, user, base_version: int) -> SaveResult:
     either for review instead, and the live version stays as it is until an Editor approves.
     No version goes public naming an author with an account who has not confirmed (an
     Editor's publish confirms for them). Text typed together is saved first, so what is
-    published, and the optimistic lock, include it."""
+    published, and the optimistic lock, include it. `saved` is the revision of the save the
+    same click made just before: the publish (or the review request) takes its place."""
     if not user.has_perm("notes.publish_note"):
         raise PermissionDenied("You may not publish notes.")
     note = editable_note(note_id=note_id, user=user)
@@ -49,7 +52,7 @@ def note_publish(*, note_id: int, user, base_version: int) -> SaveResult:
         return SaveResult(note=note, conflict=False, revision=None)  # nothing unpublished
     state = working_state(note)
     if review:
-        return _submit(note, user, base_version)
+        return _submit(note, user, base_version, saved)
     consents_settle(note=note, handles=state["authors"], user=user)
     if copy is not None:
         working_copy_publish(note)
@@ -66,11 +69,12 @@ def note_publish(*, note_id: int, user, base_version: int) -> SaveResult:
         user=user,
         base_version=base_version,
         message=message,
+        replacing=saved,
     )
     return SaveResult(note=note, conflict=False, revision=revision)
 
 
-def _submit(note, user, base_version: int) -> SaveResult:
+def _submit(note, user, base_version: int, saved: NoteRevision | None) -> SaveResult:
     """A review request: a draft's status becomes "review"; a published note's working copy is
     marked submitted. Either way readers see nothing new."""
     copy = note.working
@@ -90,6 +94,7 @@ def _submit(note, user, base_version: int) -> SaveResult:
         base_version=base_version,
         message=SUBMITTED,
         state=working_state(note),
+        replacing=saved,
     )
     return SaveResult(note=note, conflict=False, revision=revision)
 

@@ -84,13 +84,23 @@ def revision_record(
     base_version: int | None = None,
     message: str = "",
     state: dict | None = None,
+    replacing: NoteRevision | None = None,
 ) -> NoteRevision:
-    """A revision of the note's row, or of `state` (note_state's shape: a working copy)."""
+    """A revision of the note's row, or of `state` (note_state's shape: a working copy).
+
+    `replacing` is a revision the same action recorded a moment before (the save that a
+    Publish click makes first): it becomes this revision, under its own number and base
+    version, so that one action is one revision."""
     if state is None:
         title, body, metadata = note.title, note.body, note_metadata(note)
     else:
         title, body = state["title"], state["body"]
         metadata = {k: v for k, v in state.items() if k not in {"title", "body"}}
+    if replacing is not None and replacing.note_id == note.pk:
+        replacing.kind, replacing.message = kind, message
+        replacing.title, replacing.body, replacing.metadata = title, body, metadata
+        replacing.save(update_fields=["kind", "message", "title", "body", "metadata"])
+        return replacing
     # Numbers are per note; the row lock on the note (callers hold it) keeps them unique.
     last = note.revisions.aggregate(last=Max("number"))["last"] or 0
     return NoteRevision.objects.create(

@@ -51,6 +51,18 @@
     status.setAttribute("data-state", state || "");
   }
 
+  // The header's revision number follows every save: this page's autosaves and the merged
+  // saves of writing together (live.js announces them on the form).
+  var revisionShown = document.querySelector(".editor-revision");
+  function showRevision(number) {
+    if (revisionShown && Number.isInteger(number) && number > parseInt(revisionShown.textContent, 10)) {
+      revisionShown.textContent = String(number);
+    }
+  }
+  form.addEventListener("scidraft:live-saved", function (event) {
+    showRevision(event.detail && event.detail.revision);
+  });
+
   function live() {
     var mode = form.getAttribute("data-live");
     return mode === "synced" || mode === "offline";
@@ -205,6 +217,7 @@
             if (dirty()) keep();
             else forget();
             form.setAttribute("data-autosave", "saved");
+            showRevision(data.revision);
             say("Autosaved (revision " + data.revision + ").", "saved");
           } else if (response.status >= 500 || response.status === 429) {
             retry("HTTP " + response.status);

@@ -15,6 +15,7 @@ from notes import services
 from notes.models import Note, NoteAuthor, NoteBibliography, NoteRevision, Status
 from notes.rendering import context_for
 from scidraft.markup import render
+from scidraft.site.models import SiteSettings
 from tests.editor.forms import editor_form
 
 SOURCE = "See \\cite{knuth} and \\cite{nobody <b>} and $x^2$.\n\n{{< references >}}\n"
@@ -656,3 +657,52 @@ def test_macros_saved_from_the_editor_render_the_note_and_bad_ones_are_refused(
     )
     assert bad.status_code == 400 and "errorlist" in bad.content.decode()
     assert Note.objects.get(pk=note.pk).math_macros == macros
+
+
+def revisions_of(note) -> list[tuple[int, str, str]]:
+    return list(note.revisions.order_by("number").values_list("number", "kind", "message"))
+
+
+def test_one_publish_click_is_one_revision(client, author, note):
+    """Publish saves the form, then publishes: one revision for the click (a save and a
+    publish in the same second made "compare the newest two" show the same text)."""
+    client.force_login(author)
+    client.post(f"/write/{note.pk}/", editor_form(note, body="First.", action="publish"))
+    note.refresh_from_db()
+    assert [kind for _, kind, _ in revisions_of(note)] == ["save", "publish"]  # created, published
+    client.post(f"/write/{note.pk}/", editor_form(note, body="Second.", action="publish"))
+    note.refresh_from_db()
+    numbers = revisions_of(note)
+    assert numbers[-1] == (3, "publish", "Published the changes") and len(numbers) == 3
+    assert note.revisions.get(number=3).body == "Second." == note.body
+
+
+def test_one_click_submitting_for_review_is_one_revision(client, author, note, settings):
+    """Under required review, Publish by an Author is one revision: the review request."""
+    site = SiteSettings.objects.current()
+    site.require_review = True
+    site.save()
+    client.force_login(author)
+    response = client.post(f"/write/{note.pk}/", editor_form(note, body="Draft.", action="publish"))
+    note.refresh_from_db()
+    assert note.status == Status.REVIEW
+    assert revisions_of(note)[1:] == [(2, "save", "Submitted for review")]
+    # A first publication has no published version for readers to keep seeing.
+    message = client.get(response.url).content.decode()
+    assert "readers see the note once an Editor approves it" in message
+    assert "readers see the published version" not in message
+
+
+def test_the_header_counts_revisions_as_the_revision_list_does(client, author, note):
+    """The editor's header names the newest revision's number, the one the revisions list
+    shows (it showed the save lock's version, which a publish moves by more than one)."""
+    client.force_login(author)
+    for body in ("One.", "Two."):
+        client.post(f"/write/{note.pk}/", editor_form(note, body=body, action="publish"))
+        note.refresh_from_db()
+    newest = note.revisions.order_by("-number").first().number
+    assert note.version != newest
+    page = client.get(f"/write/{note.pk}/").content.decode()
+    assert f'revision <span class="editor-revision">{newest}</span>' in page
+    listing = client.get(f"/write/{note.pk}/revisions/").content.decode()
+    assert f'aria-label="Compare to revision {newest}"' in listing
