@@ -37,6 +37,7 @@ import latexcodec  # noqa: F401 - registers the ulatex codec
 
 from scidraft.markup import jsengine, limits
 from scidraft.markup.context import FormattedReferences
+from scidraft.markup.plaintext import html_text
 
 from . import csl
 from .models import BibEntry, BibFile
@@ -71,7 +72,6 @@ _LEFT_MARGIN = re.compile(
     r'^\s*<div class="csl-left-margin">.*?</div>\s*<div class="csl-right-inline">(.*)</div>\s*$',
     re.DOTALL,
 )
-_TAG = re.compile(r"<[^>]+>")
 # A LaTeX command citation-js left in the text, and the logos it does not know.
 _LEFT_COMMAND = re.compile(r"\\([A-Za-z]+)(?:\{\})?")
 _LOGOS = {"TeX": "TeX", "LaTeX": "LaTeX", "LaTeXe": "LaTeX2ε", "BibTeX": "BibTeX",
@@ -632,9 +632,8 @@ def with_math_source(markup: str, formulas: tuple[str, ...]) -> str:
 
 
 def plain_text(markup: str, formulas: tuple[str, ...] = ()) -> str:
-    """Formatted HTML as the text a reader sees (tags dropped, entities decoded)."""
-    text = html.unescape(_TAG.sub("", with_math_source(markup, formulas)))
-    return " ".join(text.split())
+    """Formatted HTML as the text a reader sees (read from its elements, entities decoded)."""
+    return " ".join(html_text(with_math_source(markup, formulas)).split())
 
 
 def csl_items(entries: Iterable[EntryData]) -> list[dict]:

@@ -13,12 +13,22 @@ import html as html_lib
 import re
 from dataclasses import dataclass
 
-from . import code, commands, convert, environments, fill, limits, sanitise, shortcodes
+from . import (
+    code,
+    commands,
+    convert,
+    environments,
+    fill,
+    limits,
+    plaintext,
+    sanitise,
+    shortcodes,
+)
 from .context import RenderContext
 from .mathmacros import Macros
 from .protect import MathState, preamble_macros, protect_math
 from .rendered import CitationList, Rendered, RenderWarning
-from .stash import TOKEN, Stash, strip_placeholder_characters
+from .stash import Stash, strip_placeholder_characters
 
 # Bump when the output for the same source changes: stored renders are refreshed
 # (`manage.py rerender --check` lists what an upgrade changes). 6: the Markdown stage on
@@ -27,17 +37,10 @@ from .stash import TOKEN, Stash, strip_placeholder_characters
 # 7: math macros and preambles, links, \ref in math, \mbox, \sideset, \ce; the search text
 # with references as their labels and formulas between delimiters; `<!--more-->`; the card's
 # own asset flags; pseudo-algorithms indent every \hspace by 1em, as the theme's loader does.
-ENGINE_VERSION = "7"
+# 8: the search text read from the HTML's structure (a `<` in math or code is a character).
+ENGINE_VERSION = "8"
 
-_TAGS = re.compile(r"<[^>]+>")
-_BLOCK_TAGS = re.compile(
-    r"</?(?:p|div|h[1-6]|li|ul|ol|dl|dt|dd|tr|td|th|table|thead|tbody|blockquote|pre|figure|"
-    r"figcaption|br|hr|section|aside|details|summary)\b[^>]*>",
-    re.I,
-)
 _WORD = re.compile(r"\w[\w'’-]*", re.UNICODE)
-# Placeholders whose text is only known once filled: what readers see is their HTML's text.
-_LABELLED = frozenset({"cite", "ref", "environment-open"})
 
 
 @dataclass
@@ -51,50 +54,6 @@ class _Body:
     citations: list[CitationList]
     references: dict[str, dict | None]
     macros: Macros
-
-
-def _unescape(text: str) -> str:
-    """html.unescape, fast for the entities the escaper writes: html.unescape calls back into
-    Python once per reference, seconds for a body of 2 MB of `<` (tests/markup/test_dos.py)."""
-    if "&" not in text:
-        return text
-    quick = text.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"')
-    if "&" not in quick:
-        return quick
-    # &amp; replaced last decodes as one pass would: "&amp;lt;" holds no "&lt;" to decode
-    # first. Any other reference, and html.unescape decides it all.
-    if quick.count("&") == quick.count("&amp;"):
-        return quick.replace("&amp;", "&")
-    return html_lib.unescape(text)
-
-
-def _plain_text(markup: str, stash: Stash) -> str:
-    """Text for search and word counts, from the sanitised HTML once `fill` has resolved its
-    placeholders: inline markup joins its neighbours (`H<sub>2</sub>O` is one word), block
-    elements and block placeholders separate. Each placeholder reads as readers see it:
-    references and citations as their labels (`Lemma 2`, `[3]`), an environment with its
-    heading, a formula as its TeX between `\\(…\\)` or `\\[…\\]`, code and diagrams as written."""
-
-    def token(match: re.Match, depth: int = 0) -> str:
-        item = stash.item(int(match.group(1)))
-        text = stand_in(item, depth)
-        return f" {text} " if item.block else text
-
-    def stand_in(item, depth: int) -> str:
-        if item.kind == "math":
-            if (item.html or "").startswith('<span class="math-display"'):
-                return f"\\[{item.text}\\]"
-            return f"\\({item.text}\\)"
-        if item.kind in _LABELLED and item.html and depth < 8:
-            inner = TOKEN.sub(lambda match: token(match, depth + 1), item.html)
-            return _unescape(_TAGS.sub("", _BLOCK_TAGS.sub(" ", inner)))
-        return item.text
-
-    markup = TOKEN.sub(token, markup)
-    markup = _BLOCK_TAGS.sub(" ", markup)
-    text = _unescape(_TAGS.sub("", markup))
-    # str.split() splits at the characters \s matches: one space between words, none around.
-    return " ".join(text.split())
 
 
 def _nesting_warning(limit: sanitise.NestingLimit, text: str) -> RenderWarning:
@@ -172,7 +131,7 @@ def _render_body(
         card_bibs=card_bibs,
         references=references,
     )
-    plain = _plain_text(sanitised, stash)
+    plain = plaintext.plain_text(sanitised, stash)
     # The TOC repeats headings: their math and code, not their citation markers.
     for item in stash.items:
         if item.kind in {"cite", "ref"}:

@@ -182,6 +182,41 @@ def test_text_reads_references_and_citations_as_their_labels():
     assert rendered.text.startswith("By Lemma 1 and [1], see (1). Lemma 1 (Shift). Body.")
 
 
+# Text around `<`, `>` and `&` in math, code and attributes, followed by tags: everything from
+# a `<` in a formula to the next tag was lost from the search text ("Let \\(0 0\\) follows.").
+ANGLE_BRACKETS = [
+    (
+        "Let $0 < x$ hold.\n\nThe zebra sentence.\n\nThen $y > 0$ follows.",
+        "Let \\(0 < x\\) hold. The zebra sentence. Then \\(y > 0\\) follows.",
+    ),
+    (
+        "Code `a < b` then *emphasis* and `c > d` done.",
+        "Code a < b then emphasis and c > d done.",
+    ),
+    (
+        "```\nif a < b:\n```\n\nThe *middle* paragraph.\n\n```\nb > a\n```",
+        "if a < b: The middle paragraph. b > a",
+    ),
+    (
+        "Display\n\n$$\na < b\n$$\n\nText with **bold**.\n\n$$\nc > d\n$$",
+        "Display \\[a < b\\] Text with bold. \\[c > d\\]",
+    ),
+    ("Fish & chips $a<b$ <em>stressed</em> &lt;tag&gt;", "Fish & chips \\(a<b\\) stressed <tag>"),
+    (
+        "[a link](https://example.org/?a=1&b=<2>) and $x<y$ then *z*.",
+        "a link and \\(x<y\\) then z.",
+    ),
+]
+
+
+@pytest.mark.parametrize(("source", "text"), ANGLE_BRACKETS)
+def test_text_keeps_every_word_around_angle_brackets(source, text):
+    """The plain text is read from the HTML's structure: a `<` in a formula or in code is text,
+    never the start of a tag that swallows what follows."""
+    rendered = render(source)
+    assert rendered.text == text
+
+
 def test_warnings_sorted_by_line():
     """Warnings from different stages come sorted by line."""
     source = (

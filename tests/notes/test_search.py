@@ -265,3 +265,15 @@ def test_words_only_in_code_are_still_found(client, db):
     item = _items(client.get("/search/", {"q": "codeword"}))[0]
     preview = item.split('<div class="search-preview">')[1].split("</div>")[0]
     assert preview.startswith("By Lemma 1 and [1]") and "codeword" not in preview
+
+
+def test_words_after_a_less_than_sign_in_math_are_found(db):
+    """A `<` in a formula is text: the paragraphs after it are searchable (they were cut from
+    the search text up to the next tag, so "zebra" found nothing)."""
+    _note("angles", "Let $0 < x$ hold.\n\nThe zebra sentence.\n\nThen $y > 0$ follows.")
+    assert _slugs("zebra") == ["angles"]
+
+
+def test_the_demo_note_that_mentions_folders_is_found(demo_loaded):
+    """The demo's project-layout note, whose words followed a `<` in code, is found by them."""
+    assert "method-code-simulation-project-layout" in _slugs("folders")
