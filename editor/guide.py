@@ -66,7 +66,9 @@ GUIDE_DATA = {
     ]
 }
 # \ref{example-note:thm-main} in the guide points here (a real note's label in a real note).
-GUIDE_TARGET = ReferenceTarget(text="Theorem 1", url="/help/syntax/#cross-references")
+GUIDE_TARGET = ReferenceTarget(
+    text="Theorem 1", url="/help/syntax/#cross-references", kind="theorem", number="1"
+)
 
 
 @dataclass(frozen=True)
@@ -191,7 +193,7 @@ SECTIONS: tuple[Section, ...] = (
                 "::::proof\n"
                 "Apply Rolle's theorem to \\(f\\) minus its chord.\n"
                 "::::\n\n"
-                "By Theorem \\ref{thm-mean}, a function with zero derivative is constant."
+                "By Theorem~\\ref{thm-mean}, a function with zero derivative is constant."
             ),
         ),
     ),
@@ -212,8 +214,16 @@ SECTIONS: tuple[Section, ...] = (
         "Cross-references",
         "<code>\\ref{label}</code> points at an environment, equation or algorithm of the "
         "same note; <code>\\ref{slug:label}</code> at a label of another note (the editor "
-        "completes both after <code>\\ref{</code>).",
-        (Example("As shown in \\ref{example-note:thm-main}, the bound is tight."),),
+        "completes both after <code>\\ref{</code>). As in LaTeX, <code>\\ref</code> prints "
+        "the number, <code>\\eqref</code> the number in parentheses, <code>\\Cref</code> "
+        "the kind and the number (\u201cTheorem 1\u201d, \u201cEquation (1)\u201d), "
+        "<code>\\cref</code> the same in lower case (\u201ctheorem 1\u201d, "
+        "\u201ceq. (1)\u201d) and <code>\\autoref</code> as hyperref does. A "
+        "<code>~</code> before any of them is a non-breaking space.",
+        (
+            Example("As shown in \\Cref{example-note:thm-main}, the bound is tight."),
+            Example("Theorem~\\ref{example-note:thm-main} is tight."),
+        ),
     ),
     Section(
         "text-commands",

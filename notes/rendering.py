@@ -101,7 +101,10 @@ def references_in(notes) -> Callable[[Collection[tuple[str, str]]], dict]:
             target = (labels.get(slug) or {}).get(label)
             if target is not None:
                 found[(slug, label)] = ReferenceTarget(
-                    text=target["text"], url=f"/notes/{slug}/#{target['anchor']}"
+                    text=target["text"],
+                    url=f"/notes/{slug}/#{target['anchor']}",
+                    kind=target.get("kind", ""),
+                    number=target.get("number", ""),
                 )
         return found
 

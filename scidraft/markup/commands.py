@@ -15,6 +15,11 @@ from . import limits
 from .stash import LineIndex, Stash
 
 _REFERENCE = re.compile(r"\\(cite|citep|citet|ref|eqref|autoref|cref|Cref)\{([^{}\n]*)\}")
+# LaTeX's tie before a reference (`Theorem~\ref{a}`): a non-breaking space. Goldmark reads a
+# single `~` as strikethrough, so two ties in a paragraph struck out the text between them; no
+# Hugo author writes a one-tilde strikethrough that ends right before \ref or \cite.
+_TIE = re.compile(r"(?<![~\\])~(?=\\(?:cite|citep|citet|ref|eqref|autoref|cref|Cref)\{)")
+NO_BREAK_SPACE = "\u00a0"
 _STYLE = re.compile(r"\\(textbf|textit|emph|texttt)\{")
 _TAGS = {"textbf": "strong", "textit": "em", "emph": "em"}
 
@@ -36,6 +41,8 @@ def protect_references(text: str, stash: Stash) -> str:
             data={"command": command, "keys": keys, "source": match.group(0)},
         )
 
+    if "~" in text:
+        text = _TIE.sub(NO_BREAK_SPACE, text)
     return _REFERENCE.sub(replace, text)
 
 

@@ -102,6 +102,8 @@ class ReferenceTarget:
 
     text: str  # e.g. "Lemma 2"
     url: str  # e.g. /notes/slug/#lem-shift
+    kind: str = ""  # e.g. "lemma", "equation"
+    number: str = ""  # e.g. "2"
 
 
 @dataclass

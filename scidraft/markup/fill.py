@@ -12,6 +12,7 @@ import re
 
 from . import citations, mathlinks
 from .context import RenderContext
+from .crossrefs import reference_text
 from .rendered import CitationList, RenderWarning
 from .sourcelines import ATTRIBUTE as SOURCE_LINE
 from .sourcelines import with_source_line
@@ -51,12 +52,7 @@ def _resolve_refs(
         for key in data["keys"]:
             local = labels.get(key)
             if local is not None:
-                if data["command"] == "eqref":
-                    text = f"({local['number']})" if local["number"] else local["text"]
-                elif local["kind"] == "equation":
-                    text = local["number"]  # \ref{eq:x} gives the bare number, as in LaTeX
-                else:
-                    text = local["text"]  # "Lemma 2", "Algorithm 1"
+                text = reference_text(data["command"], local)
                 css = "eqref" if data["command"] == "eqref" else "ref"
                 parts.append(
                     f'<a class="{css}" href="#{html.escape(local["anchor"])}">'
@@ -65,9 +61,13 @@ def _resolve_refs(
                 continue
             target = targets.get(tuple(key.split(":", 1))) if ":" in key else None
             if target is not None:
+                text = reference_text(
+                    data["command"],
+                    {"kind": target.kind, "number": target.number, "text": target.text},
+                )
                 parts.append(
                     f'<a class="ref ref-external" href="{html.escape(target.url)}">'
-                    f"{html.escape(target.text)}</a>"
+                    f"{html.escape(text)}</a>"
                 )
                 continue
             warnings.append(

@@ -152,7 +152,7 @@ def test_labelled_algorithm_can_be_referenced():
         _algorithm("First", "alg:first")
         + "\n\n"
         + _algorithm("Second", "alg:x")
-        + "\n\nAs \\ref{alg:x} and \\ref{alg:first} show."
+        + "\n\nAs \\Cref{alg:x} and \\Cref{alg:first} show."
     )
     rendered = render(source)
     doc = parse(rendered.html)

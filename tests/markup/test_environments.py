@@ -113,8 +113,8 @@ def test_environment_title_with_math():
 def test_ref_to_environment_label():
     """`\\ref{lem-shift}` renders "Lemma 2" as a link to `#lem-shift`, even before the block."""
     source = (
-        "As \\ref{lem-shift} shows.\n\n:::theorem\nA.\n:::\n\n"
-        ":::lemma{#lem-shift}\nB.\n:::\n\nAgain \\ref{lem-shift}."
+        "As \\Cref{lem-shift} shows.\n\n:::theorem\nA.\n:::\n\n"
+        ":::lemma{#lem-shift}\nB.\n:::\n\nAgain \\Cref{lem-shift}."
     )
     rendered = render(source)
     doc = parse(rendered.html)
@@ -159,7 +159,7 @@ def test_custom_kinds_from_context():
     source = (
         ":::satz\nA.\n:::\n\n:::hilfssatz{#h}\nB.\n:::\n\n:::beweis\nC.\n:::\n\n"
         ":::bemerkung\nD.\n:::\n\n:::lemma\nE.\n:::\n\n"
-        "**Satz (Gauss).** Lead-in.\n\nSiehe \\ref{h}."
+        "**Satz (Gauss).** Lead-in.\n\nSiehe \\Cref{h}."
     )
     rendered = render(source, context)
     doc = parse(rendered.html)

@@ -13,7 +13,7 @@ from scidraft.markup import excerpt as ex
 from .test_citations import FakeBibliography
 from .test_sanitise import BODY_PAYLOADS, MATH_CONTEXTS, MATH_PAYLOADS, violations
 
-NOTE = """By \\ref{lem-shift} and \\cite{vaswani}, the sum $\\sum_i x_i$ is unchanged.
+NOTE = """By \\Cref{lem-shift} and \\cite{vaswani}, the sum $\\sum_i x_i$ is unchanged.
 
 :::lemma[Shift invariance]{#lem-shift}
 Adding $c$ to every logit changes nothing:

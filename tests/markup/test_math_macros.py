@@ -282,9 +282,11 @@ def test_eqref_and_ref_in_math_link_to_the_labels_like_prose():
 
 
 def test_a_reference_in_math_to_a_theorem_reads_as_in_prose():
-    """\\ref to an environment's label gives its text ("Lemma 1"), like prose."""
+    """\\ref to an environment's label gives its number and \\Cref its kind too, as in LaTeX
+    and as in prose."""
     rendered = render(":::lemma{#lem:a}\nTrue.\n:::\n\n$\\text{by } \\ref{lem:a}$\n")
-    assert "Lemma 1</a>" in rendered.html
+    assert '<a class="ref" href="#lem-a">1</a>' in rendered.html
+    assert "Lemma 1</a>" not in rendered.html
 
 
 def test_an_unresolved_reference_in_math_is_flagged():
@@ -307,8 +309,8 @@ def test_a_macro_whose_body_uses_ref_links_as_the_ref_written_out_would():
     rendered = render(body, _with(("the note's math macros", "\\newcommand{\\cf}[1]{\\ref{#1}}")))
     assert _codes(rendered) == set()
     links = parse(rendered.html).select(".katex-html a")
-    assert [(link.attrs["href"], link.text) for link in links] == [("#lem-a", "Lemma 1")] * 3
-    assert formula_texts(rendered.html) == ["byLemma1", "seebyLemma1", "Lemma1"]
+    assert [(link.attrs["href"], link.text) for link in links] == [("#lem-a", "1")] * 3
+    assert formula_texts(rendered.html) == ["by1", "seeby1", "1"]
     # The annotation holds the expansion: TeX that reads the same without the macro.
     assert "\\text{see }\\text{by }\\ref{lem:a}</annotation>" in rendered.html
     assert "SDREF" not in rendered.html

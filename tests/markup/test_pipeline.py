@@ -172,7 +172,7 @@ def test_text_reads_references_and_citations_as_their_labels():
 
     bib = FakeBibliography("/bib/r.bib", ["vaswani"])
     source = (
-        "By \\ref{lem-a} and \\cite{vaswani}, see \\eqref{eq:x}.\n\n"
+        "By \\Cref{lem-a} and \\cite{vaswani}, see \\eqref{eq:x}.\n\n"
         ":::lemma[Shift]{#lem-a}\nBody.\n:::\n\n"
         "$$\ny = 1 \\label{eq:x}\n$$\n\n"
         '{{< references bib="bib/r.bib" >}}\n'

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from scidraft.markup import ReferenceTarget, RenderContext, render
 
 from .dom import parse
@@ -34,7 +36,7 @@ def test_cross_note_reference_resolves_through_context():
 def test_local_label_wins_over_cross_note_lookup():
     """A label defined in the note (even with a colon) resolves locally, not via the context."""
     calls = []
-    source = ":::lemma{#sec:main}\nA.\n:::\n\nSee \\ref{sec:main}."
+    source = ":::lemma{#sec:main}\nA.\n:::\n\nSee \\Cref{sec:main}."
     rendered = render(source, RenderContext(resolve_references=_resolver(calls)))
     link = parse(rendered.html).select_one("a.ref")
     assert link.get("href") == "#sec-main" and link.text == "Lemma 1"
@@ -81,3 +83,49 @@ def test_reference_in_code_stays_literal():
     code = parse(rendered.html).select_one("code")
     assert code.text == "\\ref{other-note:lem-x}"
     assert rendered.warnings == []
+
+
+# What each command prints for a lemma, an equation and an algorithm, as LaTeX with cleveref
+# and hyperref prints it. The theme has no \ref of its own: this is SciDraft's, and it once
+# printed the kind for \ref too ("By Theorem \ref{t}" read "By Theorem Theorem 1").
+LATEX_REFERENCES = [
+    ("ref", "lem", "2"),
+    ("ref", "eq", "1"),
+    ("eqref", "eq", "(1)"),
+    ("eqref", "lem", "(2)"),
+    ("cref", "lem", "lemma 2"),
+    ("Cref", "lem", "Lemma 2"),
+    ("cref", "eq", "eq. (1)"),
+    ("Cref", "eq", "Equation (1)"),
+    ("autoref", "lem", "Lemma 2"),
+    ("autoref", "eq", "Equation 1"),
+    ("ref", "alg", "1"),
+    ("Cref", "alg", "Algorithm 1"),
+]
+
+
+@pytest.mark.parametrize(("command", "label", "printed"), LATEX_REFERENCES)
+def test_each_reference_command_prints_what_latex_prints(command, label, printed):
+    """\\ref the number, \\eqref it in parentheses, \\cref/\\Cref cleveref's name in lower
+    or upper case, \\autoref hyperref's."""
+    source = (
+        ":::lemma\nFirst.\n:::\n\n:::lemma{#lem}\nSecond.\n:::\n\n$$\nx = 1 \\label{eq}\n$$\n\n"
+        "```pseudo-algorithm\n\\begin{algorithm}\n\\caption{C}\n\\label{alg}\n"
+        "\\begin{algorithmic}\n\\State x\n\\end{algorithmic}\n\\end{algorithm}\n```\n\n"
+        f"See \\{command}{{{label}}}."
+    )
+    links = [a for a in parse(render(source).html).select("a") if {"ref", "eqref"} & set(a.classes)]
+    assert [link.text for link in links] == [printed]
+
+
+def test_a_tie_before_a_reference_is_a_non_breaking_space():
+    """`Theorem~\\ref{a}` and `equation~\\eqref{b}` in one paragraph: two no-break spaces, not
+    Goldmark's one-tilde strikethrough between them; strikethrough elsewhere is untouched."""
+    source = (
+        ":::theorem{#a}\nT.\n:::\n\n$$\nx \\label{b}\n$$\n\n"
+        "By Theorem~\\ref{a} and equation~\\eqref{b}, ~~struck~~ and ~one~."
+    )
+    html = render(source).html
+    assert "Theorem\u00a0<a" in html.replace("&nbsp;", "\u00a0")
+    assert "equation\u00a0<a" in html.replace("&nbsp;", "\u00a0")
+    assert html.count("<del>") == 2 and "<del>struck</del>" in html and "<del>one</del>" in html

@@ -24,7 +24,7 @@ from tests.people import user_in_group
 pytestmark = pytest.mark.django_db
 
 LEMMA = ":::lemma[Shift invariance]{#lem-shift}\nA statement.\n:::\n"
-CITING = "See \\ref{target:lem-shift} for the proof.\n"
+CITING = "See \\Cref{target:lem-shift} for the proof.\n"
 MISSING = '<span class="ref-missing"'
 
 
@@ -56,7 +56,7 @@ def test_twenty_thousand_cross_note_references_take_one_query(django_assert_max_
     references are looked up together, and resolve as before."""
     for n in range(50):
         _note(f"note-{n}", f":::lemma{{#lem-{n}}}\nL.\n:::\n")
-    body = "\n".join(f"Line \\ref{{note-{n % 50}:lem-{n % 50}}}." for n in range(20_000))
+    body = "\n".join(f"Line \\Cref{{note-{n % 50}:lem-{n % 50}}}." for n in range(20_000))
     context = context_for(None)
     start = time.process_time()
     with django_assert_max_num_queries(1):

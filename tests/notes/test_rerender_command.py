@@ -66,3 +66,27 @@ def test_check_lists_a_note_whose_search_text_alone_would_change(demo_loaded):
     assert f"note {note.slug}: search text would change (engine 3 → {ENGINE_VERSION})" in out
     assert "'old words'" in out
     assert Note.objects.get(pk=note.pk).rendered_text == "old words"
+
+
+@pytest.mark.django_db
+def test_check_names_each_ref_that_printed_its_kind(author):
+    """`\\ref` prints the number alone since engine 8, as LaTeX does; --check names each one
+    that printed the kind before (its note, line and both readings) and the \\Cref that reads
+    as it did. References to equations, in code and through \\Cref are not named."""
+    from notes.services import note_create, note_render_store
+
+    note = note_create(user=author, title="Refs")
+    body = (
+        ":::lemma{#lem-a}\nTrue.\n:::\n\n$$\nx = 1 \\label{eq:x}\n$$\n\n"
+        "By \\ref{lem-a} and \\ref{eq:x}, see \\Cref{lem-a}.\n\n`\\ref{lem-a}` in code.\n"
+    )
+    Note.objects.filter(pk=note.pk).update(body=body)
+    note.refresh_from_db()
+    note_render_store(note=note, force=True)
+    Note.objects.filter(pk=note.pk).update(render_version="7")
+    out = _check()
+    named = [line for line in out.splitlines() if "\\ref{" in line]
+    assert named == [
+        f'note {note.slug}: line 9: \\ref{{lem-a}} now prints "1" where it printed "Lemma 1"; '
+        'write \\Cref{lem-a} to keep "Lemma 1"'
+    ]

@@ -6,6 +6,7 @@ from notes.models import Note, Page
 from notes.rendering import RENDERED_FIELDS, context_for, render_page, source_hash
 from notes.services import note_render_store
 from scidraft.markup import ENGINE_VERSION, render
+from scidraft.markup.crossrefs import kind_references
 
 # Characters of each side shown where a changed page first differs.
 EXCERPT = 70
@@ -80,6 +81,7 @@ class Command(BaseCommand):
                 continue
             checked += 1
             rendered = render(row.body, context)
+            self.report_kind_references(kind, row, rendered)
             parts = [
                 (name, stored, new)
                 for name, stored, new in (
@@ -104,3 +106,13 @@ class Command(BaseCommand):
             f"{changed} of {checked} rows checked would change (engine {ENGINE_VERSION}); "
             "nothing was written."
         )
+
+    def report_kind_references(self, kind: str, row, rendered) -> None:
+        """Name each \\ref that printed its target's kind ("Lemma 2") before engine 8 and
+        prints the number alone now, as LaTeX does, with the command that reads as before."""
+        for found in kind_references(row.body, rendered.labels, rendered.references):
+            self.stdout.write(
+                f"{kind} {row.slug}: line {found.line}: \\ref{{{found.key}}} now prints "
+                f'"{found.now}" where it printed "{found.was}"; write \\Cref{{{found.key}}} '
+                f'to keep "{found.was}"'
+            )
