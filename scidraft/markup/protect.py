@@ -246,12 +246,17 @@ _MATH_ENVIRONMENTS = {
     "multline*": "gather*",
     "eqnarray": "array",
     "eqnarray*": "array",
+    "CD": "CD",  # amscd's commutative diagrams, which KaTeX draws in display mode
 }
 _ROWED = {"align*", "gather*", "alignat*"}
 _BEGIN = re.compile(r"\\begin\{(" + "|".join(re.escape(k) for k in _MATH_ENVIRONMENTS) + r")\}")
 _END = re.compile(r"\\end\{(" + "|".join(re.escape(k) for k in _MATH_ENVIRONMENTS) + r")\}")
 _LABEL = re.compile(r"\\label\{([^{}]*)\}")
 _NONUMBER = re.compile(r"\\(?:nonumber|notag)\b")
+_TAG = re.compile(r"\\tag\*?\s*\{([^{}]*)\}")
+_REQUIRE = re.compile(r"\\require\s*\{([^{}]*)\}")
+# A `%` after an even number of backslashes (none included) starts a comment.
+_COMMENT = re.compile(r"(?<!\\)((?:\\\\)*)%[^\n]*")
 
 
 @dataclass
@@ -290,13 +295,24 @@ def _split_rows(body: str) -> list[str]:
     return rows
 
 
-def _number_labels(tex: str, state: MathState, line: int, warnings: list) -> tuple[str, list[str]]:
-    """Replace `\\label{x}` with `\\tag{N}`, row by row; returns the TeX and the anchors."""
-    anchors: list[str] = []
+def _without_comments(tex: str) -> str:
+    """TeX with its `%` comments taken out (an escaped `\\%` stays): a `\\label` in a comment
+    labels nothing, and a tag added after a row must not land inside one."""
+    return _COMMENT.sub(r"\1", tex) if "%" in tex else tex
 
-    def assign(label: str) -> str:
-        state.equation_count += 1
-        number = str(state.equation_count)
+
+def _number_labels(tex: str, state: MathState, line: int, warnings: list) -> tuple[str, list[str]]:
+    """Replace `\\label{x}` with `\\tag{N}`, row by row; returns the TeX and the anchors. A
+    row the author tagged (`\\tag{A}`) keeps its tag, which its label then prints, and takes
+    no number, as in amsmath."""
+    anchors: list[str] = []
+    if "\\label" in tex:
+        tex = _without_comments(tex)
+
+    def assign(label: str, tagged: str | None = None) -> str:
+        if tagged is None:
+            state.equation_count += 1
+        number = str(state.equation_count) if tagged is None else tagged
         if label in state.labels:
             warnings.append(
                 RenderWarning(line, "duplicate-label", f"the label {label} is defined twice")
@@ -322,7 +338,10 @@ def _number_labels(tex: str, state: MathState, line: int, warnings: list) -> tup
         for row in _split_rows(stripped[environment.end() : body_end]):
             labels = _LABEL.findall(row)
             row = _LABEL.sub("", row)
-            if labels and not _NONUMBER.search(row):
+            tagged = _TAG.search(row)
+            if labels and tagged:
+                assign(labels[0], tagged.group(1).strip())
+            elif labels and not _NONUMBER.search(row):
                 number = assign(labels[0])
                 row = row.rstrip() + f" \\tag{{{number}}}"
             rows.append(row)
@@ -330,7 +349,10 @@ def _number_labels(tex: str, state: MathState, line: int, warnings: list) -> tup
         return stripped[: environment.end()] + body + stripped[body_end:], anchors
     labels = _LABEL.findall(tex)
     tex = _LABEL.sub("", tex)
-    if labels:
+    tagged = _TAG.search(tex)
+    if labels and tagged:
+        assign(labels[0], tagged.group(1).strip())
+    elif labels:
         tex = tex.rstrip() + f" \\tag{{{assign(labels[0])}}}"
     return tex, anchors
 
@@ -346,9 +368,6 @@ def _translate_environments(tex: str) -> str:
 
     tex = _BEGIN.sub(begin, tex)
     return _END.sub(end, tex)
-
-
-_COMMENT = re.compile(r"(?<!\\)%[^\n]*")
 
 
 def math_error_html(tex: str, message: str, *, display: bool = False) -> str:
@@ -380,7 +399,9 @@ def preamble_macros(
                 )
             )
             continue
-        tex = _COMMENT.sub(lambda match: " " * len(match.group(0)), tex)
+        tex = _COMMENT.sub(lambda match: match.group(1).ljust(len(match.group(0))), tex)
+        if "\\require" in tex:
+            tex = _without_requires(tex, 1, warnings, where=f"{preamble.where}: ")
         lines = LineIndex(tex)
         definitions = _linked_safely(mathmacros.find_definitions(tex), 1, warnings)
         rest = mathmacros.leftover(tex, definitions)
@@ -432,7 +453,8 @@ def preamble_problems(tex: str, where: str = "the math macros") -> list[str]:
     """Why a preamble would not be used as written (a form's validation): [] when it would."""
     warnings: list[RenderWarning] = []
     preamble_macros((mathmacros.Preamble(where, tex),), warnings)
-    return [warning.message for warning in warnings]
+    # An ignored \require is a habit, not a problem: the preamble is used as written.
+    return [warning.message for warning in warnings if warning.code != "math-require"]
 
 
 def _define(
@@ -479,6 +501,28 @@ def _expand_referring(tex: str, macros: mathmacros.Macros) -> str:
         ) from None
 
 
+def _without_requires(
+    tex: str, line: int, warnings: list[RenderWarning], *, where: str = ""
+) -> str:
+    """MathJax's `\\require{package}`, which authors bring with their macros, taken out with
+    a warning: KaTeX has no package loader (it refuses the command), and what it supports of
+    those packages is always on."""
+
+    def dropped(match: re.Match) -> str:
+        warnings.append(
+            RenderWarning(
+                line,
+                "math-require",
+                f"{where}\\require{{{match.group(1)}}} was ignored: the math is typeset by "
+                "KaTeX, "
+                "which loads no packages; what it supports is always available",
+            )
+        )
+        return " " * len(match.group(0))  # keeps the offsets of what follows (line numbers)
+
+    return _REQUIRE.sub(dropped, tex)
+
+
 def typeset(
     tex: str, *, display: bool, line: int, state: MathState, warnings: list[RenderWarning]
 ) -> tuple[str, str, list[dict]]:
@@ -491,6 +535,8 @@ def typeset(
         tex, anchors = _number_labels(tex, state, line, warnings)
     else:
         tex = _LABEL.sub("", tex)
+    if "\\require" in tex:
+        tex = _without_requires(tex, line, warnings)
     before = state.macros
     tex, defined = _define(tex, line, state, warnings)
     tex = mathlinks.unsafe_links(tex, line, warnings)
@@ -538,8 +584,11 @@ def _find_close(text: str, start: int, closer: str, *, allow_blank_line: bool) -
 
 
 def _inline_dollar_end(text: str, start: int) -> int:
-    """End of `$…$` opened at `start` (pandoc's rules), or -1: `$5 and $10` is not math."""
-    if start + 1 >= len(text) or text[start + 1] in " \t\n$":
+    """End of `$…$` opened at `start`, or -1. Spaces inside the dollars are allowed, as
+    Hugo's passthrough and MathJax allow them (`$ x^2 $` is math); a closing dollar followed
+    by a digit is not one (pandoc's rule), so `$5 and $10` stays text where Hugo would typeset
+    "5 and ". A formula of spaces alone is no formula."""
+    if start + 1 >= len(text) or text[start + 1] in "\n$":
         return -1
     index = start + 1
     while index < len(text):
@@ -550,7 +599,9 @@ def _inline_dollar_end(text: str, start: int) -> int:
         if char == "\n" and re.match(r"\n[ \t]*\n", text[index:]):
             return -1
         if char == "$":
-            if text[index - 1] in " \t\n" or (index + 1 < len(text) and text[index + 1].isdigit()):
+            if index + 1 < len(text) and text[index + 1].isdigit():
+                return -1
+            if not text[start + 1 : index].strip():
                 return -1
             return index
         index += 1

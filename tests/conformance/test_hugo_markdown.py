@@ -100,6 +100,17 @@ LATEX_OVER_GOLDMARK = {
         "Theorem~",
         "Theorem\u00a0",
     ),
+    # A price: Hugo's passthrough makes "5 and " a formula; a dollar before a digit closes no
+    # formula here (pandoc's rule), as a price is what authors mean.
+    "dollar-amounts": ("It costs $5 and $10 today.", "hugo-math-inline", "$5 and $10"),
+    # A commutative diagram outside dollars: Hugo leaves it to MathJax in the reader's
+    # browser, after its typographer turned `>>` into a guillemet; typeset here, like amsmath's
+    # environments.
+    "bare-commutative-diagram": (
+        "\\begin{CD}\nA @>>> B\n\\end{CD}\n",
+        "<p>\\begin{CD}",
+        'class="katex-display"',
+    ),
 }
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from scidraft.markup import render
@@ -218,3 +220,81 @@ def test_unclosed_math_warns_with_line(source, line):
     warnings = _codes(rendered, "math-unclosed")
     assert [w.line for w in warnings] == [line]
     assert "katex" not in rendered.html
+
+
+# LaTeX habits researchers type by reflex, each read as LaTeX reads it.
+
+
+def _reference_texts(html: str) -> list[str]:
+    return re.findall(r'<a class="(?:eq)?ref" href="[^"]*">([^<]*)</a>', html)
+
+
+def test_an_authors_tag_wins_over_the_number_a_label_would_add():
+    """`\\tag{A}` with `\\label{eq:x}`: no "Multiple \\tag" error (a second tag was added), the
+    author's tag shows, \\eqref prints (A), and the next labelled equation is (1)."""
+    rendered = render(
+        "$$\nE = mc^2 \\tag{A} \\label{eq:x}\n$$\n\n$$\nF = ma \\label{eq:y}\n$$\n\n"
+        "See \\eqref{eq:x}, \\ref{eq:x} and \\eqref{eq:y}."
+    )
+    assert not [w for w in rendered.warnings if w.code == "math-error"]
+    assert _reference_texts(rendered.html) == ["(A)", "A", "(1)"]
+
+
+def test_a_label_in_a_comment_on_an_aligned_last_row_labels_nothing():
+    """A `%` comment on the last row of align* may hold a \\label: it is a comment (the tag
+    added after it went into the comment and the formula failed)."""
+    rendered = render(
+        "$$\n\\begin{align*}\na &= b \\label{eq:y} \\\\\nc &= d % \\label{eq:z}\n"
+        "\\end{align*}\n$$\n\nSee \\eqref{eq:y} and \\eqref{eq:z}."
+    )
+    assert not [w for w in rendered.warnings if w.code == "math-error"]
+    assert _reference_texts(rendered.html) == ["(1)"]
+    assert [w.message for w in rendered.warnings if w.code == "ref-unresolved"] == [
+        "\\eqref{eq:z} points at no label"
+    ]
+
+
+def test_an_escaped_percent_is_no_comment():
+    """`\\%` is a percent sign: what follows it on the row stays, label included."""
+    rendered = render("$$\n50\\% \\text{ off} \\label{eq:p}\n$$\n\nSee \\eqref{eq:p}.")
+    assert _reference_texts(rendered.html) == ["(1)"]
+
+
+@pytest.mark.parametrize(
+    ("source", "math"),
+    [
+        ("Let $ x^2 $ be.", ["x^2"]),  # Hugo's passthrough and MathJax typeset it
+        ("Mixed $x $ and $ y$ here.", ["x", "y"]),
+        ("It costs $5 and $10 today.", []),  # by design: Hugo typesets "5 and " here
+        ("Nothing $ $ here.", []),
+    ],
+)
+def test_spaces_inside_dollars(source, math):
+    """Spaces just inside `$…$` still make a formula; a closing dollar before a digit does
+    not (a price), nor do dollars around spaces alone."""
+    assert [tex.strip() for tex in tex_annotations(render(source).html)] == math
+
+
+def test_a_commutative_diagram_alone_is_math():
+    """`\\begin{CD}…\\end{CD}` outside dollars is display math, as amsmath's environments are."""
+    rendered = render(
+        "Diagram:\n\n\\begin{CD}\nA @>a>> B \\\\\n@VbVV @VVcV \\\\\nC @>>d> D\n\\end{CD}\n"
+    )
+    assert rendered.html.count('class="katex-display"') == 1
+    assert not rendered.warnings
+
+
+def test_require_is_ignored_with_a_warning():
+    """MathJax's `\\require{…}` in a formula is taken out with a warning; the formula and its
+    definitions work."""
+    rendered = render("$\\require{physics}\\newcommand{\\R}{\\mathbb{R}}$ Then $\\R^n$.")
+    assert [w.code for w in rendered.warnings] == ["math-require"]
+    assert "\\require{physics} was ignored" in rendered.warnings[0].message
+    assert "math-error" not in rendered.html
+
+
+def test_require_in_the_macros_field_is_no_field_error():
+    """The macros field accepts a `\\require` line (ignored when rendering, with a warning)."""
+    from scidraft.markup.protect import preamble_problems
+
+    assert preamble_problems("\\require{physics}\n\\newcommand{\\R}{\\mathbb{R}}") == []
