@@ -23,7 +23,7 @@ from django.conf import settings
 from django.db import DatabaseError
 
 from . import access, documents, groups
-from .limits import TokenBucket, seats
+from .limits import NOTE_FULL, Seat, TokenBucket, seats
 from .protocol import (
     AWARENESS,
     QUERY_AWARENESS,
@@ -95,15 +95,12 @@ class NoteConsumer(AsyncWebsocketConsumer):
             )
         if not await database_sync_to_async(access.may_edit)(self.user_id, self.note_id):
             return await self.refuse(FORBIDDEN, "forbidden", "You may not edit this note.")
+        seat = Seat(NOTE_FULL)
         if editors.get(self.note_id, 0) < settings.LIVE_NOTE_EDITORS_MAX:
-            self.seated = await seats.take(self.note_id, self.channel_name)
-        if not self.seated:
-            return await self.refuse(
-                RATE,
-                "rate",
-                f"{settings.LIVE_NOTE_EDITORS_MAX} editors are writing in this note already: "
-                "trying again shortly.",
-            )
+            seat = await seats.take(self.note_id, self.channel_name, user_id=self.user_id)
+        self.seated = bool(seat)
+        if not seat:
+            return await self.refuse(RATE, "rate", seat.message())
         # Joined before the document loads: nothing stored in between is missed.
         await self.channel_layer.group_add(groups.note_group(self.note_id), self.channel_name)
         await self.channel_layer.group_add(groups.user_group(self.user_id), self.channel_name)
@@ -137,7 +134,7 @@ class NoteConsumer(AsyncWebsocketConsumer):
         self.ended = True
         if self.seated:
             self.seated = False
-            await seats.leave(self.note_id, self.channel_name)
+            await seats.leave(self.note_id, self.channel_name, user_id=self.user_id)
         if not self.joined:
             return
         self.joined = False
@@ -247,7 +244,7 @@ class NoteConsumer(AsyncWebsocketConsumer):
             if loop.time() - self.last_sent >= KEEPALIVE_SECONDS:
                 await self.send(bytes_data=KEEPALIVE)
             if self.seated and not self.ended:
-                await seats.renew(self.note_id, self.channel_name)
+                await seats.renew(self.note_id, self.channel_name, user_id=self.user_id)
             if loop.time() - checked >= settings.LIVE_RECHECK_SECONDS:
                 checked = loop.time()
                 await self.live_recheck({})
