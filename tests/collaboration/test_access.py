@@ -128,16 +128,20 @@ def test_access_is_checked_again_periodically(author, other_author, note, settin
     ("origin", "accepted"),
     [
         ("http://testserver", True),
-        ("http://localhost:8000", True),
+        ("http://testserver:8080", False),  # another port of the host
+        ("https://testserver", False),  # another scheme
+        ("http://localhost", False),  # another host ALLOWED_HOSTS accepts
         ("https://notes.example.org", True),  # CSRF_TRUSTED_ORIGINS
         ("http://notes.example.org", False),  # trusted with https only
         ("https://evil.example", False),
+        ("null", False),
         ("", False),  # no Origin at all
     ],
 )
 def test_the_handshake_accepts_the_sites_own_origins_only(author, note, settings, origin, accepted):
-    """Origins of ALLOWED_HOSTS or CSRF_TRUSTED_ORIGINS open a socket; others are refused
-    at the handshake, before the session is read."""
+    """The request's own origin (scheme, host and port) or one of CSRF_TRUSTED_ORIGINS opens a
+    socket; others are refused at the handshake, before the session is read."""
+    settings.ALLOWED_HOSTS = ["testserver", "localhost"]
     settings.CSRF_TRUSTED_ORIGINS = ["https://notes.example.org"]
 
     async def scenario():
