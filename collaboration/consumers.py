@@ -22,7 +22,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.db import DatabaseError
 
-from . import access, documents, groups
+from . import access, documents, groups, presence
 from .limits import NOTE_FULL, Seat, TokenBucket, seats
 from .protocol import (
     AWARENESS,
@@ -95,6 +95,7 @@ class NoteConsumer(AsyncWebsocketConsumer):
             )
         if not await database_sync_to_async(access.may_edit)(self.user_id, self.note_id):
             return await self.refuse(FORBIDDEN, "forbidden", "You may not edit this note.")
+        self.person = await database_sync_to_async(presence.person_of)(self.user_id)
         seat = Seat(NOTE_FULL)
         if editors.get(self.note_id, 0) < settings.LIVE_NOTE_EDITORS_MAX:
             seat = await seats.take(self.note_id, self.channel_name, user_id=self.user_id)
@@ -219,13 +220,23 @@ class NoteConsumer(AsyncWebsocketConsumer):
     async def _presence(self, frame: bytes, payload: bytes) -> None:
         if len(payload) > settings.LIVE_AWARENESS_MAX_BYTES:
             return  # presence is a courtesy: an oversized one is dropped, the typing goes on
-        for entry in awareness_read(payload):
+        relayed = []
+        # Each state as the server restates it (presence.restated: the person's own name and
+        # colour), and only for the Yjs clients this connection speaks for.
+        for entry in presence.restated(awareness_read(payload), self.person):
             if entry.state == "null":
-                self.presence.pop(entry.client_id, None)
+                if self.presence.pop(entry.client_id, None) is None:
+                    continue
             elif entry.client_id in self.presence or len(self.presence) < PRESENCE_CLIENTS_MAX:
                 self.presence[entry.client_id] = entry
+            else:
+                continue
+            relayed.append(entry)
+        if not relayed:
+            return
         # To everyone, the sender included, as y-websocket's own server does: a lone editor's
         # presence renewals (every 15 s) come back to it and keep its socket alive.
+        frame = awareness_message(relayed)
         await groups.send(groups.note_group(self.note_id), {"type": "live.frame", "frame": frame})
 
     async def _to_others(self, message: dict) -> None:
