@@ -22,7 +22,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.db import DatabaseError
 
-from . import access, documents, groups, presence
+from . import access, documents, groups, presence, sessions
 from .limits import NOTE_FULL, Seat, TokenBucket, seats
 from .protocol import (
     AWARENESS,
@@ -78,6 +78,7 @@ class NoteConsumer(AsyncWebsocketConsumer):
     counted = False
     ended = False
     seated = False  # holds one of the note's seats (limits.EditorSeats)
+    session_key: str | None = None  # the session it lives as long as (sessions)
 
     async def connect(self):
         self.note_id = int(self.scope["url_route"]["kwargs"]["note_id"])
@@ -105,6 +106,9 @@ class NoteConsumer(AsyncWebsocketConsumer):
         # Joined before the document loads: nothing stored in between is missed.
         await self.channel_layer.group_add(groups.note_group(self.note_id), self.channel_name)
         await self.channel_layer.group_add(groups.user_group(self.user_id), self.channel_name)
+        self.session_key = sessions.session_key(self.scope)
+        if self.session_key:
+            await self.channel_layer.group_add(self._session_group(), self.channel_name)
         self.joined = True
         try:
             step1 = await database_sync_to_async(self._open)()
@@ -147,6 +151,8 @@ class NoteConsumer(AsyncWebsocketConsumer):
             await self._to_others({"type": "live.frame", "frame": awareness_message(gone)})
         await self.channel_layer.group_discard(groups.note_group(self.note_id), self.channel_name)
         await self.channel_layer.group_discard(groups.user_group(self.user_id), self.channel_name)
+        if self.session_key:
+            await self.channel_layer.group_discard(self._session_group(), self.channel_name)
         if not self.counted:  # refused once the document was loaded: let it go if unused
             if not editors.get(self.note_id):
                 documents.drop(self.note_id)
@@ -296,8 +302,21 @@ class NoteConsumer(AsyncWebsocketConsumer):
         if not self.ended:
             await self.send(bytes_data=server_message(**event["message"]))
 
+    def _session_group(self) -> str:
+        return groups.session_group(self.session_key)
+
+    async def live_session_ended(self, event):
+        await self.refuse(
+            SIGNED_OUT,
+            "signed-out",
+            "Your session has ended (signed out, expired, or the password changed): "
+            "reload the page to write together again.",
+        )
+
     async def live_recheck(self, event):
         if self.ended:
             return
+        if not await database_sync_to_async(sessions.session_holds)(self.session_key, self.user_id):
+            return await self.live_session_ended(event)
         if not await database_sync_to_async(access.may_edit)(self.user_id, self.note_id):
             await self.refuse(FORBIDDEN, "forbidden", "You may no longer edit this note.")
