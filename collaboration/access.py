@@ -56,16 +56,20 @@ def authors_changed(sender, instance, **kwargs):
     _recheck_later(groups.note_group(instance.note_id))
 
 
+def _copy_authors(instance):
+    fields = instance.__dict__.get("fields")  # absent from the instance when deferred
+    return fields.get("authors") if isinstance(fields, dict) else None
+
+
 def copy_loaded(sender, instance, **kwargs):
-    # The authors as read, to tell at its save whether they changed ("fields" is absent from
-    # the instance when deferred).
-    instance._live_authors = instance.__dict__.get("fields", {}).get("authors")
+    # The authors as read, to tell at its save whether they changed.
+    instance._live_authors = _copy_authors(instance)
 
 
 def copy_saved(sender, instance, created=False, **kwargs):
     # The working copy is written at every autosave: its editors check again only when its
     # authors changed (a new copy may name others than the row).
-    authors = instance.fields.get("authors")
+    authors = _copy_authors(instance)
     if created or authors != getattr(instance, "_live_authors", None):
         _recheck_later(groups.note_group(instance.note_id))
     instance._live_authors = authors
