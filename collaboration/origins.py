@@ -7,8 +7,8 @@ another site's script, or another port or scheme of this host, write as the visi
 The site's own origin is the request's, as Django's request.scheme and get_host() see it:
 the scheme is https when SECURE_PROXY_SSL_HEADER is on and the proxy says so (nginx sets
 X-Forwarded-Proto from its own scheme), else the socket's own (daphne behind nginx speaks
-plain ws); the host is the Host header (X-Forwarded-Host with USE_X_FORWARDED_HOST), and
-only one ALLOWED_HOSTS accepts has an origin at all."""
+plain ws); the host is the Host header (X-Forwarded-Host with USE_X_FORWARDED_HOST), and a
+request to a host ALLOWED_HOSTS refuses has no origin of its own."""
 
 from __future__ import annotations
 

@@ -11,7 +11,6 @@ y-codemirror's `cursor`); a state that is not a JSON object is dropped."""
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
@@ -32,7 +31,6 @@ LIVE_PALETTE = (
     "#7b6a00",
     "#0277bd",
 )
-COLOUR = re.compile(r"#[0-9a-fA-F]{6}")
 # The alpha y-codemirror.next's selections are drawn with (colorLight: the colour and this).
 LIGHT_ALPHA = "33"
 # What a state may carry besides `user`: y-codemirror.next's cursor (relative positions).
@@ -64,7 +62,9 @@ def person(user) -> Person:
 
 
 def person_of(user_id: int) -> Person:
-    user = get_user_model().objects.select_related("author").get(pk=user_id)
+    user = get_user_model().objects.select_related("author").filter(pk=user_id).first()
+    if user is None:  # deleted since the access check: the next check closes the socket
+        return Person(user_id, "Someone", LIVE_PALETTE[user_id % len(LIVE_PALETTE)])
     return person(user)
 
 

@@ -109,7 +109,7 @@ const COLOUR_LIGHT = /^#[0-9a-fA-F]{6}([0-9a-fA-F]{2})?$/;
 // Every state but this tab's own, in place: a colour that is not #rrggbb (or, for the light
 // one, #rrggbbaa) becomes a plain grey, and the name is text. The server restates presence with
 // the colours it assigns; this holds should anything else reach the page.
-export function presenceChecked(awareness) {
+function presenceChecked(awareness) {
   awareness.getStates().forEach((state, clientId) => {
     if (clientId === awareness.clientID || !state || typeof state !== "object") return;
     const user = state.user && typeof state.user === "object" ? state.user : {};
