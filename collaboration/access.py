@@ -1,7 +1,9 @@
 """Who may join a note's live document: exactly who may edit it in the editor
-(Note.objects.editable_by, the editor views' rule). Checked at connect, again whenever the
-note's authors change or the person's account does (a group message makes each consumer
-check), and every LIVE_RECHECK_SECONDS."""
+(Note.objects.editable_by, the editor views' rule), less a co-author the note's working copy
+no longer names: taking someone off the authors takes effect for their access at once, not
+when the change is published. Checked at connect, again whenever the note's authors change
+(on the row or in the working copy) or the person's account does (a group message makes each
+consumer check), and every LIVE_RECHECK_SECONDS."""
 
 from __future__ import annotations
 
@@ -9,9 +11,9 @@ from functools import partial
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models.signals import m2m_changed, post_delete, post_save
+from django.db.models.signals import m2m_changed, post_delete, post_init, post_save
 
-from notes.models import Note, NoteAuthor
+from notes.models import Author, Note, NoteAuthor, WorkingCopy
 
 from . import groups
 
@@ -24,7 +26,26 @@ def may_edit(user_id: int | None, note_id: int) -> bool:
     if user_id is None:
         return False
     user = get_user_model().objects.filter(pk=user_id).first()
-    return user is not None and Note.objects.editable_by(user).filter(pk=note_id).exists()
+    if user is None or not Note.objects.editable_by(user).filter(pk=note_id).exists():
+        return False
+    return not taken_off(user, note_id)
+
+
+def taken_off(user, note_id: int) -> bool:
+    """Whether `user` edits the note only as one of its authors, and its working copy's
+    authors (what its authors edit) no longer name them."""
+    if user.is_superuser or user.has_perm("notes.edit_any_note"):
+        return False
+    if Note.objects.filter(pk=note_id, created_by=user).exists():
+        return False
+    handles = (
+        WorkingCopy.objects.filter(note_id=note_id)
+        .values_list("fields__authors", flat=True)
+        .first()
+    )
+    if not isinstance(handles, list):  # no working copy, or one that leaves the authors be
+        return False
+    return not Author.objects.filter(user=user, handle__in=handles).exists()
 
 
 def _recheck_later(group: str) -> None:
@@ -33,6 +54,25 @@ def _recheck_later(group: str) -> None:
 
 def authors_changed(sender, instance, **kwargs):
     _recheck_later(groups.note_group(instance.note_id))
+
+
+def _copy_authors(instance):
+    fields = instance.__dict__.get("fields")  # absent from the instance when deferred
+    return fields.get("authors") if isinstance(fields, dict) else None
+
+
+def copy_loaded(sender, instance, **kwargs):
+    # The authors as read, to tell at its save whether they changed.
+    instance._live_authors = _copy_authors(instance)
+
+
+def copy_saved(sender, instance, created=False, **kwargs):
+    # The working copy is written at every autosave: its editors check again only when its
+    # authors changed (a new copy may name others than the row).
+    authors = _copy_authors(instance)
+    if created or authors != getattr(instance, "_live_authors", None):
+        _recheck_later(groups.note_group(instance.note_id))
+    instance._live_authors = authors
 
 
 def note_deleted(sender, instance, **kwargs):
@@ -62,5 +102,8 @@ def connect() -> None:
     post_save.connect(authors_changed, sender=NoteAuthor, dispatch_uid="live.authors.save")
     post_delete.connect(authors_changed, sender=NoteAuthor, dispatch_uid="live.authors.delete")
     post_delete.connect(note_deleted, sender=Note, dispatch_uid="live.note.delete")
+    post_init.connect(copy_loaded, sender=WorkingCopy, dispatch_uid="live.copy.load")
+    post_save.connect(copy_saved, sender=WorkingCopy, dispatch_uid="live.copy.save")
+    post_delete.connect(authors_changed, sender=WorkingCopy, dispatch_uid="live.copy.delete")
     post_save.connect(account_changed, sender=User, dispatch_uid="live.account")
     m2m_changed.connect(roles_changed, sender=User.groups.through, dispatch_uid="live.roles")

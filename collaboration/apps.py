@@ -11,7 +11,8 @@ class CollaborationConfig(AppConfig):
     def ready(self):
         from notes.services import text_sync
 
-        from . import access, reconciliation
+        from . import access, reconciliation, sessions
 
         text_sync.register(reconciliation.LiveTextSync())
         access.connect()
+        sessions.connect()

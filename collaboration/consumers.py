@@ -22,8 +22,8 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.db import DatabaseError
 
-from . import access, documents, groups
-from .limits import TokenBucket, seats
+from . import access, documents, groups, presence, sessions
+from .limits import NOTE_FULL, Seat, TokenBucket, seats
 from .protocol import (
     AWARENESS,
     QUERY_AWARENESS,
@@ -78,6 +78,7 @@ class NoteConsumer(AsyncWebsocketConsumer):
     counted = False
     ended = False
     seated = False  # holds one of the note's seats (limits.EditorSeats)
+    session_key: str | None = None  # the session it lives as long as (sessions)
 
     async def connect(self):
         self.note_id = int(self.scope["url_route"]["kwargs"]["note_id"])
@@ -95,18 +96,19 @@ class NoteConsumer(AsyncWebsocketConsumer):
             )
         if not await database_sync_to_async(access.may_edit)(self.user_id, self.note_id):
             return await self.refuse(FORBIDDEN, "forbidden", "You may not edit this note.")
+        self.person = await database_sync_to_async(presence.person_of)(self.user_id)
+        seat = Seat(NOTE_FULL)
         if editors.get(self.note_id, 0) < settings.LIVE_NOTE_EDITORS_MAX:
-            self.seated = await seats.take(self.note_id, self.channel_name)
-        if not self.seated:
-            return await self.refuse(
-                RATE,
-                "rate",
-                f"{settings.LIVE_NOTE_EDITORS_MAX} editors are writing in this note already: "
-                "trying again shortly.",
-            )
+            seat = await seats.take(self.note_id, self.channel_name, user_id=self.user_id)
+        self.seated = bool(seat)
+        if not seat:
+            return await self.refuse(RATE, "rate", seat.message())
         # Joined before the document loads: nothing stored in between is missed.
         await self.channel_layer.group_add(groups.note_group(self.note_id), self.channel_name)
         await self.channel_layer.group_add(groups.user_group(self.user_id), self.channel_name)
+        self.session_key = sessions.session_key(self.scope)
+        if self.session_key:
+            await self.channel_layer.group_add(self._session_group(), self.channel_name)
         self.joined = True
         try:
             step1 = await database_sync_to_async(self._open)()
@@ -137,7 +139,7 @@ class NoteConsumer(AsyncWebsocketConsumer):
         self.ended = True
         if self.seated:
             self.seated = False
-            await seats.leave(self.note_id, self.channel_name)
+            await seats.leave(self.note_id, self.channel_name, user_id=self.user_id)
         if not self.joined:
             return
         self.joined = False
@@ -149,6 +151,8 @@ class NoteConsumer(AsyncWebsocketConsumer):
             await self._to_others({"type": "live.frame", "frame": awareness_message(gone)})
         await self.channel_layer.group_discard(groups.note_group(self.note_id), self.channel_name)
         await self.channel_layer.group_discard(groups.user_group(self.user_id), self.channel_name)
+        if self.session_key:
+            await self.channel_layer.group_discard(self._session_group(), self.channel_name)
         if not self.counted:  # refused once the document was loaded: let it go if unused
             if not editors.get(self.note_id):
                 documents.drop(self.note_id)
@@ -222,13 +226,23 @@ class NoteConsumer(AsyncWebsocketConsumer):
     async def _presence(self, frame: bytes, payload: bytes) -> None:
         if len(payload) > settings.LIVE_AWARENESS_MAX_BYTES:
             return  # presence is a courtesy: an oversized one is dropped, the typing goes on
-        for entry in awareness_read(payload):
+        relayed = []
+        # Each state as the server restates it (presence.restated: the person's own name and
+        # colour), and only for the Yjs clients this connection speaks for.
+        for entry in presence.restated(awareness_read(payload), self.person):
             if entry.state == "null":
-                self.presence.pop(entry.client_id, None)
+                if self.presence.pop(entry.client_id, None) is None:
+                    continue
             elif entry.client_id in self.presence or len(self.presence) < PRESENCE_CLIENTS_MAX:
                 self.presence[entry.client_id] = entry
+            else:
+                continue
+            relayed.append(entry)
+        if not relayed:
+            return
         # To everyone, the sender included, as y-websocket's own server does: a lone editor's
         # presence renewals (every 15 s) come back to it and keep its socket alive.
+        frame = awareness_message(relayed)
         await groups.send(groups.note_group(self.note_id), {"type": "live.frame", "frame": frame})
 
     async def _to_others(self, message: dict) -> None:
@@ -247,7 +261,7 @@ class NoteConsumer(AsyncWebsocketConsumer):
             if loop.time() - self.last_sent >= KEEPALIVE_SECONDS:
                 await self.send(bytes_data=KEEPALIVE)
             if self.seated and not self.ended:
-                await seats.renew(self.note_id, self.channel_name)
+                await seats.renew(self.note_id, self.channel_name, user_id=self.user_id)
             if loop.time() - checked >= settings.LIVE_RECHECK_SECONDS:
                 checked = loop.time()
                 await self.live_recheck({})
@@ -288,8 +302,21 @@ class NoteConsumer(AsyncWebsocketConsumer):
         if not self.ended:
             await self.send(bytes_data=server_message(**event["message"]))
 
+    def _session_group(self) -> str:
+        return groups.session_group(self.session_key)
+
+    async def live_session_ended(self, event):
+        await self.refuse(
+            SIGNED_OUT,
+            "signed-out",
+            "Your session has ended (signed out, expired, or the password changed): "
+            "reload the page to write together again.",
+        )
+
     async def live_recheck(self, event):
         if self.ended:
             return
+        if not await database_sync_to_async(sessions.session_holds)(self.session_key, self.user_id):
+            return await self.live_session_ended(event)
         if not await database_sync_to_async(access.may_edit)(self.user_id, self.note_id):
             await self.refuse(FORBIDDEN, "forbidden", "You may no longer edit this note.")

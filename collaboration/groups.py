@@ -1,10 +1,12 @@
 """The channel-layer groups of writing together: one per note (`note-live-<id>`, every
-consumer editing it, on any app server) and one per user (their consumers, told to check
-their access again). Messages carry the sending consumer's channel, so it can skip its own."""
+consumer editing it, on any app server), one per user (their consumers, told to check
+their access again) and one per session (its consumers, told when it ends). Messages carry
+the sending consumer's channel, so it can skip its own."""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import threading
 
@@ -20,6 +22,13 @@ def note_group(note_id: int) -> str:
 
 def user_group(user_id: int) -> str:
     return f"live-user-{user_id}"
+
+
+def session_group(session_key: str) -> str:
+    """Named by a digest of the key: a group name is visible to whoever reads the channel
+    layer's Redis, and a session key would sign its holder in."""
+    digest = hashlib.sha256(session_key.encode("utf-8")).hexdigest()[:40]
+    return f"live-session-{digest}"
 
 
 async def send(group: str, message: dict) -> None:

@@ -1,14 +1,23 @@
-"""The WebSocket handshake's origin check: a page of this site, as Django's CSRF check sees it.
-An Origin whose host is in ALLOWED_HOSTS, or that CSRF_TRUSTED_ORIGINS names (with its
-`https://*.example.org` wildcards), may open a socket; any other, or none, is refused at the
-handshake. The session cookie would otherwise let any site's script write as the visitor."""
+"""The WebSocket handshake's origin check, Django's CSRF origin check applied to the socket:
+the page's Origin must be this site's own origin (scheme, host and port), or one that
+CSRF_TRUSTED_ORIGINS names (exactly, or with its `https://*.example.org` wildcards). Any
+other, "null" or none is refused at the handshake: the session cookie would otherwise let
+another site's script, or another port or scheme of this host, write as the visitor.
+
+The site's own origin is the request's, as Django's request.scheme and get_host() see it:
+the scheme is https when SECURE_PROXY_SSL_HEADER is on and the proxy says so (nginx sets
+X-Forwarded-Proto from its own scheme), else the socket's own (daphne behind nginx speaks
+plain ws); the host is the Host header (X-Forwarded-Host with USE_X_FORWARDED_HOST), and a
+request to a host ALLOWED_HOSTS refuses has no origin of its own."""
 
 from __future__ import annotations
 
-from urllib.parse import urlparse, urlsplit
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.http.request import is_same_domain, split_domain_port, validate_host
+
+DEFAULT_PORTS = {"http": "80", "https": "443"}
 
 
 def allowed_hosts() -> list[str]:
@@ -18,25 +27,85 @@ def allowed_hosts() -> list[str]:
     return hosts
 
 
-def _origin(scope):
+def _headers(scope) -> dict[bytes, str]:
+    """The handshake's headers by lower-case name (the first of each), as text."""
+    headers: dict[bytes, str] = {}
     for name, value in scope.get("headers", []):
-        if name == b"origin":
-            try:
-                return urlparse(value.decode("latin1"))
-            except (UnicodeDecodeError, ValueError):
-                return None
-    return None
+        headers.setdefault(bytes(name).lower(), bytes(value).decode("latin1"))
+    return headers
+
+
+def _scheme(scope, headers: dict[bytes, str]) -> str:
+    if settings.SECURE_PROXY_SSL_HEADER:
+        header, secure = settings.SECURE_PROXY_SSL_HEADER
+        name = header.removeprefix("HTTP_").replace("_", "-").lower().encode("latin1")
+        value = headers.get(name)
+        if value is not None:
+            return "https" if value.split(",", 1)[0].strip() == secure else "http"
+    return "https" if scope.get("scheme") in ("wss", "https") else "http"
+
+
+def _normal(scheme: str, netloc: str) -> str:
+    """`scheme://netloc` in lower case, without the scheme's default port."""
+    netloc = netloc.lower()
+    host, _, port = netloc.rpartition(":")
+    if host and port == DEFAULT_PORTS.get(scheme):
+        netloc = host
+    return f"{scheme}://{netloc}"
+
+
+def site_origin(scope) -> str | None:
+    """The origin the socket's own request was made to, or None when its host is not one of
+    ALLOWED_HOSTS (then only CSRF_TRUSTED_ORIGINS may admit it)."""
+    headers = _headers(scope)
+    if settings.USE_X_FORWARDED_HOST and b"x-forwarded-host" in headers:
+        host = headers[b"x-forwarded-host"]
+    else:
+        host = headers.get(b"host", "")
+    domain, _port = split_domain_port(host)
+    if not domain or not validate_host(domain, allowed_hosts()):
+        return None
+    return _normal(_scheme(scope, headers), host)
 
 
 def trusted_origin(origin: str) -> bool:
-    parts = urlsplit(origin)
+    """CSRF_TRUSTED_ORIGINS as Django's CSRF check reads it: an entry without "*" is one
+    origin exactly; `scheme://*.domain` admits that scheme on the domain and its subdomains,
+    on the port the entry names (none: the scheme's own)."""
+    try:
+        parts = urlsplit(origin)
+    except ValueError:
+        return False
     if not parts.scheme or not parts.netloc:
         return False
+    wanted = _normal(parts.scheme, parts.netloc)
     for trusted in settings.CSRF_TRUSTED_ORIGINS:
-        wanted = urlsplit(trusted)
-        if wanted.scheme == parts.scheme and is_same_domain(parts.netloc, wanted.netloc):
+        entry = urlsplit(trusted)
+        if "*" not in trusted:
+            if _normal(entry.scheme, entry.netloc) == wanted:
+                return True
+        elif entry.scheme == parts.scheme and is_same_domain(
+            wanted.split("://", 1)[1], entry.netloc.lstrip("*").lower()
+        ):
             return True
     return False
+
+
+def origin_allowed(scope) -> bool:
+    """The handshake's Origin is the site's own or a trusted one."""
+    origin = _headers(scope).get(b"origin", "").strip()
+    if not origin or origin == "null":
+        return False
+    try:
+        parts = urlsplit(origin)
+    except ValueError:
+        return False
+    if not parts.scheme or not parts.netloc or parts.path or parts.query:
+        return False
+    own = site_origin(scope)
+    if own is not None and _normal(parts.scheme, parts.netloc) == own:
+        return True
+    return trusted_origin(origin)
 
 
 async def refuse_socket(scope, receive, send) -> None:
@@ -60,14 +129,6 @@ class SiteOriginValidator:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "websocket":
             raise ValueError("SiteOriginValidator guards WebSocket connections only")
-        if not self.valid_origin(_origin(scope)):
+        if not origin_allowed(scope):
             return await refuse_socket(scope, receive, send)
         return await self.application(scope, receive, send)
-
-    def valid_origin(self, parsed_origin) -> bool:
-        if parsed_origin is None or not parsed_origin.netloc:
-            return False
-        host, _port = split_domain_port(parsed_origin.netloc)
-        if host and validate_host(host, allowed_hosts()):
-            return True
-        return trusted_origin(parsed_origin.geturl())

@@ -23,6 +23,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from bibliography.models import BibFile
+from collaboration import presence
 from notes import services
 from notes.models import Author, AuthorConsent, Note, NoteRevision, Status, Tag
 from notes.rendering import environment_kinds, with_macros
@@ -42,20 +43,6 @@ STATUS_FILTERS = ("draft", "review", "scheduled", "published", "changes")
 DASHBOARD_FILTERS = ("q", "status", "author", "tag", "problems")
 EDITOR_ASSETS = {"math": True, "algorithm": True, "code": True}
 # Warnings that mean readers would see something broken: publishing them asks first.
-# Collaborators' colours (cursors, selections, the "who is here" badges): white text on each
-# has a contrast of at least 4.5, and each stands out on the light and the dark editor.
-LIVE_PALETTE = (
-    "#c0392b",
-    "#1d6fb8",
-    "#2e7d32",
-    "#8e44ad",
-    "#b35c00",
-    "#00796b",
-    "#c2185b",
-    "#5c6bc0",
-    "#7b6a00",
-    "#0277bd",
-)
 PUBLISH_BLOCKERS = frozenset(
     {
         "cite-missing", "cite-unlisted", "bib-missing", "bib-private", "ref-unresolved",
@@ -225,13 +212,12 @@ def _live_editing(request, note) -> dict | None:
     every note and two co-authors with neighbouring ids never share one."""
     if not settings.LIVE_EDITING:
         return None
-    user = request.user
-    author = getattr(user, "author", None)
+    person = presence.person(request.user)
     return {
         "url": f"/live/notes/{note.pk}/",
-        "name": (author.name if author else "") or user.get_full_name() or user.get_username(),
-        "color": LIVE_PALETTE[user.pk % len(LIVE_PALETTE)],
-        "user": user.pk,
+        "name": person.name,
+        "color": person.color,
+        "user": person.user_id,
     }
 
 

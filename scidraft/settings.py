@@ -471,6 +471,10 @@ LIVE_NOTE_RATE_BURST = env_int("LIVE_NOTE_RATE_BURST", 1000)
 # Editors one note may have at once: across every app server with REDIS_URL (collaboration.
 # limits.EditorSeats), else in the one process.
 LIVE_NOTE_EDITORS_MAX = env_int("LIVE_NOTE_EDITORS_MAX", 32)
+# Seats one person may take in one note (tabs, windows, devices) and across all notes, counted
+# the same way: one account cannot fill a note's seats and keep its co-authors out.
+LIVE_USER_NOTE_SEATS_MAX = env_int("LIVE_USER_NOTE_SEATS_MAX", 4)
+LIVE_USER_SEATS_MAX = env_int("LIVE_USER_SEATS_MAX", 16)
 # Merged saves: this many milliseconds after the last update, at most this many apart while
 # typing goes on (and when the last editor of a note leaves).
 LIVE_SAVE_IDLE_MS = env_int("LIVE_SAVE_IDLE_MS", 2000)

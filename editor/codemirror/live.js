@@ -103,6 +103,22 @@ function carryOver(ytext, base, mine, origin) {
   }
 }
 
+const COLOUR = /^#[0-9a-fA-F]{6}$/;
+const COLOUR_LIGHT = /^#[0-9a-fA-F]{6}([0-9a-fA-F]{2})?$/;
+
+// Every state but this tab's own, in place: a colour that is not #rrggbb (or, for the light
+// one, #rrggbbaa) becomes a plain grey, and the name is text. The server restates presence with
+// the colours it assigns; this holds should anything else reach the page.
+function presenceChecked(awareness) {
+  awareness.getStates().forEach((state, clientId) => {
+    if (clientId === awareness.clientID || !state || typeof state !== "object") return;
+    const user = state.user && typeof state.user === "object" ? state.user : {};
+    const color = COLOUR.test(String(user.color)) ? user.color : "#6b7280";
+    const colorLight = COLOUR_LIGHT.test(String(user.colorLight)) ? user.colorLight : color + "33";
+    state.user = { ...user, name: String(user.name ?? "Someone"), color, colorLight };
+  });
+}
+
 export function startLive({ view, form, historyCompartment, history }) {
   const noteId = form.getAttribute("data-note-id");
   const title = form.querySelector("input[name=title]");
@@ -138,6 +154,9 @@ export function startLive({ view, form, historyCompartment, history }) {
     colorLight: me.color + "33",
     id: me.id,
   });
+  // Before y-codemirror.next draws them (its listener comes later, at the first sync), the
+  // others' states are made safe: it writes their colours into style attributes.
+  provider.awareness.on("change", () => presenceChecked(provider.awareness));
 
   // The title and body as the server sent them with the page (the fields' default values):
   // what the server's first sync is compared with, so that whatever was typed since, even in

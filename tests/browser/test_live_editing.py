@@ -494,3 +494,70 @@ def test_undo_takes_back_only_ones_own_typing(browser, live_site):
         assert text == "Start. Bob's words.\n"
     finally:
         _close(ada, bob)
+
+
+def _hostile_coauthor(live_site: str, note, cookie: str, stop) -> None:
+    """A co-author's own client (not the editor page) announcing a CSS payload as its colour
+    and markup as its name, with a caret at the end of the body; connected until `stop`."""
+    import asyncio
+    import json
+
+    from collaboration.protocol import Presence, awareness_message
+    from reliability.live_editor import WebSocket
+
+    end_of_body = {"type": None, "tname": "body", "item": None, "assoc": 0}
+    state = {
+        "user": {
+            "name": '<img src=x onerror="document.title=1">Bob',
+            "color": "red;position:fixed;inset:0;z-index:2147483647",
+            "colorLight": "red;position:fixed;inset:0",
+            "id": "bob",
+        },
+        "cursor": {"anchor": end_of_body, "head": end_of_body},
+    }
+    url = live_site.replace("http://", "ws://") + f"/live/notes/{note.pk}/"
+
+    async def connected():
+        socket = await WebSocket.open(url, {"Origin": live_site, "Cookie": cookie})
+        clock = 0
+        while not stop.is_set():  # renewed, as a browser's awareness is
+            clock += 1
+            socket.send(awareness_message([Presence(4242, clock, json.dumps(state))]))
+            await asyncio.sleep(0.5)
+        socket.close()
+
+    asyncio.run(connected())
+
+
+def test_a_coauthors_colour_and_name_cannot_style_or_mark_up_the_editor(browser, live_site):
+    """A co-author whose presence names `red;position:fixed;inset:0` as its colour and an
+    <img onerror> as its name: Ada's editor draws their caret in the colour the site assigned
+    them, labelled with their account's name as text, and nothing covers her editor."""
+    import threading
+
+    from collaboration.presence import person
+    from tests.collaboration.editors import session_cookie
+
+    note = editor_note("Presence payload", "First line.\n")
+    bob = _co_author(note, "bob")
+    cookie = in_worker(lambda: session_cookie(bob))
+    bob_name = _in_database(lambda: _name_of("bob"))
+    bob_colour = in_worker(lambda: person(bob).color)
+    ada = _open(browser, live_site, "ada", note)
+    stop = threading.Event()
+    hostile = threading.Thread(target=_hostile_coauthor, args=(live_site, note, cookie, stop))
+    hostile.start()
+    try:
+        caret = ada.locator(".cm-ySelectionCaret")
+        expect(caret).to_have_count(1)
+        expect(ada.locator(".cm-ySelectionInfo")).to_have_text(bob_name)
+        assert caret.evaluate("(e) => getComputedStyle(e).backgroundColor") == _rgb(bob_colour)
+        assert caret.evaluate("(e) => getComputedStyle(e).position") != "fixed"
+        styled = ada.locator("[style*='fixed'], img[src=x]")  # CodeMirror's own imgs have none
+        expect(styled).to_have_count(0)
+        expect(ada.locator(".editor-presence .editor-presence-person")).to_contain_text(bob_name)
+        assert ada.title() != "1" and not ada.errors, ada.errors
+    finally:
+        stop.set()
+        hostile.join(10)
+        _close(ada)

@@ -8,7 +8,7 @@ import uuid
 import pytest
 from channels.layers import channel_layers
 
-from collaboration import consumers, documents, saving
+from collaboration import consumers, documents, limits, saving
 
 
 def _forget_process_state():
@@ -16,6 +16,7 @@ def _forget_process_state():
     documents.forget_all()
     consumers.editors.clear()
     consumers.note_buckets.clear()
+    limits.seats.held.clear()
     saving.scheduler.__init__()
 
 

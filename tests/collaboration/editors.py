@@ -26,7 +26,8 @@ from collaboration.protocol import (
     sync_step2,
 )
 
-ORIGIN = "http://testserver"
+HOST = "testserver"
+ORIGIN = f"http://{HOST}"
 
 
 def session_cookie(user) -> str:
@@ -38,10 +39,14 @@ def session_cookie(user) -> str:
 class Editor:
     """One browser tab editing a note live."""
 
-    def __init__(self, note_id: int, cookie: str | None, *, origin: str = ORIGIN, doc=None):
+    def __init__(
+        self, note_id: int, cookie: str | None, *, origin: str = ORIGIN, host=HOST, doc=None
+    ):
         from scidraft.asgi import application
 
-        headers = [(b"origin", origin.encode())] if origin else []
+        headers = [(b"host", host.encode())]
+        if origin:
+            headers.append((b"origin", origin.encode()))
         if cookie:
             headers.append((b"cookie", cookie.encode()))
         self.communicator = WebsocketCommunicator(

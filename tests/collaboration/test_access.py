@@ -4,11 +4,16 @@ handshake's origin check."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
+from channels.layers import get_channel_layer
 from django.contrib.auth.models import Group
 
-from notes.models import Author, NoteAuthor
+from collaboration import access, groups
+from notes import services
+from notes.models import Author, Note, NoteAuthor
 from notes.services import author_for_user
 
 from .editors import Editor
@@ -78,6 +83,77 @@ def test_a_removed_coauthor_is_disconnected(author, other_author, note):
     assert bert.errors()[0]["code"] == "forbidden"
 
 
+def test_a_coauthor_taken_off_a_published_notes_working_copy_is_disconnected(
+    author, other_author, note
+):
+    """Taking a co-author off a published note's authors (a save, written to its working copy,
+    the live version still naming them) closes their socket at once with 4403: they may no
+    longer edit, before the change is published; the author who saved stays."""
+    note = services.note_publish(note_id=note.pk, user=author, base_version=note.version).note
+    NoteAuthor.objects.create(note=note, author=author_for_user(other_author), position=1)
+    note.refresh_from_db()
+
+    def take_bert_off():
+        services.note_save(
+            note_id=note.pk, user=author, base_version=note.version, fields={"authors": ["ada"]}
+        )
+
+    async def scenario():
+        bert = await Editor.signed_in(note.pk, other_author)
+        ada = await Editor.signed_in(note.pk, author)
+        assert await bert.open() and await ada.open()
+        await sync_to_async(take_bert_off)()
+        await bert.until(lambda: bert.closed is not None)
+        await ada.drain(0.2)
+        assert ada.closed is None
+        await ada.close()
+        return bert
+
+    bert = async_to_sync(scenario)()
+    assert bert.closed == 4403
+    assert bert.errors()[0]["code"] == "forbidden"
+    assert NoteAuthor.objects.filter(note=note, author__user=other_author).exists()  # still live
+    assert not access.may_edit(other_author.pk, note.pk)
+
+
+def test_only_a_working_copy_save_that_changes_the_authors_asks_for_a_check(author, note):
+    """Autosaves write a published note's working copy often: its editors are asked to check
+    again when the copy is made or its authors change, not at a save of its text."""
+    note = services.note_publish(note_id=note.pk, user=author, base_version=note.version).note
+    layer = get_channel_layer()
+
+    async def listening() -> str:
+        channel = await layer.new_channel()
+        await layer.group_add(groups.note_group(note.pk), channel)
+        return channel
+
+    async def asked(channel: str) -> list[str]:
+        messages = []
+        while True:
+            try:
+                message = await asyncio.wait_for(layer.receive(channel), 0.2)
+            except TimeoutError:
+                return messages
+            messages.append(message["type"])
+
+    def save(**fields) -> None:
+        version = Note.objects.get(pk=note.pk).version
+        services.note_save(note_id=note.pk, user=author, base_version=version, fields=fields)
+
+    async def scenario():
+        channel = await listening()
+        seen = []
+        for fields in ({"body": "One."}, {"body": "Two."}, {"tags": ["heat"]}):
+            await sync_to_async(save)(**fields)
+            seen.append(await asked(channel))
+        await sync_to_async(save)(authors=["ada", "bert"])
+        return seen, await asked(channel)
+
+    text_saves, authors_save = async_to_sync(scenario)()
+    assert text_saves == [["live.recheck"], [], []]
+    assert "live.recheck" in authors_save
+
+
 def test_a_deactivated_account_is_disconnected(editor_user, note):
     """Deactivating a connected Editor closes their socket with 4403."""
 
@@ -128,16 +204,20 @@ def test_access_is_checked_again_periodically(author, other_author, note, settin
     ("origin", "accepted"),
     [
         ("http://testserver", True),
-        ("http://localhost:8000", True),
+        ("http://testserver:8080", False),  # another port of the host
+        ("https://testserver", False),  # another scheme
+        ("http://localhost", False),  # another host ALLOWED_HOSTS accepts
         ("https://notes.example.org", True),  # CSRF_TRUSTED_ORIGINS
         ("http://notes.example.org", False),  # trusted with https only
         ("https://evil.example", False),
+        ("null", False),
         ("", False),  # no Origin at all
     ],
 )
 def test_the_handshake_accepts_the_sites_own_origins_only(author, note, settings, origin, accepted):
-    """Origins of ALLOWED_HOSTS or CSRF_TRUSTED_ORIGINS open a socket; others are refused
-    at the handshake, before the session is read."""
+    """The request's own origin (scheme, host and port) or one of CSRF_TRUSTED_ORIGINS opens a
+    socket; others are refused at the handshake, before the session is read."""
+    settings.ALLOWED_HOSTS = ["testserver", "localhost"]
     settings.CSRF_TRUSTED_ORIGINS = ["https://notes.example.org"]
 
     async def scenario():

@@ -12,6 +12,7 @@ from asgiref.sync import async_to_sync, sync_to_async
 from pycrdt import Doc, Text
 
 from collaboration.models import DocumentUpdate
+from collaboration.presence import person
 from collaboration.protocol import QUERY_AWARENESS
 from notes import services
 from notes.models import Note
@@ -169,6 +170,7 @@ def test_presence_is_relayed_answered_on_query_and_withdrawn_on_leaving(author, 
     """Awareness from one editor reaches the other; a newcomer learns who is already here; a
     query-awareness is answered; leaving removes the state for the others."""
     state = {"user": {"name": "Ada", "color": "#aa0000", "colorLight": "#aa000033", "id": 1}}
+    ada_as_shown = person(author).user_state()  # the server's name and colour for her
 
     async def scenario():
         ada = await Editor.signed_in(note.pk, author)
@@ -177,7 +179,7 @@ def test_presence_is_relayed_answered_on_query_and_withdrawn_on_leaving(author, 
         late = await Editor.signed_in(note.pk, author)
         assert await late.open()
         await late.until(lambda: ada.doc.client_id in late.presence)
-        assert json.loads(late.presence[ada.doc.client_id]) == state
+        assert json.loads(late.presence[ada.doc.client_id]) == {"user": ada_as_shown}
         await late.send(bytes([QUERY_AWARENESS]))
         late.presence.clear()
         await late.until(lambda: ada.doc.client_id in late.presence)
@@ -293,7 +295,7 @@ def test_the_room_without_its_trailing_slash_is_the_same_note(author, note):
 
     from scidraft.asgi import application
 
-    from .editors import ORIGIN, session_cookie
+    from .editors import HOST, ORIGIN, session_cookie
 
     async def scenario():
         cookie = await sync_to_async(session_cookie)(author)
@@ -301,7 +303,11 @@ def test_the_room_without_its_trailing_slash_is_the_same_note(author, note):
         editor.communicator = WebsocketCommunicator(
             application,
             f"/live/notes/{note.pk}",
-            headers=[(b"origin", ORIGIN.encode()), (b"cookie", cookie.encode())],
+            headers=[
+                (b"host", HOST.encode()),
+                (b"origin", ORIGIN.encode()),
+                (b"cookie", cookie.encode()),
+            ],
         )
         assert await editor.open()
         await editor.close()

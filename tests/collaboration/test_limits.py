@@ -15,6 +15,7 @@ from collaboration import limits
 from collaboration.limits import EditorSeats, TokenBucket
 from collaboration.models import DocumentUpdate
 from notes import services
+from notes.models import NoteAuthor
 
 from .editors import Editor
 
@@ -331,3 +332,76 @@ def test_a_note_whose_seats_other_servers_fill_turns_a_newcomer_away(author, not
     assert "editors are writing" in turned_away.errors()[0]["message"]
     assert seated_while_open == 2
     assert _seated(note.pk) == 1  # only the other server's second editor
+
+
+@needs_redis
+def test_one_persons_seats_are_capped_per_note_and_overall_across_app_servers(settings):
+    """Through Redis, one person's connections on every app server count together: past
+    LIVE_USER_NOTE_SEATS_MAX in a note, or LIVE_USER_SEATS_MAX in all, the next is refused,
+    while someone else still sits down; leaving frees the person's seat."""
+    settings.LIVE_NOTE_EDITORS_MAX = 10
+    settings.LIVE_USER_NOTE_SEATS_MAX = 2
+    settings.LIVE_USER_SEATS_MAX = 3
+    here, there = EditorSeats(REDIS), EditorSeats(REDIS)
+
+    async def scenario():
+        assert await here.take(7, "a1", user_id=1)
+        assert await there.take(7, "a2", user_id=1)
+        refused_in_note = await here.take(7, "a3", user_id=1)
+        assert await there.take(7, "b1", user_id=2)  # a co-author is not kept out
+        assert await here.take(8, "a4", user_id=1)
+        refused_overall = await there.take(9, "a5", user_id=1)
+        await there.leave(7, "a2", user_id=1)
+        assert await here.take(9, "a5", user_id=1)
+        return refused_in_note, refused_overall
+
+    refused_in_note, refused_overall = async_to_sync(scenario)()
+    assert not refused_in_note and refused_in_note.full == limits.USER_NOTE_FULL
+    assert not refused_overall and refused_overall.full == limits.USER_FULL
+    assert "open in 2 windows" in refused_in_note.message()
+    assert _seated(7) == 2  # a1 and b1: a refused connection holds no seat
+
+
+def test_without_redis_each_process_caps_one_persons_seats(settings):
+    """Without Redis the per-person caps hold within the process: its own connections count."""
+    settings.LIVE_USER_NOTE_SEATS_MAX = 2
+    settings.LIVE_USER_SEATS_MAX = 3
+    alone = EditorSeats("")
+
+    async def scenario():
+        taken = [await alone.take(7, f"a{i}", user_id=1) for i in range(3)]
+        other = await alone.take(7, "b1", user_id=2)
+        elsewhere = [await alone.take(8, "a3", user_id=1), await alone.take(9, "a4", user_id=1)]
+        await alone.leave(8, "a3", user_id=1)
+        return taken, other, elsewhere, await alone.take(9, "a4", user_id=1)
+
+    taken, other, elsewhere, after_leaving = async_to_sync(scenario)()
+    assert [bool(seat) for seat in taken] == [True, True, False]
+    assert taken[2].full == limits.USER_NOTE_FULL
+    assert other
+    assert [bool(seat) for seat in elsewhere] == [True, False]
+    assert elsewhere[1].full == limits.USER_FULL
+    assert after_leaving
+
+
+@live
+def test_one_person_cannot_take_every_seat_of_a_note(author, other_author, note, settings):
+    """Past LIVE_USER_NOTE_SEATS_MAX sockets of one person to a note the next is refused with
+    4429 and says why; a co-author still joins, and a closed socket gives its seat back."""
+    settings.LIVE_USER_NOTE_SEATS_MAX = 2
+    NoteAuthor.objects.create(note=note, author=services.author_for_user(other_author), position=1)
+
+    async def scenario():
+        mine = [await connected(note, author), await connected(note, author)]
+        third = await Editor.signed_in(note.pk, author)
+        await third.open()
+        coauthor = await connected(note, other_author)
+        await mine[0].close()
+        again = await connected(note, author)
+        for editor in (mine[1], coauthor, again):
+            await editor.close()
+        return third
+
+    third = async_to_sync(scenario)()
+    assert third.closed == 4429
+    assert "open in 2 windows" in third.errors()[0]["message"]

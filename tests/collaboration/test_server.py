@@ -74,6 +74,29 @@ def test_a_foreign_origin_is_refused_at_the_handshake(live_asgi_server, author, 
     async_to_sync(scenario)()
 
 
+def test_another_port_of_the_same_host_is_refused_at_the_handshake(live_asgi_server, author, note):  # noqa: F811
+    """A page served on another port (or scheme) of this host is another origin: its script
+    cannot open a socket with the visitor's cookie, while the site's own page can."""
+    cookie = session_cookie(author)
+    other_port = live_asgi_server.port + 1 if live_asgi_server.port < 65535 else 1024
+
+    async def scenario():
+        for origin in (
+            f"http://{live_asgi_server.host}:{other_port}",
+            f"https://{live_asgi_server.host}:{live_asgi_server.port}",
+        ):
+            with pytest.raises(LiveClosed, match="403"):
+                await WebSocket.open(
+                    live_asgi_server.ws_url(note), {"Origin": origin, "Cookie": cookie}
+                )
+        own = await WebSocket.open(
+            live_asgi_server.ws_url(note), {"Origin": live_asgi_server.url, "Cookie": cookie}
+        )
+        own.close()
+
+    async_to_sync(scenario)()
+
+
 def test_signed_out_is_closed_with_4401(live_asgi_server, note):  # noqa: F811
     """Without a session the socket opens, says why, and closes with 4401."""
 

@@ -96,7 +96,7 @@ def test_editor_page_offers_writing_together_with_the_users_name_and_colour(
     """With LIVE_EDITING on, the editor form names the note's socket, the user's display name
     (escaped: it is user input) and a colour of the palette that follows the user id; the
     header has the places of the live status and of who is here."""
-    from editor.views import LIVE_PALETTE
+    from collaboration.presence import LIVE_PALETTE
 
     settings.LIVE_EDITING = True
     author.author.name = 'Ada "<b>" Lovelace'

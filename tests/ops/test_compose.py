@@ -159,8 +159,9 @@ def test_nginx_sends_the_editor_accounts_and_admin_to_the_authoring_pool():
 
 def test_nginx_sends_live_to_daphne_as_an_unbuffered_websocket():
     """/live/ goes to the live upstream (daphne, no backup: gunicorn cannot answer a
-    WebSocket) over HTTP/1.1 with the Upgrade and Connection headers passed on, read timeouts
-    far above daphne's 20 s ping, no buffering, no cache; no regex location can take it."""
+    WebSocket) over HTTP/1.1 with the Upgrade and Connection headers passed on, the browser's
+    Host with its port (the origin check compares it), read timeouts far above daphne's 20 s
+    ping, no buffering, no cache; no regex location can take it."""
     directives = _nginx_directives()
     assert _block(directives, "upstream scidraft_live").split("{", 1)[1].split() == [
         "server",
@@ -176,7 +177,7 @@ def test_nginx_sends_live_to_daphne_as_an_unbuffered_websocket():
         "proxy_http_version 1.1;",
         "proxy_set_header Upgrade $http_upgrade;",
         "proxy_set_header Connection $scidraft_connection_upgrade;",
-        "proxy_set_header Host $host;",
+        "proxy_set_header Host $http_host;",
         "proxy_set_header X-Forwarded-Proto $scheme;",
         "proxy_buffering off;",
         "proxy_cache off;",
