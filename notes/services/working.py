@@ -19,7 +19,7 @@ from bibliography.models import BibFile
 from scidraft.markup import render
 from scidraft.site.caching import bump_generation, deferred_bumps
 
-from ..models import Author, Note, NoteAuthor, WorkingCopy, tag_names
+from ..models import Author, LiveBibliography, Note, NoteAuthor, WorkingCopy, tag_names
 from ..rendering import (
     RENDERED_FIELDS,
     apply_rendered,
@@ -28,6 +28,7 @@ from ..rendering import (
     source_hash,
     with_macros,
 )
+from .kept_entries import live_bibliography_keep
 from .records import assign_fields, note_state, tag_get_or_create
 from .renders import note_render_store
 
@@ -222,7 +223,9 @@ def working_copy_publish(note: Note) -> bool:
         raise ValidationError(
             {"slug": f"Another note took the slug “{slug}” since: choose another and publish."}
         )
+    LiveBibliography.objects.filter(note=note).delete()  # the new version reads the files
     fields_apply(note, fields_from_state(state))
     copy.delete()
     note._state.fields_cache.pop("working_copy", None)
+    live_bibliography_keep(note)
     return True
