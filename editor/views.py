@@ -35,6 +35,7 @@ from scidraft.site.meta import PageMeta
 from scidraft.site.models import MATH_MACROS_MAX_CHARS
 
 from .forms import NoteEditorForm
+from .references import note_reference_changes, waiting_notes
 from .revision_diff import revision_diff
 
 STATUS_FILTERS = ("draft", "review", "scheduled", "published", "changes")
@@ -136,6 +137,7 @@ def dashboard(request):
             "tag_options": Tag.objects.offered_to(user)
             .order_by("name")
             .values_list("slug", "name"),
+            "references_waiting": waiting_notes(user).count(),
             "requests": AuthorConsent.objects.pending_for(user)
             .select_related("note", "requested_by")
             .order_by("created_at"),
@@ -198,6 +200,7 @@ def _editor_page(request, note, form, *, conflict=None, confirm=None, status=200
             # the page shows before the first live preview arrives. Sanitised at render time.
             "preview_html": mark_safe(for_reviewers(request, copy.rendered_html)),  # noqa: S308
             "bylines": _bylines(note, state["authors"]),
+            "reference_changes": note_reference_changes(note),
             "reviewer": request.user.has_perm("notes.review_note"),
             "tag_options": Tag.objects.offered_to(request.user)
             .order_by("name")

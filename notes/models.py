@@ -292,6 +292,12 @@ class NoteQuerySet(RenderedQuerySet):
     def with_tag(self, tag):
         return self.filter(tags=tag)
 
+    def references_waiting(self):
+        """Published notes whose cited files changed since their live version went live, where
+        the site requires review: publishing again would change their reference lists
+        (LiveBibliography.changed)."""
+        return self.filter(status=Status.PUBLISHED, live_bibliography__changed=True)
+
     def with_working_copy_state(self):
         """Each note with `has_changes` (a working copy exists) and `changes_in_review` (its
         changes were submitted for review), for lists of notes in the editor."""

@@ -4,78 +4,25 @@ a change to a cited file is published through review; without review, the files 
 
 from __future__ import annotations
 
-import pytest
 from django.urls import reverse
 
 from bibliography import services as bib_services
 from notes import services
 from notes.live_references import reference_changes
-from notes.models import LiveBibliography, Note, Status
+from notes.models import LiveBibliography, Note
 from notes.services.references import references_waiting
-from scidraft.site.models import SiteSettings
+from tests.cited_files import (
+    BIB,
+    BODY,
+    bibfile,
+    public_exports,
+    public_text,
+    published,
+    replace_title,
+    require_review,
+)
 
-BIB = """@string{jml = "Journal of Old Names"}
-
-@article{knuth84,
-  author = {Knuth, Donald E.},
-  title = {%s},
-  journal = jml,
-  year = {1984}
-}
-
-@book{lamport94,
-  author = {Lamport, Leslie},
-  title = {LaTeX: A Document Preparation System},
-  year = {1994}
-}
-"""
-BODY = 'Literate programming \\cite{knuth84}.\n\n{{< references bib="bib/refs.bib" >}}\n'
-
-
-def _require_review(on: bool = True) -> None:
-    site = SiteSettings.objects.current()
-    site.require_review = on
-    site.save()
-
-
-@pytest.fixture
-def bibfile(author):
-    return bib_services.bibfile_create(
-        user=author, name="bib/refs.bib", raw=BIB % "Literate Programming"
-    ).bibfile
-
-
-@pytest.fixture
-def published(author, editor_user, note, bibfile):
-    """The author's note citing knuth84 from their file, published by an Editor."""
-    result = services.note_save(
-        note_id=note.pk, user=author, base_version=note.version, fields={"body": BODY}
-    )
-    result = services.note_publish(
-        note_id=note.pk, user=editor_user, base_version=result.note.version
-    )
-    assert result.note.status == Status.PUBLISHED
-    return result.note
-
-
-def _replace_title(author, bibfile, title: str) -> None:
-    bib_services.bibfile_replace(user=author, bibfile_id=bibfile.pk, raw=BIB % title)
-
-
-def _public(client, path: str) -> str:
-    from django.core.cache import cache
-
-    cache.clear()
-    client.logout()
-    response = client.get(path)
-    assert response.status_code == 200
-    return response.content.decode()
-
-
-def _exports(client, slug: str) -> str:
-    return "".join(
-        _public(client, f"/notes/{slug}/references.{suffix}") for suffix in ("bib", "ris", "json")
-    )
+__all__ = ["bibfile", "published"]  # fixtures
 
 
 def test_replacing_a_cited_file_leaves_the_public_references_until_review(
@@ -83,12 +30,12 @@ def test_replacing_a_cited_file_leaves_the_public_references_until_review(
 ):
     """Under require review, a changed entry title stays off the public page, its exports and
     its Scholar tags; the author's preview shows it; once submitted and approved it is public."""
-    _require_review()
-    _replace_title(author, bibfile, "Literate Programming Revisited")
-    page = _public(client, f"/notes/{published.slug}/")
+    require_review()
+    replace_title(author, bibfile, "Literate Programming Revisited")
+    page = public_text(client, f"/notes/{published.slug}/")
     assert "Literate Programming" in page and "Revisited" not in page
     assert 'name="citation_reference" content="citation_title=Literate Programming;' in page
-    exports = _exports(client, published.slug)
+    exports = public_exports(client, published.slug)
     assert "Literate Programming" in exports and "Revisited" not in exports
     assert "Journal of Old Names" in exports  # the @string the kept entry uses
 
@@ -103,21 +50,21 @@ def test_replacing_a_cited_file_leaves_the_public_references_until_review(
     note = Note.objects.get(pk=published.pk)
     result = services.note_publish(note_id=note.pk, user=author, base_version=note.version)
     assert services.awaiting_review(result.note)
-    assert "Revisited" not in _public(client, f"/notes/{published.slug}/")
+    assert "Revisited" not in public_text(client, f"/notes/{published.slug}/")
 
     note = Note.objects.get(pk=published.pk)
     services.note_review_approve(note_id=note.pk, user=editor_user, base_version=note.version)
-    page = _public(client, f"/notes/{published.slug}/")
+    page = public_text(client, f"/notes/{published.slug}/")
     assert "Literate Programming Revisited" in page
-    assert "Revisited" in _exports(client, published.slug)
+    assert "Revisited" in public_exports(client, published.slug)
     assert not LiveBibliography.objects.get(note=published).changed
 
 
 def test_without_review_a_file_change_reaches_readers_at_once(client, author, published, bibfile):
     """Without require review, the public reference list and exports follow the file."""
-    _replace_title(author, bibfile, "Literate Programming Revisited")
-    assert "Literate Programming Revisited" in _public(client, f"/notes/{published.slug}/")
-    assert "Revisited" in _exports(client, published.slug)
+    replace_title(author, bibfile, "Literate Programming Revisited")
+    assert "Literate Programming Revisited" in public_text(client, f"/notes/{published.slug}/")
+    assert "Revisited" in public_exports(client, published.slug)
     assert not LiveBibliography.objects.filter(note=published).exists()
 
 
@@ -127,9 +74,9 @@ def test_a_note_published_before_review_was_required_keeps_what_readers_saw(
     """A live version with no kept entries (published earlier, or imported) keeps the entries
     it showed when a file it cites changes under require review."""
     LiveBibliography.objects.filter(note=published).delete()
-    _require_review()
-    _replace_title(author, bibfile, "Literate Programming Revisited")
-    assert "Revisited" not in _public(client, f"/notes/{published.slug}/")
+    require_review()
+    replace_title(author, bibfile, "Literate Programming Revisited")
+    assert "Revisited" not in public_text(client, f"/notes/{published.slug}/")
     changes = reference_changes(Note.objects.get(pk=published.pk))
     assert [(change.key, change.kind) for change in changes] == [("knuth84", "changed")]
     assert changes[0].fields[0].after == "Literate Programming Revisited"
@@ -139,10 +86,10 @@ def test_no_longer_requiring_review_publishes_the_files_as_they_are(
     client, author, published, bibfile
 ):
     """Turning review off makes every live version read the files as they are."""
-    _require_review()
-    _replace_title(author, bibfile, "Literate Programming Revisited")
-    _require_review(False)
-    assert "Literate Programming Revisited" in _public(client, f"/notes/{published.slug}/")
+    require_review()
+    replace_title(author, bibfile, "Literate Programming Revisited")
+    require_review(False)
+    assert "Literate Programming Revisited" in public_text(client, f"/notes/{published.slug}/")
 
 
 def test_removed_and_added_entries_are_listed(author, editor_user, note, bibfile):
@@ -153,7 +100,7 @@ def test_removed_and_added_entries_are_listed(author, editor_user, note, bibfile
         note_id=note.pk, user=author, base_version=note.version, fields={"body": body}
     )
     services.note_publish(note_id=note.pk, user=editor_user, base_version=result.note.version)
-    _require_review()
+    require_review()
     turing = "@article{turing36, author = {Turing, Alan}, title = {On Computable Numbers}}\n"
     text = (BIB % "x").split("@article{knuth84")[0] + turing
     bib_services.bibfile_replace(user=author, bibfile_id=bibfile.pk, raw=text)
@@ -167,7 +114,7 @@ def test_removed_and_added_entries_are_listed(author, editor_user, note, bibfile
 
 def test_an_unrelated_file_change_marks_nothing(author, published, bibfile):
     """A change to an entry the note does not cite leaves its live version unmarked."""
-    _require_review()
+    require_review()
     raw = (BIB % "Literate Programming").replace("Preparation System", "Preparation Tool")
     bib_services.bibfile_replace(user=author, bibfile_id=bibfile.pk, raw=raw)
     assert not LiveBibliography.objects.get(note=published).changed

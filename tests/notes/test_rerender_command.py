@@ -9,6 +9,9 @@ from django.core.management import call_command
 
 from notes.models import Note
 from scidraft.markup import ENGINE_VERSION
+from tests.cited_files import bibfile, published, replace_title, require_review
+
+__all__ = ["bibfile", "published"]  # fixtures
 
 
 def _check(*args) -> str:
@@ -66,3 +69,13 @@ def test_check_lists_a_note_whose_search_text_alone_would_change(demo_loaded):
     assert f"note {note.slug}: search text would change (engine 3 → {ENGINE_VERSION})" in out
     assert "'old words'" in out
     assert Note.objects.get(pk=note.pk).rendered_text == "old words"
+
+
+def test_check_renders_a_live_version_from_its_kept_entries(author, published, bibfile):
+    """Under require review, a published note whose cited file changed since is checked as
+    readers see it (its kept entries): its HTML would not change."""
+    require_review()
+    replace_title(author, bibfile, "Literate Programming Revisited")
+    out = _check("--all")
+    assert f"note {published.slug}" not in out
+    assert "0 of" in out
