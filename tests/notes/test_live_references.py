@@ -119,3 +119,53 @@ def test_an_unrelated_file_change_marks_nothing(author, published, bibfile):
     bib_services.bibfile_replace(user=author, bibfile_id=bibfile.pk, raw=raw)
     assert not LiveBibliography.objects.get(note=published).changed
     assert not references_waiting(Note.objects.get(pk=published.pk))
+
+
+def test_references_bib_keeps_the_string_definitions_readers_saw(
+    client, author, published, bibfile
+):
+    """A changed @string definition reaches references.bib only through review: the kept
+    entry is written after the definition it was published with, and the file parses."""
+    from bibliography.parsing import parse_bibtex
+
+    require_review()
+    raw = (BIB % "Literate Programming").replace("Journal of Old Names", "Journal of New Names")
+    bib_services.bibfile_replace(user=author, bibfile_id=bibfile.pk, raw=raw)
+    text = public_text(client, f"/notes/{published.slug}/references.bib")
+    assert '@string{jml = "Journal of Old Names"}' in text and "New Names" not in text
+    parsed = parse_bibtex(text)
+    assert parsed.problems == [] and parsed.entries[0].fields["journal"] == "Journal of Old Names"
+    changes = reference_changes(Note.objects.get(pk=published.pk))
+    assert [(field.name, field.after) for field in changes[0].fields] == [
+        ("journal", "Journal of New Names")
+    ]
+
+
+def test_an_entry_from_a_file_the_note_may_not_name_is_not_shown(
+    client, author, other_author, editor_user, note, bibfile
+):
+    """A key missing at publication that appears in another author's private file, which the
+    note may not name, is no change: the comparison shows nothing the preview would not; once
+    an Editor makes the file public, it is an added entry."""
+    body = BODY.replace(
+        '{{< references bib="bib/refs.bib" >}}',
+        '\\cite{secret1}\n\n{{< references bib="bib/refs.bib,bib/secret.bib" >}}',
+    )
+    result = services.note_save(
+        note_id=note.pk, user=author, base_version=note.version, fields={"body": body}
+    )
+    services.note_publish(note_id=note.pk, user=editor_user, base_version=result.note.version)
+    require_review()
+    secret = bib_services.bibfile_create(
+        user=other_author, name="bib/secret.bib", raw="@misc{secret1, title = {Hidden Title}}"
+    ).bibfile
+    assert reference_changes(Note.objects.get(pk=note.pk)) == []
+    assert not LiveBibliography.objects.get(note=note).changed
+    # Made public, the file may be named: its entry would now be added.
+    bib_services.bibfile_set_public(user=editor_user, bibfile_id=secret.pk, public=True)
+    changes = reference_changes(Note.objects.get(pk=note.pk))
+    assert [(change.key, change.kind, change.after) for change in changes] == [
+        ("secret1", "added", "Hidden Title")
+    ]
+    assert LiveBibliography.objects.get(note=note).changed
+    assert "Hidden Title" not in public_text(client, f"/notes/{note.slug}/")
