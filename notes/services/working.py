@@ -19,6 +19,7 @@ from bibliography.models import BibFile
 from scidraft.markup import render
 from scidraft.site.caching import bump_generation, deferred_bumps
 
+from ..live_references import kept_for
 from ..models import Author, LiveBibliography, Note, NoteAuthor, WorkingCopy, tag_names
 from ..rendering import (
     RENDERED_FIELDS,
@@ -86,7 +87,7 @@ def working_copy_write(note: Note, state: dict, user) -> WorkingCopy | None:
     the publish check. None, and no row, when it equals the live version. Readers see no
     change: the row is not one the page cache listens to (scidraft.site.receivers)."""
     copy = note.working
-    if states_equal(state, note_state(note)):
+    if states_equal(state, note_state(note)) and not _carries_references(note, copy):
         if copy is not None:
             copy.delete()
         note._state.fields_cache.pop("working_copy", None)
@@ -99,6 +100,15 @@ def working_copy_write(note: Note, state: dict, user) -> WorkingCopy | None:
     copy.save()
     note.working_copy = copy
     return copy
+
+
+def _carries_references(note: Note, copy: WorkingCopy | None) -> bool:
+    """Whether `copy`, equal to the live version, is a review request for the reference lists
+    its cited files now give (notes.live_references): a save must not withdraw it."""
+    if copy is None or not copy.in_review:
+        return False
+    live = kept_for(note)
+    return live is not None and live.changed
 
 
 def working_context(note: Note, *, reader=None):

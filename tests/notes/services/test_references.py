@@ -57,3 +57,16 @@ def test_nothing_is_published_while_no_cited_file_changed(author, published):
     note = Note.objects.get(pk=published.pk)
     result = services.note_publish(note_id=note.pk, user=author, base_version=note.version)
     assert result.revision is None and result.note.working is None
+
+
+def test_saving_the_unchanged_text_keeps_the_review_request(author, published, bibfile):
+    """A save of the live text does not withdraw a request to publish changed references."""
+    require_review()
+    replace_title(author, bibfile, NEW)
+    note = Note.objects.get(pk=published.pk)
+    result = services.note_publish(note_id=note.pk, user=author, base_version=note.version)
+    result = services.note_save(
+        note_id=note.pk, user=author, base_version=result.note.version,
+        fields={"body": note.body},
+    )  # fmt: skip
+    assert services.awaiting_review(Note.objects.get(pk=note.pk))
