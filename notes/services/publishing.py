@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from scidraft.site.models import SiteSettings
 
-from ..models import NoteRevision, Status
+from ..models import LiveBibliography, NoteRevision, Status
 from .authorship import consents_settle
 from .editing import SaveResult, editable_note, flushed_base_version, stale_result
 from .kept_entries import live_bibliography_keep
@@ -128,6 +128,7 @@ def note_unpublish(*, note_id: int, user, base_version: int) -> SaveResult:
         note.version += 1
         note.full_clean()
         note.save()
+    LiveBibliography.objects.filter(note=note).delete()  # a draft has no live version
     revision = revision_record(
         note=note, kind=NoteRevision.Kind.UNPUBLISH, user=user, base_version=base_version
     )

@@ -70,3 +70,11 @@ def test_saving_the_unchanged_text_keeps_the_review_request(author, published, b
         fields={"body": note.body},
     )  # fmt: skip
     assert services.awaiting_review(Note.objects.get(pk=note.pk))
+
+
+def test_unpublishing_drops_the_kept_entries(author, published):
+    """A note back to draft has no live version, so nothing is kept for it."""
+    note = Note.objects.get(pk=published.pk)
+    assert LiveBibliography.objects.filter(note=note).exists()
+    services.note_unpublish(note_id=note.pk, user=author, base_version=note.version)
+    assert not LiveBibliography.objects.filter(note=note).exists()
