@@ -183,6 +183,13 @@ def _editor_page(request, note, form, *, conflict=None, confirm=None, status=200
         copy = note.editor_copy
     warnings = _stored_warnings(copy)
     state = form.state
+    reference_changes = note_reference_changes(note)
+    preview_html = copy.rendered_html
+    if reference_changes and note.working is None:
+        # The live version's stored render reads the entries kept with it; its authors
+        # preview the reference lists the files give now.
+        context = services.working_context(note, reader=request.user)
+        preview_html = markup_render(note.body, context).html
     return render(
         request,
         "editor/edit.html",
@@ -198,9 +205,9 @@ def _editor_page(request, note, form, *, conflict=None, confirm=None, status=200
             "warnings": warnings,
             # The stored render of the saved text: the preview without JavaScript, and what
             # the page shows before the first live preview arrives. Sanitised at render time.
-            "preview_html": mark_safe(for_reviewers(request, copy.rendered_html)),  # noqa: S308
+            "preview_html": mark_safe(for_reviewers(request, preview_html)),  # noqa: S308
             "bylines": _bylines(note, state["authors"]),
-            "reference_changes": note_reference_changes(note),
+            "reference_changes": reference_changes,
             "reviewer": request.user.has_perm("notes.review_note"),
             "tag_options": Tag.objects.offered_to(request.user)
             .order_by("name")

@@ -24,9 +24,9 @@ def hold_live_references(sender, name, **kwargs):
 @receiver(bibfile_changed, dispatch_uid="notes.rerender_citing_notes")
 def rerender_citing_notes(sender, bibfile, **kwargs):
     """A bibliography file was added or changed: re-render the notes that name or cite it
-    (published ones from their kept entries, where review is required), and mark the live
-    versions it would change."""
-    from .services import note_render_store
+    (published ones from their kept entries, where review is required) and their working
+    copies (from the files), and mark the live versions it would change."""
+    from .services import note_render_store, working_copy_refresh
     from .services.references import live_bibliographies_follow
 
     citing = list(
@@ -38,6 +38,7 @@ def rerender_citing_notes(sender, bibfile, **kwargs):
     )
     for note in citing:
         note_render_store(note=note, force=True)
+        working_copy_refresh(note=note)
     live_bibliographies_follow(notes=citing)
 
 

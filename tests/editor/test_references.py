@@ -93,6 +93,8 @@ def test_author_publishes_the_new_list_through_review(client, author, editor_use
     assert "The bibliography files this note cites changed" in page
     assert "<ins>Literate Programming Revisited</ins>" in page
     assert 'name="action" value="publish">Publish changes' in page
+    preview = page.split('class="editor-preview note-body')[1]
+    assert 'csl-right-inline">' in preview and "Literate Programming Revisited" in preview
     response = client.post(
         reverse("editor:edit", args=[changed.pk]),
         editor_form(changed, action="publish"),
@@ -111,3 +113,18 @@ def test_author_publishes_the_new_list_through_review(client, author, editor_use
     assert NEW in public_text(client, f"/notes/{changed.slug}/")
     client.force_login(author)
     assert NEW not in _listing(client, author)
+
+
+def test_a_working_copys_preview_follows_the_file(client, author, changed, bibfile):
+    """A working copy's stored render, the editor's preview, is rendered again from the files
+    when a cited file changes."""
+    from notes import services
+
+    note = Note.objects.get(pk=changed.pk)
+    services.note_save(
+        note_id=note.pk, user=author, base_version=note.version,
+        fields={"body": note.body + "\nMore text.\n"},
+    )  # fmt: skip
+    replace_title(author, bibfile, "Literate Programming, Third Look")
+    copy = Note.objects.get(pk=changed.pk).working
+    assert "Third Look" in copy.rendered_html
