@@ -32,12 +32,15 @@ def bib_name(name: str) -> str:
     return name.strip().lstrip("/")
 
 
-def kept_for(note: Note) -> LiveBibliography | None:
+def kept_for(note: Note, *, review: bool | None = None) -> LiveBibliography | None:
     """The kept entries that a render of `note` as readers see it reads: those of a published
-    note, where the site requires review. None: the render reads the files as they are."""
+    note, where the site requires review (`review`, when the caller has read the setting).
+    None: the render reads the files as they are."""
     if note.pk is None or note.status != Status.PUBLISHED:
         return None
-    if not SiteSettings.objects.current().require_review:
+    if review is None:
+        review = SiteSettings.objects.current().require_review
+    if not review:
         return None
     return LiveBibliography.objects.filter(note=note).first()
 
@@ -89,9 +92,12 @@ class KeptResolver:
         return found
 
 
-def live_context(note: Note, context: RenderContext) -> RenderContext:
-    """`context` (the note's) for rendering its live version as readers see it."""
-    live = kept_for(note)
+def live_context(
+    note: Note, context: RenderContext, *, review: bool | None = None
+) -> RenderContext:
+    """`context` (the note's) for rendering its live version as readers see it; `review`
+    as for kept_for."""
+    live = kept_for(note, review=review)
     if live is None:
         return context
     kept: dict[str, dict[str, EntryData]] = {}
