@@ -107,18 +107,31 @@ def to_ris(work: CitableWork) -> str:
 
 _STRING_BLOCK = re.compile(r"^[ \t]*@string[ \t]*\{(?:[^{}]|\{[^{}]*\})*\}", re.I | re.M)
 _STRING_NAME = re.compile(r"@string[ \t]*\{[ \t]*([\w-]+)", re.I)
+_WORD = re.compile(r"[\w-]+")
 
 
-def bibtex_with_macros(entries: list[str], files: list[str]) -> str:
-    """Entries as written, preceded by the @string macros they use, so the file parses alone."""
+def string_macros(entries: list[str], files: list[str]) -> list[str]:
+    """The @string definitions of `files` (raw texts) that `entries` (BibTeX sources) use."""
     body = "\n\n".join(entries)
+    # Only a name written somewhere in the entries can be used: the search for its use, a
+    # pass over them all, is made for those names alone.
+    words = {word.lower() for word in _WORD.findall(body)}
     macros = []
     for raw in files:
         for block in _STRING_BLOCK.finditer(raw):
             name = _STRING_NAME.match(block.group(0).strip())
-            if name and re.search(rf"=\s*(?:[^,}}]*#\s*)?{re.escape(name.group(1))}\b", body, re.I):
+            if name is None or name.group(1).lower() not in words:
+                continue
+            if re.search(rf"=\s*(?:[^,}}]*#\s*)?{re.escape(name.group(1))}\b", body, re.I):
                 macros.append(block.group(0).strip())
-    return "\n\n".join([*dict.fromkeys(macros), *entries]) + "\n"
+    return list(dict.fromkeys(macros))
+
+
+def bibtex_with_macros(entries: list[str], files: list[str], macros: list[str] = ()) -> str:
+    """Entries as written, preceded by the @string macros they use, so the file parses alone:
+    those `files` define, after `macros` given as they are (definitions kept elsewhere)."""
+    used = string_macros(entries, files)
+    return "\n\n".join([*dict.fromkeys([*macros, *used]), *entries]) + "\n"
 
 
 def scholar_reference(entry) -> str:

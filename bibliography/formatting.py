@@ -715,6 +715,10 @@ class StoredBibliography:
         """The keys the file has, without formatting them (a list past the render's bounds)."""
         return [data.key for data in self._data(keys)]
 
+    def entries(self, keys: list[str]) -> list[EntryData]:
+        """The data of the keys the file has, in the order asked."""
+        return self._data(keys)
+
 
 class ParsedBibliography:
     """A .bib file parsed in memory (the `render --bib` command, previews of uploads)."""

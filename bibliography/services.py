@@ -12,7 +12,7 @@ from django.db import IntegrityError, connections, router, transaction
 
 from .models import BibEntry, BibFile
 from .parsing import ParseProblem, ParseResult, parse_bibtex
-from .signals import bibfile_changed
+from .signals import bibfile_changed, bibfile_changing
 
 
 @dataclass
@@ -114,6 +114,7 @@ def _bibfile_store(
     if parsed is None:
         parsed = bib_parse(text)  # the stored text changed since it was read above
     outcome = "updated" if bibfile is not None else "created"
+    bibfile_changing.send(sender=BibFile, name=name)
     if bibfile is None:
         bibfile = BibFile(name=name, owner=owner)
     bibfile.raw = text
@@ -228,6 +229,7 @@ def bibfile_set_public(*, user, bibfile_id: int, public: bool) -> BibFile:
         raise PermissionDenied("No such bibliography file.")
     if bibfile.is_public == public:
         return bibfile
+    bibfile_changing.send(sender=BibFile, name=bibfile.name)
     bibfile.is_public = public
     bibfile.save(update_fields=["is_public", "updated_at"])
     bibfile_changed.send(sender=BibFile, bibfile=bibfile)

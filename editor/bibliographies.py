@@ -27,6 +27,8 @@ from notes.models import Note, NoteBibliography, NoteCitation
 from scidraft.site.meta import PageMeta
 from scidraft.site.models import SiteSettings
 
+from .references import NOTES_PER_PAGE, waiting_items, waiting_notes
+
 ENTRIES_PER_PAGE = 100
 CITE_RESULTS = 20
 # A file's text is offered for editing in place up to this size; larger ones are re-uploaded.
@@ -239,6 +241,9 @@ def bibfile_detail(request, bibfile_id: int):
             "query": query,
             "notes": notes,
             "other_notes": len(note_ids) - len(notes),
+            "waiting": waiting_items(
+                waiting_notes(request.user).filter(pk__in=note_ids)[:NOTES_PER_PAGE]
+            ),
             "downloadable": bibfile.name.startswith("bib/"),
             "served": BibFile.objects.public(Note.objects.published())
             .filter(pk=bibfile.pk)

@@ -19,6 +19,7 @@ from scidraft.markup import render as markup_render
 from scidraft.site.meta import PageMeta
 from scidraft.site.models import SiteSettings
 
+from .references import note_reference_changes
 from .views import for_reviewers
 
 SUBMITTED = services.SUBMITTED  # the revision message of a review request
@@ -86,6 +87,7 @@ def _review_page(request, note: Note, *, comment: str = "", status: int = 200):
             "state": state,
             "changes": copy if note.status == Status.PUBLISHED else None,
             "changed_fields": _changed_fields(note, state) if copy is not None else [],
+            "reference_changes": note_reference_changes(note),
             "awaiting": services.awaiting_review(note),
             "authors": [authors[h] for h in state["authors"] if h in authors],
             "unconfirmed": services.unconfirmed_authors(note, state["authors"]),

@@ -2,7 +2,7 @@ from django.urls import path
 
 from images import views as image_views
 
-from . import bibliographies, completion, people, review, views
+from . import bibliographies, completion, people, references, review, views
 
 app_name = "editor"
 
@@ -34,6 +34,7 @@ urlpatterns = [
         bibliographies.bibfile_public,
         name="bibliography_public",
     ),
+    path("references/", references.reference_changes_list, name="reference_changes"),
     path("review/", review.review_queue, name="review"),
     path("review/<int:note_id>/", review.review_note, name="review_note"),
     path("review/<int:note_id>/approve/", review.review_approve, name="review_approve"),

@@ -37,6 +37,7 @@ from scidraft.site.meta import PageMeta
 from scidraft.site.models import MATH_MACROS_MAX_CHARS
 
 from .forms import NoteEditorForm
+from .references import note_reference_changes, waiting_notes
 from .revision_diff import revision_diff
 
 STATUS_FILTERS = ("draft", "review", "scheduled", "published", "changes")
@@ -124,6 +125,7 @@ def dashboard(request):
             "tag_options": Tag.objects.offered_to(user)
             .order_by("name")
             .values_list("slug", "name"),
+            "references_waiting": waiting_notes(user).count(),
             "requests": AuthorConsent.objects.pending_for(user)
             .select_related("note", "requested_by")
             .order_by("created_at"),
@@ -169,6 +171,13 @@ def _editor_page(request, note, form, *, conflict=None, confirm=None, status=200
         copy = note.editor_copy
     warnings = _stored_warnings(copy)
     state = form.state
+    reference_changes = note_reference_changes(note)
+    preview_html = copy.rendered_html
+    if reference_changes and note.working is None:
+        # The live version's stored render reads the entries kept with it; its authors
+        # preview the reference lists the files give now.
+        context = services.working_context(note, reader=request.user)
+        preview_html = markup_render(note.body, context).html
     return render(
         request,
         "editor/edit.html",
@@ -186,8 +195,9 @@ def _editor_page(request, note, form, *, conflict=None, confirm=None, status=200
             "warnings": warnings,
             # The stored render of the saved text: the preview without JavaScript, and what
             # the page shows before the first live preview arrives. Sanitised at render time.
-            "preview_html": mark_safe(for_reviewers(request, copy.rendered_html)),  # noqa: S308
+            "preview_html": mark_safe(for_reviewers(request, preview_html)),  # noqa: S308
             "bylines": _bylines(note, state["authors"]),
+            "reference_changes": reference_changes,
             "reviewer": request.user.has_perm("notes.review_note"),
             "tag_options": Tag.objects.offered_to(request.user)
             .order_by("name")

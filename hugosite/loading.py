@@ -24,6 +24,7 @@ from django.db.models.signals import m2m_changed
 
 from bibliography.models import BibFile
 from bibliography.services import bib_text_check, bibfile_import
+from notes.live_references import live_context
 from notes.models import (
     Author,
     Note,
@@ -370,6 +371,7 @@ class NoteImportBatch:
     def __init__(self, *, slugs, user=None, base=None, policy: LoadPolicy | None = None):
         self.user = user
         self.base = base
+        self.review: bool | None = None  # the site's require_review, read at the first render
         self.policy = policy or LoadPolicy()
         slugs = list(dict.fromkeys(slugs))
         found: dict[str, Note] = {}
@@ -439,10 +441,15 @@ class NoteImportBatch:
         return {name: self.bibfiles[name] for name in names}
 
     def context(self, note: Note):
+        """The note's render context; a published note's reads the entries kept with its live
+        version where the site requires review (an import changes its text, not them)."""
+        if self.review is None:
+            self.review = SiteSettings.objects.current().require_review
         if self.base is None:
-            return context_for(note)
+            return live_context(note, context_for(note), review=self.review)
         names = self.bibliographies_of.get(note.pk, ())
-        return context_with_bibliographies(self.base, names, note=note)
+        context = context_with_bibliographies(self.base, names, note=note)
+        return live_context(note, context, review=self.review)
 
     def _links(self) -> tuple[dict, ...]:
         return (

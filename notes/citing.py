@@ -15,12 +15,13 @@ from bibliography.formatting import (
     format_references,
     with_math_source,
 )
-from bibliography.models import BibEntry
+from bibliography.models import BibEntry, BibFile
 from scidraft.markup.sanitise import clean_fragment
 from scidraft.site.models import SiteSettings
 from scidraft.site.snapshot import site_settings
 
-from .models import Note, NoteCitation
+from .live_references import KeptEntries, bib_name, cited_pairs, kept_entries
+from .models import LiveBibEntry, Note
 
 
 def note_url(request, note: Note, site: SiteSettings) -> str:
@@ -48,24 +49,52 @@ def citable_work(request, note: Note) -> CitableWork:
     )
 
 
-def cited_entries(note: Note, *fields: str) -> list[BibEntry]:
-    """The entries the note cites, each once, in citation order; `fields` are loaded."""
-    cited = list(
-        dict.fromkeys(
-            NoteCitation.objects.filter(note=note, bibfile__isnull=False).values_list(
-                "bibfile_id", "key"
-            )
-        )
+def cited_entries(note: Note, *fields: str) -> list:
+    """The entries the note cites, each once, in citation order, as readers see them: the
+    BibEntry rows (with `fields` loaded), or the LiveBibEntry rows kept with a live version
+    that reads them (notes.live_references)."""
+    return _cited(note, kept_entries(note), fields)
+
+
+def _cited(note: Note, kept: KeptEntries | None, fields) -> list:
+    pairs = cited_pairs(note)
+    current = [
+        (file, key)
+        for _, file, key in pairs
+        if file is not None and (kept is None or key not in kept.cited)
+    ]
+    found = {}
+    if current:
+        found = {
+            (entry.bibfile_id, entry.key): entry
+            for entry in BibEntry.objects.filter(
+                bibfile_id__in={file for file, _ in current}, key__in={key for _, key in current}
+            ).only("bibfile_id", "key", *fields)
+        }
+    entries = []
+    for name, file, key in pairs:
+        if kept is not None and key in kept.cited:
+            entry = kept.entries.get((bib_name(name), key))
+        else:
+            entry = found.get((file, key))
+        if entry is not None:
+            entries.append(entry)
+    return entries
+
+
+def references_bibtex(note: Note) -> str:
+    """references.bib: the cited entries as written in their files, each once, in citation
+    order, after the @string definitions they use (kept ones as the files had them)."""
+    kept = kept_entries(note)
+    entries = _cited(note, kept, ("source",))
+    names = dict.fromkeys(
+        bib_name(entry.bib_name) for entry in entries if isinstance(entry, LiveBibEntry)
     )
-    if not cited:
-        return []
-    found = {
-        (entry.bibfile_id, entry.key): entry
-        for entry in BibEntry.objects.filter(
-            bibfile_id__in={file for file, _ in cited}, key__in={key for _, key in cited}
-        ).only("bibfile_id", "key", *fields)
-    }
-    return [found[pair] for pair in cited if pair in found]
+    macros = [macro for name in names for macro in kept.macros.get(name, [])] if names else []
+    files = BibFile.objects.filter(
+        pk__in={entry.bibfile_id for entry in entries if isinstance(entry, BibEntry)}
+    ).values_list("raw", flat=True)
+    return exports.bibtex_with_macros([entry.source for entry in entries], list(files), macros)
 
 
 _MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]

@@ -292,6 +292,12 @@ class NoteQuerySet(RenderedQuerySet):
     def with_tag(self, tag):
         return self.filter(tags=tag)
 
+    def references_waiting(self):
+        """Published notes whose cited files changed since their live version went live, where
+        the site requires review: publishing again would change their reference lists
+        (LiveBibliography.changed)."""
+        return self.filter(status=Status.PUBLISHED, live_bibliography__changed=True)
+
     def with_working_copy_state(self):
         """Each note with `has_changes` (a working copy exists) and `changes_in_review` (its
         changes were submitted for review), for lists of notes in the editor."""
@@ -870,6 +876,52 @@ class NoteCitation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.note} cites {self.key}"
+
+
+class LiveBibliography(models.Model):
+    """The cited entries of a published note's live version, as they were when it went live.
+
+    Where the site requires review, the live version renders from these, not from the files'
+    current rows, so replacing or editing a cited file changes what readers see only once the
+    note's new reference list is published (ARCHITECTURE "Review and bibliographies"). `keys`
+    are every key the live version cites, found or not: a key found nowhere then stays missing.
+    `changed` says that the files as they are now would change the list (kept by the
+    bibliography receivers)."""
+
+    note = models.OneToOneField(Note, on_delete=models.CASCADE, related_name="live_bibliography")
+    keys = models.JSONField(default=list, blank=True)
+    changed = models.BooleanField(default=False)
+    # File name → the @string definitions its kept entries' sources use, as the file had them
+    # (references.bib writes them before the entries).
+    macros = models.JSONField(default=dict, blank=True)
+    kept_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["changed"])]
+
+    def __str__(self) -> str:
+        return f"Live references of {self.note}"
+
+
+class LiveBibEntry(models.Model):
+    """One entry of a LiveBibliography: the file it was found in (by name) and its data."""
+
+    live = models.ForeignKey(LiveBibliography, on_delete=models.CASCADE, related_name="entries")
+    bib_name = models.CharField(max_length=255)
+    key = models.CharField(max_length=255)
+    entry_type = models.CharField(max_length=50)
+    fields = models.JSONField(default=dict)
+    persons = models.JSONField(default=dict)
+    source = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["live", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["live", "bib_name", "key"], name="livebibentry_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key} ({self.bib_name})"
 
 
 class DataFile(models.Model):

@@ -11,7 +11,6 @@ from django.utils.safestring import mark_safe
 
 from bibliography import exports
 from bibliography.formatting import csl_items, entry_data, ris_records
-from bibliography.models import BibFile
 from scidraft.markup import ENGINE_VERSION
 from scidraft.site.caching import request_generation
 from scidraft.site.meta import PageMeta, absolute
@@ -19,7 +18,13 @@ from scidraft.site.models import SiteSettings
 from scidraft.site.snapshot import PerGeneration, site_settings
 
 from . import feed as feed_math
-from .citing import citable_work, cited_entries, work_csl_json, work_reference_html
+from .citing import (
+    citable_work,
+    cited_entries,
+    references_bibtex,
+    work_csl_json,
+    work_reference_html,
+)
 from .excerpts import DESCRIPTION, META_WORDS, excerpt_of
 from .identity import identity_for
 from .models import Author, Note, Page, Tag, card_prefetches, prefetch_cards
@@ -423,13 +428,8 @@ def note_cite(request, slug: str, format: str):
 def note_references_bib(request, slug: str):
     """Exactly the entries the note cites, in citation order, as written in their files."""
     note = get_object_or_404(Note.objects.published(), slug=slug)
-    entries = cited_entries(note, "source")
-    files = BibFile.objects.filter(pk__in={entry.bibfile_id for entry in entries}).values_list(
-        "raw", flat=True
-    )
     response = HttpResponse(
-        exports.bibtex_with_macros([entry.source for entry in entries], list(files)),
-        content_type="application/x-bibtex; charset=utf-8",
+        references_bibtex(note), content_type="application/x-bibtex; charset=utf-8"
     )
     response["Content-Disposition"] = f'inline; filename="{slug}-references.bib"'
     return response

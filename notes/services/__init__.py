@@ -8,6 +8,8 @@
 - editing: the editor's create, save, discard, restore and default bibliographies;
 - publishing: publish (or submit for review, or schedule) and unpublish;
 - review: an Editor's approval or sending back, an author's withdrawal;
+- kept_entries, references: the entries a live version cites, kept when it goes live, and
+  what a change to a cited bibliography file does to them (notes.live_references reads them);
 - text_sync: the hooks through which the live document of writing together (collaboration)
   is saved before, and told of, the editor's HTTP writes.
 

@@ -9,10 +9,12 @@ from django.utils import timezone
 
 from scidraft.site.models import SiteSettings
 
-from ..models import NoteRevision, Status
+from ..models import LiveBibliography, NoteRevision, Status
 from .authorship import consents_settle
 from .editing import SaveResult, editable_note, flushed_base_version, stale_result
+from .kept_entries import live_bibliography_keep
 from .records import revision_record
+from .references import live_references_publish, reference_update_copy, references_waiting
 from .working import (
     fields_apply,
     fields_from_state,
@@ -33,6 +35,8 @@ def note_publish(
     A draft becomes the live version; a published note's working copy replaces it ("Publish
     changes"). When the site requires review, a user without notes.review_note submits
     either for review instead, and the live version stays as it is until an Editor approves.
+    A published note without changes whose cited files changed since it went live publishes
+    (or submits) its reference lists as the files have them now (notes.live_references).
     No version goes public naming an author with an account who has not confirmed (an
     Editor's publish confirms for them). Text typed together is saved first, so what is
     published, and the optimistic lock, include it. `saved` is the revision of the save the
@@ -48,20 +52,28 @@ def note_publish(
         "notes.review_note"
     )
     copy = note.working
-    if note.status == Status.PUBLISHED and copy is None:
+    references_only = note.status == Status.PUBLISHED and copy is None
+    if references_only and not references_waiting(note):
         return SaveResult(note=note, conflict=False, revision=None)  # nothing unpublished
     state = working_state(note)
     if review:
+        if references_only:
+            reference_update_copy(note, user)
         return _submit(note, user, base_version, saved)
     consents_settle(note=note, handles=state["authors"], user=user)
     if copy is not None:
         working_copy_publish(note)
         message = "Published the changes"
+    elif references_only:
+        live_references_publish(note)
+        version_bump(note)
+        message = "Published the changed reference lists"
     else:
         note.status = Status.PUBLISHED
         note.version += 1
         note.full_clean()
         note.save()
+        live_bibliography_keep(note)
         message = ""
     revision = revision_record(
         note=note,
@@ -121,6 +133,7 @@ def note_unpublish(*, note_id: int, user, base_version: int) -> SaveResult:
         note.version += 1
         note.full_clean()
         note.save()
+    LiveBibliography.objects.filter(note=note).delete()  # a draft has no live version
     revision = revision_record(
         note=note, kind=NoteRevision.Kind.UNPUBLISH, user=user, base_version=base_version
     )

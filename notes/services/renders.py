@@ -5,6 +5,7 @@ from __future__ import annotations
 from bibliography.models import BibFile
 from scidraft.markup import Rendered
 
+from ..live_references import live_context
 from ..models import Note, NoteCitation
 from ..rendering import RENDERED_FIELDS, context_for, render_note, source_hash
 
@@ -14,9 +15,11 @@ def note_render_store(*, note: Note, force: bool = False, base=None) -> bool:
 
     Returns whether it rendered. The source hash covers the body, the engine version and the
     site's kinds and style, so a stale row is found without comparing HTML. `base` is a
-    batch_context() shared by many notes.
+    batch_context() shared by many notes. A published note renders as readers see it: from
+    the entries kept with its live version where the site requires review.
     """
-    rendered = note_render_fields(note=note, context=context_for(note, base=base), force=force)
+    context = live_context(note, context_for(note, base=base))
+    rendered = note_render_fields(note=note, context=context, force=force)
     if rendered is None:
         return False
     citations_store(note=note, rendered=rendered)

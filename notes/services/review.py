@@ -12,6 +12,7 @@ from django.db import transaction
 from ..models import Note, NoteRevision, ReviewComment, Status
 from .authorship import consents_settle
 from .editing import SaveResult, editable_note, stale_result
+from .kept_entries import live_bibliography_keep
 from .records import revision_record
 from .working import version_bump, working_copy_publish, working_state
 
@@ -78,6 +79,8 @@ def _review_decide(*, note_id: int, user, base_version: int | None, approve: boo
         note.version += 1
         note.full_clean()
         note.save()
+        if approve:
+            live_bibliography_keep(note)
     what = "Approved" if approve else "Sent back"
     revision = revision_record(
         note=note,

@@ -19,7 +19,8 @@ from bibliography.models import BibFile
 from scidraft.markup import render
 from scidraft.site.caching import bump_generation, deferred_bumps
 
-from ..models import Author, Note, NoteAuthor, WorkingCopy, tag_names
+from ..live_references import kept_for
+from ..models import Author, LiveBibliography, Note, NoteAuthor, WorkingCopy, tag_names
 from ..rendering import (
     RENDERED_FIELDS,
     apply_rendered,
@@ -28,6 +29,7 @@ from ..rendering import (
     source_hash,
     with_macros,
 )
+from .kept_entries import live_bibliography_keep
 from .records import assign_fields, note_state, tag_get_or_create
 from .renders import note_render_store
 
@@ -85,7 +87,7 @@ def working_copy_write(note: Note, state: dict, user) -> WorkingCopy | None:
     the publish check. None, and no row, when it equals the live version. Readers see no
     change: the row is not one the page cache listens to (scidraft.site.receivers)."""
     copy = note.working
-    if states_equal(state, note_state(note)):
+    if states_equal(state, note_state(note)) and not _carries_references(note, copy):
         if copy is not None:
             copy.delete()
         note._state.fields_cache.pop("working_copy", None)
@@ -98,6 +100,15 @@ def working_copy_write(note: Note, state: dict, user) -> WorkingCopy | None:
     copy.save()
     note.working_copy = copy
     return copy
+
+
+def _carries_references(note: Note, copy: WorkingCopy | None) -> bool:
+    """Whether `copy`, equal to the live version, is a review request for the reference lists
+    its cited files now give (notes.live_references): a save must not withdraw it."""
+    if copy is None or not copy.in_review:
+        return False
+    live = kept_for(note)
+    return live is not None and live.changed
 
 
 def working_context(note: Note, *, reader=None):
@@ -222,7 +233,9 @@ def working_copy_publish(note: Note) -> bool:
         raise ValidationError(
             {"slug": f"Another note took the slug “{slug}” since: choose another and publish."}
         )
+    LiveBibliography.objects.filter(note=note).delete()  # the new version reads the files
     fields_apply(note, fields_from_state(state))
     copy.delete()
     note._state.fields_cache.pop("working_copy", None)
+    live_bibliography_keep(note)
     return True

@@ -111,6 +111,11 @@ RULES: dict[str, dict[str, dict[str, object]]] = {
             "admin": INTO_APP,
         },
     },  # fmt: skip
+    # Everyone signed in has a list of the waiting reference lists of the notes they may edit.
+    "reference_changes": {
+        "GET": {"anonymous": LOGIN, "own": 200, "other": 200, "editor": 200, "admin": 200},
+        "POST": POST_ONLY_GET,
+    },
     # Review (editor/review.py): Editors and Admins only. The matrix's note is a draft, so a
     # permitted decision is refused as "not awaiting review" (409).
     "review": {"GET": REVIEWERS_GET, "POST": POST_ONLY_GET},

@@ -17,6 +17,16 @@ from hugosite.reading import HugoSite, NoteSource, read_site
 from notes.models import Note, NoteCitation, NoteRevision, Tag
 from notes.services import note_metadata, note_render_store
 from scidraft.site.models import SiteSettings
+from tests.cited_files import (
+    BODY,
+    bibfile,
+    public_text,
+    published,
+    replace_title,
+    require_review,
+)
+
+__all__ = ["bibfile", "published"]  # fixtures
 
 pytestmark = pytest.mark.django_db
 
@@ -253,3 +263,20 @@ def test_math_macros_survive_an_export_and_a_new_import(tmp_path):
     assert again.config.settings["math_macros"] == "\\newcommand{\\R}{\\mathbb{R}}"
     (note,) = [note for note in again.notes if note.slug == "m"]
     assert note.math_macros == "\\def\\x{y}"
+
+
+def test_an_import_over_a_live_version_keeps_its_published_entries(
+    client, author, published, bibfile
+):
+    """Under require review, importing new text for a published note renders the entries it
+    cited as they were published, not the changed file's: an import changes the text."""
+    require_review()
+    replace_title(author, bibfile, "Literate Programming Revisited")
+    loading.note_import(
+        source=NoteSource(
+            path=f"{published.slug}.md", slug=published.slug, title="Heat equation, imported",
+            date=published.date - dt.timedelta(days=1), body="Imported. " + BODY,
+        )
+    )  # fmt: skip
+    page = public_text(client, f"/notes/{published.slug}/")
+    assert "Imported." in page and "Revisited" not in page

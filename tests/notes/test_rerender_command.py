@@ -9,6 +9,9 @@ from django.core.management import call_command
 
 from notes.models import Note
 from scidraft.markup import ENGINE_VERSION
+from tests.cited_files import bibfile, published, replace_title, require_review
+
+__all__ = ["bibfile", "published"]  # fixtures
 
 
 def _check(*args) -> str:
@@ -90,3 +93,13 @@ def test_check_names_each_ref_that_printed_its_kind(author):
         f'note {note.slug}: line 9: \\ref{{lem-a}} now prints "1" where it printed "Lemma 1"; '
         'write \\Cref{lem-a} to keep "Lemma 1"'
     ]
+
+
+def test_check_renders_a_live_version_from_its_kept_entries(author, published, bibfile):
+    """Under require review, a published note whose cited file changed since is checked as
+    readers see it (its kept entries): its HTML would not change."""
+    require_review()
+    replace_title(author, bibfile, "Literate Programming Revisited")
+    out = _check("--all")
+    assert f"note {published.slug}" not in out
+    assert "0 of" in out

@@ -2,6 +2,7 @@ import itertools
 
 from django.core.management.base import BaseCommand
 
+from notes.live_references import live_context
 from notes.models import Note, Page
 from notes.rendering import RENDERED_FIELDS, context_for, render_page, source_hash
 from notes.services import note_render_store
@@ -70,7 +71,7 @@ class Command(BaseCommand):
         notes = Note.objects.order_by("slug").iterator(chunk_size=200)
         pages = Page.objects.order_by("slug").iterator(chunk_size=200)
         rows = itertools.chain(
-            (("note", note, context_for(note)) for note in notes),
+            (("note", note, live_context(note, context_for(note))) for note in notes),
             (("page", page, page_context) for page in pages),
         )
         for kind, row, context in rows:

@@ -1,0 +1,54 @@
+"""Keeping the entries a published note's live version cites, as the files have them when it
+goes live (notes.live_references reads them)."""
+
+from __future__ import annotations
+
+from bibliography.exports import string_macros
+from bibliography.models import BibEntry, BibFile
+
+from ..live_references import bib_name, cited_pairs
+from ..models import LiveBibEntry, LiveBibliography, Note, NoteCitation
+
+
+def live_bibliography_keep(note: Note) -> LiveBibliography:
+    """Keep what the note's stored render cites, from the files as they are now, as its live
+    version's entries (replacing any kept before)."""
+    LiveBibliography.objects.filter(note=note).delete()
+    pairs = cited_pairs(note)
+    keys = NoteCitation.objects.filter(note=note).values_list("key", flat=True)
+    files = {file for _, file, _ in pairs if file is not None}
+    found = {
+        (entry.bibfile_id, entry.key): entry
+        for entry in BibEntry.objects.filter(
+            bibfile_id__in=files, key__in={key for *_, key in pairs}
+        ).only("bibfile_id", "key", "entry_type", "fields", "persons", "source")
+    }
+    kept = [
+        (bib_name(name), found[(file, key)]) for name, file, key in pairs if (file, key) in found
+    ]
+    sources: dict[int, list[str]] = {}
+    for _, entry in kept:
+        sources.setdefault(entry.bibfile_id, []).append(entry.source)
+    names = dict(BibFile.objects.filter(pk__in=sources).values_list("pk", "name"))
+    macros = {}
+    for file, raw in BibFile.objects.filter(pk__in=sources).values_list("pk", "raw").iterator():
+        used = string_macros(sources[file], [raw])
+        if used:
+            macros[names[file]] = used
+    live = LiveBibliography.objects.create(note=note, keys=list(dict.fromkeys(keys)), macros=macros)
+    LiveBibEntry.objects.bulk_create(
+        [
+            LiveBibEntry(
+                live=live,
+                bib_name=name,
+                key=entry.key,
+                entry_type=entry.entry_type,
+                fields=entry.fields,
+                persons=entry.persons,
+                source=entry.source,
+            )  # fmt: skip
+            for name, entry in kept
+        ],
+        batch_size=500,
+    )
+    return live
