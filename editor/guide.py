@@ -239,7 +239,9 @@ SECTIONS: tuple[Section, ...] = (
         "bibliography file; a <code>references</code> shortcode lists the entries cited "
         "before it, numbered in citation order. <code>bib=</code> names the file (without "
         "it, the note's default bibliographies), <code>title=</code> a heading, "
-        "<code>style=</code> the citation style. The editor completes keys after "
+        "<code>style=</code> the citation style. A note that cites and has no list gets "
+        "one at its end, from its default bibliographies, as <code>\\bibliography</code> "
+        "does in LaTeX (a site setting). The editor completes keys after "
         "<code>\\cite{</code>.",
         (
             Example(

@@ -223,6 +223,7 @@ def _site_context(note: Note | None, defaults: tuple[str, ...]) -> RenderContext
         default_bibliographies=defaults,
         citation_style=site.citation_style,
         citation_locale=site.language_code,
+        auto_references=site.auto_references,
         resolve_references=public_references,
         render_entry_index=render_entry_index,
         resolve_data=_resolve_data,
@@ -274,6 +275,8 @@ def source_hash(body: str, context: RenderContext) -> str:
         "locale": context.citation_locale,
         "bibs": list(context.default_bibliographies),
     }
+    if not context.auto_references:  # the default leaves the hash as it was
+        fields["auto_references"] = False
     if context.math_macros:  # absent, the hash of a note without macros is as it was
         fields["macros"] = [preamble.tex for preamble in context.math_macros]
     payload = json.dumps(fields, sort_keys=True)

@@ -31,6 +31,8 @@ from .stash import Item
 # Reference lists formatted in one note, a hard cap under the render's budget (which usually
 # stops a hostile note first): a real note has one to three, the XSS corpus note 150.
 MAX_LISTS = 1000
+# The heading of the list a note that has none gets at its end (LaTeX's article class).
+AUTOMATIC_TITLE = "References"
 _MATH_TOKEN = re.compile("\ue010(\\d+)\ue011")
 
 # A formatted entry is the same string wherever it is cited (entries are formatted per content
@@ -51,6 +53,20 @@ class _List:
     order: list[str] = field(default_factory=list)  # the style's order (author–date styles)
     markers: dict[str, str] = field(default_factory=dict)  # key → in-text HTML (author–date)
     affixes: tuple[str, str, str] = ("(", ")", "; ")  # prefix, suffix, delimiter
+
+
+def _unlisted(keys: str, lists: list[_List]) -> str:
+    """What to do about a citation no list takes."""
+    if lists:
+        return (
+            f"\\cite{{{keys}}} comes after the last reference list, so it stays as written: "
+            "move it above that list, or add a {{< references >}} line after it"
+        )
+    return (
+        f"\\cite{{{keys}}} has no reference list to go to, so it stays as written: add a "
+        "{{< references >}} line where the list belongs (the site's setting for a list at "
+        "the end is off)"
+    )
 
 
 def _anchor_key(key: str) -> str:
@@ -79,20 +95,22 @@ def resolve(
             pending = []
 
     trailing = ""
-    if pending and card and card_bibs is not None:
+    # A note that cites and has no list gets one at its end, as \bibliography gives in LaTeX
+    # (theme: its \cite stays as written); its card gets one too. Lists of the author's own
+    # keep the theme's rules.
+    automatic = pending and not lists and context.auto_references
+    if pending and card and (card_bibs is not None or automatic):
         # The card's own list reads the files of the body's first list (theme-spec §2.4).
-        bibs = list(card_bibs) or list(context.default_bibliographies)
+        bibs = list(card_bibs or ()) or list(context.default_bibliographies)
         lists.append(_List(None, bibs, "", "", pending))
+        pending = []
+    elif automatic and not card:
+        bibs = list(context.default_bibliographies)
+        lists.append(_List(None, bibs, AUTOMATIC_TITLE, "", pending))
         pending = []
     for item in pending:
         keys = ", ".join((item.data or {}).get("keys", []))
-        warnings.append(
-            RenderWarning(
-                item.line,
-                "cite-unlisted",
-                f"\\cite{{{keys}}} comes after the last reference list, so it stays as written",
-            )
-        )
+        warnings.append(RenderWarning(item.line, "cite-unlisted", _unlisted(keys, lists)))
         item.html = html.escape((item.data or {})["source"])
 
     results: list[CitationList] = []
@@ -222,14 +240,18 @@ def _format(
         return {}, [], ""
     line = (scope.item.data or {}).get("line", 0) if scope.item else 0
     if not scope.bib:
-        warnings.append(
-            RenderWarning(
-                line,
-                "bib-missing",
-                'this reference list names no bibliography (bib="bib/refs.bib") and the note '
-                "has no default bibliography",
+        if scope.title == AUTOMATIC_TITLE and scope.item is None:
+            message = (
+                "the reference list at the end has no bibliography to read: choose the note's "
+                "bibliographies in the editor's side panel"
             )
-        )
+            line = scope.cites[0].line if scope.cites else 0
+        else:
+            message = (
+                'this reference list names no bibliography (bib="bib/refs.bib") and the note '
+                "has no default bibliography"
+            )
+        warnings.append(RenderWarning(line, "bib-missing", message))
         return {}, [], 'no bibliography named: add bib="bib/….bib"'
     style = scope.style or context.citation_style
     entries: dict[str, str] = {}

@@ -116,6 +116,8 @@ class RenderContext:
     )
     # Files searched, in order, by a references list without bib= (SciDraft's improvement).
     default_bibliographies: tuple[str, ...] = ()
+    # A note that cites and has no reference list gets one at its end (the site's setting).
+    auto_references: bool = True
     citation_style: str | None = None
     citation_locale: str | None = None  # the site's language (en-us): the CSL locale
     # Every (note slug, label) of a render's \ref{slug:label} at once → the targets found in

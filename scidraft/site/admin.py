@@ -75,6 +75,7 @@ class SiteSettingsAdmin(admin.ModelAdmin):
                     "rss_limit",
                     "default_theme",
                     "citation_style",
+                    "auto_references",
                     "math",
                     "math_macros",
                     "custom_css",

@@ -122,6 +122,13 @@ class SiteSettings(models.Model):
         "association-for-computing-machinery, american-physics-society, elsevier-harvard, "
         "modern-language-association, or any other of the CSL styles repository.",
     )
+    auto_references = models.BooleanField(
+        "Reference list at the end",
+        default=True,
+        help_text="A note that cites but has no {{< references >}} line gets its reference "
+        "list at the end, as \\bibliography does in LaTeX. Notes with lists of their own "
+        "keep the theme's rules.",
+    )
     require_review = models.BooleanField(
         default=False, help_text="An Author's publish becomes a request an Editor approves."
     )

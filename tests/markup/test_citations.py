@@ -151,20 +151,59 @@ def test_cite_inside_code_stays_literal(bibs):
 
 
 def test_cites_after_last_list_stay_literal_and_warn(bibs):
-    """Cites after the last list stay literal `\\cite{…}`, each with a `cite-unlisted` warning."""
+    """Cites after the last list stay literal `\\cite{…}`, each with a `cite-unlisted` warning
+    that says what to do (the theme's rule: an author's own lists decide)."""
     source = 'Before \\cite{a}.\n\n{{< references bib="bib/refs.bib" >}}\n\nAfter \\cite{b, c}.\n'
     rendered = render(source, context(bibs))
     doc = parse(rendered.html)
     assert len(doc.select("sup.citation")) == 1
     assert "After \\cite{b, c}." in doc.text
     assert [(w.code, w.line) for w in rendered.warnings] == [("cite-unlisted", 5)]
+    assert "add a {{< references >}} line after it" in rendered.warnings[0].message
 
 
-def test_cites_without_any_list_stay_literal(bibs):
-    """A note with citations but no list keeps them literal and warns."""
-    rendered = render("Only \\cite{a}.", context(bibs))
+def test_a_note_that_cites_without_a_list_gets_one_at_its_end(bibs):
+    """Citations and no list: the list comes at the end, headed "References", from the
+    note's default bibliographies, as \\bibliography does in LaTeX."""
+    rendered = render(
+        "Only \\cite{a} and \\cite{b}.", context(bibs, default_bibliographies=("bib/refs.bib",))
+    )
+    doc = parse(rendered.html)
+    assert [a.text for a in doc.select("sup.citation a")] == ["[1]", "[2]"]
+    lists = doc.select("div.references")
+    assert len(lists) == 1 and lists[0].select_one("h2").text == "References"
+    assert [li.id for li in lists[0].select("li")] == ["ref-0-a", "ref-0-b"]
+    assert rendered.html.rstrip().endswith("</ol></div>")
+    assert rendered.warnings == []
+
+
+def test_the_card_of_a_note_without_a_list_gets_its_own(bibs):
+    """The preview region's citations, in a note that relies on the list at the end, are
+    numbered in a list of the card's own (as in a note with lists)."""
+    source = "{{< preview >}}\nCard \\cite{a}.\n{{< /preview >}}\n\nBody \\cite{b}.\n"
+    rendered = render(source, context(bibs, default_bibliographies=("bib/refs.bib",)))
+    card = parse(rendered.card_html)
+    assert [a.text for a in card.select("sup.citation a")] == ["[1]"]
+    box = card.select_one("div.references.references-in-card")
+    assert box is not None and [li.id for li in box.select("li")] == ["ref-0-a"]
+
+
+def test_without_the_setting_citations_without_a_list_stay_literal(bibs):
+    """With the site's list at the end turned off, a note without a list keeps its citations
+    literal, and the warning says how to get a list."""
+    rendered = render("Only \\cite{a}.", context(bibs, auto_references=False))
     assert "Only \\cite{a}." in parse(rendered.html).text
     assert [w.code for w in rendered.warnings] == ["cite-unlisted"]
+    assert "has no reference list to go to" in rendered.warnings[0].message
+    assert "after the last reference list" not in rendered.warnings[0].message
+
+
+def test_a_list_at_the_end_without_a_bibliography_says_where_to_choose_one(bibs):
+    """The list at the end of a note with no default bibliography says where to choose one,
+    on the line of the first citation."""
+    rendered = render("Text.\n\nOnly \\cite{a}.", context(bibs))
+    (warning,) = _codes(rendered, "bib-missing")
+    assert warning.line == 3 and "choose the note's bibliographies" in warning.message
 
 
 def test_missing_key(bibs):
