@@ -62,9 +62,10 @@ def _plain(value: Any) -> Any:
     return value
 
 
-# Fields added after demo rows were recorded: counted only once set, so that a migration adding
-# one leaves every recorded digest as it was (else every demo row would read as a person's).
-_LATER_FIELDS = {"math_macros", "tag_order"}
+# Fields added after demo rows were recorded, with their defaults: counted only once changed
+# from them, so that a migration adding one leaves every recorded digest as it was (else every
+# demo row would read as a person's).
+_LATER_FIELDS = {"math_macros": "", "tag_order": [], "auto_references": True}
 
 
 def _fields_state(row: models.Model) -> dict[str, Any]:
@@ -73,7 +74,10 @@ def _fields_state(row: models.Model) -> dict[str, Any]:
         for field in row._meta.concrete_fields
         if field.editable
         and not field.primary_key
-        and not (field.attname in _LATER_FIELDS and not getattr(row, field.attname))
+        and not (
+            field.attname in _LATER_FIELDS
+            and getattr(row, field.attname) == _LATER_FIELDS[field.attname]
+        )
     }
 
 
