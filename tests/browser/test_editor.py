@@ -440,3 +440,22 @@ def test_tags_and_authors_complete_item_by_item(open_page):
         "#id_authors-completions option", "options => options.map(o => [o.value, o.label])"
     )
     assert options == [["ada", "Ada Tester"]]
+
+
+def test_the_headers_revision_follows_the_autosaves(open_page):
+    """The header names the newest revision as the revisions list numbers it, and an
+    autosave's new revision shows there at once (it stayed at the page's load)."""
+    note = make_note("Counted", "Before.")
+    page = open_page()
+    log_in(page)
+    page.goto(f"/write/{note.pk}/")
+    shown = page.locator(".editor-revision")
+    newest = in_worker(lambda: Note.objects.get(pk=note.pk).revisions.count())
+    assert shown.inner_text() == str(newest)
+    fill_body(page, "After.")
+    page.locator(".editor-autosave-status", has_text="Autosaved").wait_for(timeout=20_000)
+    saved = in_worker(
+        lambda: Note.objects.get(pk=note.pk).revisions.order_by("-number").first().number
+    )
+    assert saved > newest
+    assert shown.inner_text() == str(saved)
