@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
-from bibliography.models import BibFile
-from scidraft.markup import Rendered
+import dataclasses
 
+from django.conf import settings
+from django.db import transaction
+
+from bibliography.models import BibFile
+from scidraft.markup import Rendered, RenderWarning, render
+
+from .. import completion
 from ..models import Note, NoteCitation
-from ..rendering import RENDERED_FIELDS, context_for, render_note, source_hash
+from ..rendering import (
+    PENDING,
+    RENDERED_FIELDS,
+    apply_rendered,
+    context_for,
+    render_note,
+    render_owed,
+    source_hash,
+)
 
 
 def note_render_store(*, note: Note, force: bool = False, base=None) -> bool:
@@ -14,22 +28,68 @@ def note_render_store(*, note: Note, force: bool = False, base=None) -> bool:
 
     Returns whether it rendered. The source hash covers the body, the engine version and the
     site's kinds and style, so a stale row is found without comparing HTML. `base` is a
-    batch_context() shared by many notes.
+    batch_context() shared by many notes. A render cut short by time keeps the previous
+    complete render and its citation rows (render_note) until notes.completion stores one.
     """
     rendered = note_render_fields(note=note, context=context_for(note, base=base), force=force)
     if rendered is None:
         return False
-    citations_store(note=note, rendered=rendered)
+    if not note.render_flags.get(PENDING):  # this render was stored
+        citations_store(note=note, rendered=rendered)
     return True
 
 
 def note_render_fields(*, note: Note, context, force: bool = False) -> Rendered | None:
-    """Render and save the rendered fields, unless current; the citations are the caller's."""
+    """Render and save the rendered fields, unless current; the citations are the caller's.
+    A render cut short by time is completed in the background once this write commits."""
     if not force and note.source_hash == source_hash(note.body, context):
         return None
     rendered = render_note(note, context)
     note.save(update_fields=RENDERED_FIELDS)
+    if not rendered.complete:
+        completion.schedule(note.pk)
     return rendered
+
+
+# What a render stored after its last try in the background says when time still ran out.
+CUT_SHORT = (
+    "this note did not render in full even with {scale} times the usual time: what did not "
+    "fit is shown as text (shorten it, or split it into several notes)"
+)
+
+
+def note_render_complete(*, note_id: int, final: bool = False) -> bool:
+    """Render a note whose stored render is owed (cut short by time, or kept while a newer
+    one was) again with RENDER_COMPLETION_TIME_SCALE times the time, outside any request, and
+    store it when it is complete, or when `final` with a warning. Returns whether nothing is
+    owed any more. A note saved meanwhile is left to that save's own render."""
+    note = Note.objects.filter(pk=note_id).first()
+    if note is None or not render_owed(note):
+        return True
+    context = context_for(note)
+    scale = settings.RENDER_COMPLETION_TIME_SCALE
+    digest = source_hash(note.body, context)
+    rendered = render(
+        note.body, dataclasses.replace(context, time_scale=context.time_scale * scale)
+    )
+    if not rendered.complete and not final:
+        return False
+    if not rendered.complete:
+        rendered.warnings = [
+            RenderWarning(1, "render-cut-short", CUT_SHORT.format(scale=scale))
+            if warning.code == "render-incomplete"
+            else warning
+            for warning in rendered.warnings
+        ]
+        rendered.complete = True  # final: stored as such, with the warning
+    with transaction.atomic():
+        current = Note.objects.select_for_update(no_key=True).filter(pk=note_id).first()
+        if current is None or source_hash(current.body, context_for(current)) != digest:
+            return True
+        apply_rendered(current, rendered, digest)
+        current.save(update_fields=RENDERED_FIELDS)
+        citations_store(note=current, rendered=rendered)
+    return True
 
 
 def bibfile_pks(names: set[str]) -> dict[str, int]:
