@@ -1,13 +1,12 @@
 """Renders cut short by time, completed in the background.
 
-A render that ran out of time (scidraft.markup.limits.Outcome) is not final: the note keeps its
-previous complete render, or shows the incomplete one marked as such, and this module renders
-it again with more time (notes.services.renders.note_render_complete) once the write that made
-it commits. One thread per process does it, a note at a time, so that completions never take
-more than a core from the requests; a note is queued once however often it is asked for. A
-note whose render is still owed when read (its process ended first) is queued again by the
-public views (notes.views).
-"""
+A render of a note or a page that ran out of time (scidraft.markup.limits.Outcome) is not
+final: the row keeps its previous complete render, or shows the incomplete one marked as such,
+and this module renders it again with more time (notes.services.renders) once the write that
+made it commits. One thread per process does it, a row at a time, so that completions never
+take more than a core from the requests; a row is queued once however often it is asked for.
+A row whose render is still owed when read (its process ended first) is queued again by the
+public views (notes.views)."""
 
 from __future__ import annotations
 
@@ -22,55 +21,65 @@ from django.db import connection, transaction
 
 logger = logging.getLogger(__name__)
 
+NOTE, PAGE = "note", "page"
+
 # Seconds between tries: a machine busy enough to cut a render short may be less busy soon.
 RETRY_SECONDS = 2.0
 
 _lock = threading.Lock()
 _executor: ThreadPoolExecutor | None = None
-# Notes queued or being completed → whether they were asked for again meanwhile.
-_queued: dict[int, bool] = {}
+# (kind, id) of the rows queued or being completed → whether asked for again meanwhile.
+_queued: dict[tuple[str, int], bool] = {}
 _idle = threading.Condition(_lock)
 
 
-def schedule(note_id: int) -> None:
-    """Complete the note's render in the background once the current transaction commits."""
-    transaction.on_commit(lambda: submit(note_id))
+def schedule(kind: str, pk: int) -> None:
+    """Complete the render of the note or page (NOTE, PAGE) in the background once the
+    current transaction commits."""
+    transaction.on_commit(lambda: submit(kind, pk))
 
 
-def submit(note_id: int) -> None:
+def submit(kind: str, pk: int) -> None:
     global _executor
+    key = (kind, pk)
     with _lock:
-        if note_id in _queued:
-            _queued[note_id] = True
+        if key in _queued:
+            _queued[key] = True
             return
-        _queued[note_id] = False
+        _queued[key] = False
         if _executor is None:
             _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="render-completion")
         executor = _executor
-    executor.submit(_complete, note_id)
+    executor.submit(_complete, key)
 
 
-def _complete(note_id: int) -> None:
-    from .services.renders import note_render_complete
+def _complete(key: tuple[str, int]) -> None:
+    from .services.renders import note_render_complete, page_render_complete
 
+    kind, pk = key
     try:
         again = True
         while again:
             for attempt in range(1, settings.RENDER_COMPLETION_TRIES + 1):
                 final = attempt == settings.RENDER_COMPLETION_TRIES
-                if note_render_complete(note_id=note_id, final=final):
+                done = (
+                    note_render_complete(note_id=pk, final=final)
+                    if kind == NOTE
+                    else page_render_complete(page_id=pk, final=final)
+                )
+                if done:
                     break
                 time.sleep(RETRY_SECONDS)
             with _lock:
-                again = _queued[note_id]
-                _queued[note_id] = False
+                again = _queued[key]
+                _queued[key] = False
     except Exception:
-        logger.exception("the render of note %s could not be completed", note_id)
+        logger.exception("the render of %s %s could not be completed", kind, pk)
     finally:
         with _lock:
-            _queued.pop(note_id, None)
+            _queued.pop(key, None)
             _idle.notify_all()
-        connection.close()  # this thread's own connection, not kept open between notes
+        connection.close()  # this thread's own connection, not kept open between rows
 
 
 def wait(timeout: float | None = None) -> bool:

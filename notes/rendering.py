@@ -227,6 +227,7 @@ def _site_context(note: Note | None, defaults: tuple[str, ...]) -> RenderContext
         max_source_bytes=settings.NOTE_BODY_MAX_BYTES,
         math_macros=(Preamble(SITE_MACROS, site.math_macros),) if site.math_macros.strip() else (),
         time_scale=settings.RENDER_TIME_PERCENT / 100,
+        max_citation_styles=settings.CITATION_STYLES_PER_NOTE,
     )
 
 
@@ -346,7 +347,11 @@ def render_note(note: Note, context: RenderContext | None = None) -> Rendered:
 
 
 def render_page(page: Page, context: RenderContext | None = None) -> Rendered:
+    """render_note for a page."""
     context = context or context_for(None)
     rendered = render(page.body, context)
-    apply_rendered(page, rendered, source_hash(page.body, context))
+    if keeps_previous(page, rendered):
+        page.render_flags = {**page.render_flags, PENDING: True}
+    else:
+        apply_rendered(page, rendered, source_hash(page.body, context))
     return rendered

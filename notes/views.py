@@ -34,13 +34,13 @@ from .presentation import (
     share_links,
 )
 from .rendering import (
-    RENDERED_FIELDS,
     render_incomplete,
     render_owed,
     render_page,
     stale_references,
 )
 from .services import note_render_store
+from .services.renders import page_render_store
 
 
 def _paginate(total: int, per_page: int, page: int | str) -> tuple[int, int]:
@@ -78,7 +78,7 @@ def _refresh_stale(request, notes) -> None:
         if note.render_version != ENGINE_VERSION or not note.source_hash or note.pk in stale:
             note_render_store(note=note, force=True)
         elif render_owed(note):
-            completion.schedule(note.pk)
+            completion.schedule(completion.NOTE, note.pk)
         if render_incomplete(note):
             not_final(request)
 
@@ -354,12 +354,15 @@ def page_detail(request, slug: str):
     site = site_settings(request)
     if stale_references([page]):
         # A note it references was published, unpublished or came due since: stored anew.
-        render_page(page)
-        page.save(update_fields=RENDERED_FIELDS)
+        page_render_store(page=page)
     elif (page.render_flags or {}).get("has_entry_index") or page.render_version != ENGINE_VERSION:
         # An entry index lists other notes: it is rendered now, so a note published or coming
         # due since the page was saved is in it. A row from an older engine is refreshed too.
         render_page(page)
+    elif render_owed(page):
+        completion.schedule(completion.PAGE, page.pk)  # its process ended before completing it
+    if render_incomplete(page):
+        not_final(request)
 
     def toggle(name: str) -> bool:
         value = getattr(page, name)

@@ -1,4 +1,5 @@
-"""Stored renders: a note's rendered fields and the citation rows of what it cites."""
+"""Stored renders: a note's or a page's rendered fields, completed in the background when
+time cut them short (notes.completion), and the citation rows of what a note cites."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from bibliography.models import BibFile
 from scidraft.markup import Rendered, RenderWarning, render
 
 from .. import completion
-from ..models import Note, NoteCitation
+from ..models import Note, NoteCitation, Page
 from ..rendering import (
     PENDING,
     RENDERED_FIELDS,
@@ -19,6 +20,7 @@ from ..rendering import (
     context_for,
     render_note,
     render_owed,
+    render_page,
     source_hash,
 )
 
@@ -47,7 +49,17 @@ def note_render_fields(*, note: Note, context, force: bool = False) -> Rendered 
     rendered = render_note(note, context)
     note.save(update_fields=RENDERED_FIELDS)
     if not rendered.complete:
-        completion.schedule(note.pk)
+        completion.schedule(completion.NOTE, note.pk)
+    return rendered
+
+
+def page_render_store(*, page: Page, context=None) -> Rendered:
+    """Render the page and save its rendered fields; as for notes, a render cut short by time
+    keeps a complete one (render_page) and is completed in the background."""
+    rendered = render_page(page, context)
+    page.save(update_fields=RENDERED_FIELDS)
+    if not rendered.complete:
+        completion.schedule(completion.PAGE, page.pk)
     return rendered
 
 
@@ -58,30 +70,38 @@ CUT_SHORT = (
 )
 
 
+def _with_more_time(body: str, context, *, final: bool) -> Rendered | None:
+    """`body` rendered with RENDER_COMPLETION_TIME_SCALE times the time: None when time ran
+    out again before the last try; on the last try what it reached, final, with a warning."""
+    scale = settings.RENDER_COMPLETION_TIME_SCALE
+    rendered = render(body, dataclasses.replace(context, time_scale=context.time_scale * scale))
+    if rendered.complete:
+        return rendered
+    if not final:
+        return None
+    rendered.warnings = [
+        RenderWarning(1, "render-cut-short", CUT_SHORT.format(scale=scale))
+        if warning.code == "render-incomplete"
+        else warning
+        for warning in rendered.warnings
+    ]
+    rendered.complete = True  # stored as final, with the warning
+    return rendered
+
+
 def note_render_complete(*, note_id: int, final: bool = False) -> bool:
     """Render a note whose stored render is owed (cut short by time, or kept while a newer
-    one was) again with RENDER_COMPLETION_TIME_SCALE times the time, outside any request, and
-    store it when it is complete, or when `final` with a warning. Returns whether nothing is
-    owed any more. A note saved meanwhile is left to that save's own render."""
+    one was) again with more time (_with_more_time), outside any request, and store it when it
+    is complete, or when `final`. Returns whether nothing is owed any more. A note changed
+    meanwhile is left to the render of that change."""
     note = Note.objects.filter(pk=note_id).first()
     if note is None or not render_owed(note):
         return True
     context = context_for(note)
-    scale = settings.RENDER_COMPLETION_TIME_SCALE
     digest = source_hash(note.body, context)
-    rendered = render(
-        note.body, dataclasses.replace(context, time_scale=context.time_scale * scale)
-    )
-    if not rendered.complete and not final:
+    rendered = _with_more_time(note.body, context, final=final)
+    if rendered is None:
         return False
-    if not rendered.complete:
-        rendered.warnings = [
-            RenderWarning(1, "render-cut-short", CUT_SHORT.format(scale=scale))
-            if warning.code == "render-incomplete"
-            else warning
-            for warning in rendered.warnings
-        ]
-        rendered.complete = True  # final: stored as such, with the warning
     with transaction.atomic():
         current = Note.objects.select_for_update(no_key=True).filter(pk=note_id).first()
         if current is None or source_hash(current.body, context_for(current)) != digest:
@@ -89,6 +109,25 @@ def note_render_complete(*, note_id: int, final: bool = False) -> bool:
         apply_rendered(current, rendered, digest)
         current.save(update_fields=RENDERED_FIELDS)
         citations_store(note=current, rendered=rendered)
+    return True
+
+
+def page_render_complete(*, page_id: int, final: bool = False) -> bool:
+    """note_render_complete for a page."""
+    page = Page.objects.filter(pk=page_id).first()
+    if page is None or not render_owed(page):
+        return True
+    context = context_for(None)
+    digest = source_hash(page.body, context)
+    rendered = _with_more_time(page.body, context, final=final)
+    if rendered is None:
+        return False
+    with transaction.atomic():
+        current = Page.objects.select_for_update().filter(pk=page_id).first()
+        if current is None or source_hash(current.body, context_for(None)) != digest:
+            return True
+        apply_rendered(current, rendered, digest)
+        current.save(update_fields=RENDERED_FIELDS)
     return True
 
 

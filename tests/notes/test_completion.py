@@ -161,3 +161,39 @@ def test_a_stored_render_cut_short_elsewhere_is_owed_and_rendered_on_store(note,
     settings.RENDER_TIME_PERCENT = 100
     note_render_store(note=note, force=True)
     assert INCOMPLETE not in _fresh(note).render_flags
+
+
+@pytest.mark.django_db
+def test_a_page_cut_short_keeps_its_render_and_is_completed(
+    client, settings, django_capture_on_commit_callbacks
+):
+    """Pages follow the same rule: a render cut short keeps the complete one (pending) and a
+    completion queued after the write; one with nothing before is shown uncached, and the
+    completion stores the complete render."""
+    from notes.models import Page
+    from notes.services.renders import page_render_complete, page_render_store
+
+    page = Page.objects.create(slug="about", title="About", body="The first version.")
+    page_render_store(page=page)
+    before = Page.objects.get(pk=page.pk)
+    settings.RENDER_TIME_PERCENT = 100 * NO_TIME
+    page.body = BODY
+    page.save()
+    with django_capture_on_commit_callbacks() as callbacks:
+        page_render_store(page=page)
+    kept = Page.objects.get(pk=page.pk)
+    assert kept.rendered_html == before.rendered_html and kept.render_flags[PENDING] is True
+    assert len(callbacks) == 1
+
+    fresh = Page.objects.create(slug="fresh", title="Fresh", body=BODY)
+    with django_capture_on_commit_callbacks():
+        page_render_store(page=fresh)
+    assert Page.objects.get(pk=fresh.pk).render_flags[INCOMPLETE] is True
+    response = client.get("/fresh/")
+    assert response.status_code == 200 and "no-store" in response["Cache-Control"]
+
+    settings.RENDER_COMPLETION_TIME_SCALE = int(1 / NO_TIME)
+    assert page_render_complete(page_id=fresh.pk) is True
+    assert "katex" in Page.objects.get(pk=fresh.pk).rendered_html
+    assert client.get("/fresh/")["X-Cache"] == "miss"
+    assert client.get("/fresh/")["X-Cache"] == "hit"
