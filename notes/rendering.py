@@ -340,7 +340,7 @@ def render_note(note: Note, context: RenderContext | None = None) -> Rendered:
     context = context or context_for(note)
     rendered = render(note.body, context)
     if keeps_previous(note, rendered):
-        note.render_flags = {**note.render_flags, PENDING: True}
+        note.render_flags = {**(note.render_flags or {}), PENDING: True}
     else:
         apply_rendered(note, rendered, source_hash(note.body, context))
     return rendered
@@ -351,7 +351,7 @@ def render_page(page: Page, context: RenderContext | None = None) -> Rendered:
     context = context or context_for(None)
     rendered = render(page.body, context)
     if keeps_previous(page, rendered):
-        page.render_flags = {**page.render_flags, PENDING: True}
+        page.render_flags = {**(page.render_flags or {}), PENDING: True}
     else:
         apply_rendered(page, rendered, source_hash(page.body, context))
     return rendered

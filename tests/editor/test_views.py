@@ -656,3 +656,21 @@ def test_macros_saved_from_the_editor_render_the_note_and_bad_ones_are_refused(
     )
     assert bad.status_code == 400 and "errorlist" in bad.content.decode()
     assert Note.objects.get(pk=note.pk).math_macros == macros
+
+
+def test_a_working_copy_cut_short_by_time_is_rendered_again_when_its_editor_opens(
+    client, author, note, settings
+):
+    """A published note's working copy saved while time ran out is flagged; opening the
+    editor renders it again, so its authors are not left with the render cut short."""
+    note = services.note_publish(note_id=note.pk, user=author, base_version=note.version).note
+    settings.RENDER_TIME_PERCENT = 1e-7
+    note = services.note_save(
+        note_id=note.pk, user=author, base_version=note.version, fields={"body": "**B** $x$"}
+    ).note
+    assert Note.objects.get(pk=note.pk).editor_copy.render_flags["incomplete"] is True
+    settings.RENDER_TIME_PERCENT = 100
+    client.force_login(author)
+    assert client.get(f"/write/{note.pk}/").status_code == 200
+    copy = Note.objects.get(pk=note.pk).editor_copy
+    assert "incomplete" not in copy.render_flags and "katex" in copy.rendered_html
