@@ -720,15 +720,26 @@ PREPARE_TIMEOUT_SECONDS = 30.0
 STYLES_HEAP_BYTES = 128 * 1024 * 1024
 
 
+# Styles one context builds: a context that has built this many is closed rather than given
+# another, and a fresh one builds it. With the pool's bounds on contexts (jsengine: so many
+# idle, those beyond the floor closed once idle a while), this bounds the styles a process
+# holds. Most sites use one style, and a note may name CITATION_STYLES_PER_NOTE more.
+STYLES_PER_CONTEXT = 4
+
+
 def _prepare(context, style: StyleInfo, locale: str) -> None:
-    """Give the context the style, locale and processor it has not built yet: the cost of a
-    style, paid once per context, not the cost of the list that first uses it."""
+    """Give the context the style, locale and processor it has not built yet, once per
+    context: the render that needs it pays for it from its budget (jsengine charges a call's
+    `before`)."""
     loaded = getattr(context, "scidraft_loaded", None)
     if loaded is None:
         loaded = context.scidraft_loaded = set()
     if (style.template, locale) in loaded:
         return
-    if any(isinstance(done, tuple) for done in loaded):
+    built = {done[0] for done in loaded if isinstance(done, tuple) and len(done) == 2}
+    if style.template not in built and len(built) >= STYLES_PER_CONTEXT:
+        raise jsengine.ContextFull(f"{len(built)} styles built")
+    if built:
         try:
             used = context.heap_stats()["used_heap_size"]
         except Exception:  # noqa: BLE001 - unknown: keep the context

@@ -26,7 +26,7 @@ from bibliography.models import BibFile
 from collaboration import presence
 from notes import services
 from notes.models import Author, AuthorConsent, Note, NoteRevision, Status, Tag
-from notes.rendering import environment_kinds, with_macros
+from notes.rendering import environment_kinds, render_incomplete, with_macros
 from scidraft.markup import ENGINE_VERSION
 from scidraft.markup import render as markup_render
 from scidraft.markup.external_images import mark_external_images
@@ -36,6 +36,7 @@ from scidraft.site.caching import deferred_bumps
 from scidraft.site.meta import PageMeta
 from scidraft.site.models import MATH_MACROS_MAX_CHARS
 
+from . import previews
 from .forms import NoteEditorForm
 from .references import note_reference_changes, waiting_notes
 from .revision_diff import revision_diff
@@ -166,8 +167,10 @@ def note_new(request):
 
 def _editor_page(request, note, form, *, conflict=None, confirm=None, status=200):
     copy = note.editor_copy
-    if copy.render_version != ENGINE_VERSION:
-        services.working_copy_refresh(note=note)  # a working copy rendered by an older engine
+    if copy.render_version != ENGINE_VERSION or render_incomplete(copy):
+        # A working copy rendered by an older engine, or cut short by time: its authors see
+        # it, and it is rendered again when they open it.
+        services.working_copy_refresh(note=note)
         copy = note.editor_copy
     warnings = _stored_warnings(copy)
     state = form.state
@@ -424,24 +427,54 @@ def preview_json(rendered, html: str) -> dict:
 @require_POST
 def note_preview(request, note_id: int):
     """The published renderer in the note's context, with its problems: JSON for the editor
-    (Accept: application/json, see preview_json), else HTML for markdownx (the admin)."""
+    (Accept: application/json, see preview_json), else HTML for markdownx (the admin). The
+    user's last preview again is answered as it was; any other is counted (editor.previews)
+    and, past the limit, refused with 429 and Retry-After."""
     note = _editable(request, note_id)
     source = request.POST.get("content", "")
-    if _wants_json(request):
-        context = dataclasses.replace(
-            services.working_context(note, reader=request.user), source_lines=True
-        )
+    wants_json = _wants_json(request)
+    context = services.working_context(note, reader=request.user)
+    if wants_json:
+        context = dataclasses.replace(context, source_lines=True)
         if "math_macros" in request.POST:
             # The side panel's macros as typed, not saved yet: the renderer reports any it
             # refuses as problems of the preview, as it does for saved ones.
             macros = request.POST["math_macros"][:MATH_MACROS_MAX_CHARS]
             context = with_macros(context, macros)
+    key = previews.preview_key(
+        note_id=note.pk, source=source, context=context, kind="json" if wants_json else "html"
+    )
+    answer = previews.kept(request.user.pk, key)
+    if answer is None:
+        allowance = previews.preview_allowance(request.user)
+        if not allowance.allowed:
+            return _preview_refused(allowance, wants_json)
         rendered = markup_render(source, context)
-        return JsonResponse(preview_json(rendered, for_reviewers(request, rendered.html)))
-    rendered = markup_render(source, services.working_context(note, reader=request.user))
-    body = for_reviewers(request, rendered.html)
+        if wants_json:
+            answer = json.dumps(preview_json(rendered, for_reviewers(request, rendered.html)))
+        else:
+            body = for_reviewers(request, rendered.html)
+            answer = problems_html(rendered.warnings) + body
+        if rendered.complete:  # a render cut short by time is rendered again when asked
+            previews.keep(request.user.pk, key, answer, len(answer))
+    if wants_json:
+        return HttpResponse(answer, content_type="application/json")
     # Trusted: scidraft.markup sanitises its output; the problems list is escaped.
-    return HttpResponse(mark_safe(problems_html(rendered.warnings) + body))  # noqa: S308
+    return HttpResponse(mark_safe(answer))  # noqa: S308
+
+
+def _preview_refused(allowance, wants_json: bool) -> HttpResponse:
+    if wants_json:
+        response = JsonResponse(
+            {"status": "paused", "error": allowance.message}, status=allowance.status
+        )
+    else:
+        response = HttpResponse(
+            format_html('<p class="render-error">{}</p>', allowance.message),
+            status=allowance.status,
+        )
+    response["Retry-After"] = str(allowance.retry_after)
+    return response
 
 
 @never_cache

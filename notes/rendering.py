@@ -230,6 +230,8 @@ def _site_context(note: Note | None, defaults: tuple[str, ...]) -> RenderContext
         promotion_link=site.promotion_link,
         max_source_bytes=settings.NOTE_BODY_MAX_BYTES,
         math_macros=(Preamble(SITE_MACROS, site.math_macros),) if site.math_macros.strip() else (),
+        time_scale=settings.RENDER_TIME_PERCENT / 100,
+        max_citation_styles=settings.CITATION_STYLES_PER_NOTE,
     )
 
 
@@ -283,6 +285,32 @@ def source_hash(body: str, context: RenderContext) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
+# render_flags of a stored render that time cut short (Rendered.complete false): shown until a
+# complete one replaces it, never kept in the page cache.
+INCOMPLETE = "incomplete"
+# render_flags of a stored complete render kept while a newer render, cut short, is completed
+# in the background (notes.completion): readers see it meanwhile.
+PENDING = "pending"
+
+
+def render_owed(instance: RenderedContent) -> bool:
+    """Whether the stored render waits for a complete one (INCOMPLETE or PENDING)."""
+    flags = instance.render_flags or {}
+    return bool(flags.get(INCOMPLETE) or flags.get(PENDING))
+
+
+def render_incomplete(instance: RenderedContent) -> bool:
+    """Whether the stored render itself was cut short by time."""
+    return bool((instance.render_flags or {}).get(INCOMPLETE))
+
+
+def keeps_previous(instance: RenderedContent, rendered: Rendered) -> bool:
+    """Whether `rendered` is not stored over `instance`'s render: it was cut short by time and
+    the row holds a complete render, which readers see until the complete one is stored."""
+    has_render = bool(instance.render_version and instance.rendered_html)
+    return not rendered.complete and has_render and not render_incomplete(instance)
+
+
 def apply_rendered(instance: RenderedContent, rendered: Rendered, digest: str) -> None:
     instance.rendered_html = rendered.html
     instance.rendered_card_html = rendered.card_html
@@ -290,6 +318,8 @@ def apply_rendered(instance: RenderedContent, rendered: Rendered, digest: str) -
     instance.rendered_text = rendered.text
     instance.word_count = rendered.word_count
     instance.render_flags = rendered.flags
+    if not rendered.complete:
+        instance.render_flags[INCOMPLETE] = True
     instance.render_labels = rendered.labels
     instance.render_refs = rendered.references
     instance.render_citations = [
@@ -311,15 +341,23 @@ RENDERED_FIELDS = [
 
 
 def render_note(note: Note, context: RenderContext | None = None) -> Rendered:
-    """Render `note` and store the result on the instance (the caller saves it)."""
+    """Render `note` and store the result on the instance (the caller saves it); a render
+    cut short by time leaves a complete one in place, marked PENDING (keeps_previous)."""
     context = context or context_for(note)
     rendered = render(note.body, context)
-    apply_rendered(note, rendered, source_hash(note.body, context))
+    if keeps_previous(note, rendered):
+        note.render_flags = {**(note.render_flags or {}), PENDING: True}
+    else:
+        apply_rendered(note, rendered, source_hash(note.body, context))
     return rendered
 
 
 def render_page(page: Page, context: RenderContext | None = None) -> Rendered:
+    """render_note for a page."""
     context = context or context_for(None)
     rendered = render(page.body, context)
-    apply_rendered(page, rendered, source_hash(page.body, context))
+    if keeps_previous(page, rendered):
+        page.render_flags = {**(page.render_flags or {}), PENDING: True}
+    else:
+        apply_rendered(page, rendered, source_hash(page.body, context))
     return rendered

@@ -12,11 +12,12 @@ from django.utils.safestring import mark_safe
 from bibliography import exports
 from bibliography.formatting import csl_items, entry_data, ris_records
 from scidraft.markup import ENGINE_VERSION
-from scidraft.site.caching import request_generation
+from scidraft.site.caching import not_final, request_generation
 from scidraft.site.meta import PageMeta, absolute
 from scidraft.site.models import SiteSettings
 from scidraft.site.snapshot import PerGeneration, site_settings
 
+from . import completion
 from . import feed as feed_math
 from .citing import (
     citable_work,
@@ -37,8 +38,14 @@ from .presentation import (
     date_note_page,
     share_links,
 )
-from .rendering import RENDERED_FIELDS, render_page, stale_references
+from .rendering import (
+    render_incomplete,
+    render_owed,
+    render_page,
+    stale_references,
+)
 from .services import note_render_store
+from .services.renders import page_render_store
 
 
 def _paginate(total: int, per_page: int, page: int | str) -> tuple[int, int]:
@@ -65,14 +72,20 @@ def _pagination(base: str, page: int, pages: int) -> dict:
     }  # fmt: skip
 
 
-def _refresh_stale(notes) -> None:
+def _refresh_stale(request, notes) -> None:
     """Rows rendered by an older engine, marked stale (environment kinds changed) or whose
     references to other notes now resolve differently (one published, unpublished or come
-    due since) are rendered again when first read and saved, so this happens once a change."""
+    due since) are rendered again when first read and saved, so this happens once a change.
+    A render still owed (cut short by time, its completion lost with its process) is queued
+    for completion; a page showing one cut short is not cached."""
     stale = {note.pk for note in stale_references(notes)}
     for note in notes:
         if note.render_version != ENGINE_VERSION or not note.source_hash or note.pk in stale:
             note_render_store(note=note, force=True)
+        elif render_owed(note):
+            completion.schedule(completion.NOTE, note.pk)
+        if render_incomplete(note):
+            not_final(request)
 
 
 def _feed_counts() -> tuple[int, int]:
@@ -106,7 +119,7 @@ def feed(request, page: int = 1, base: str = "/"):
         .page_in_feed_order(offset, site.notes_per_page, pinned)
     )
     prefetch_cards(page_notes)
-    _refresh_stale(page_notes)
+    _refresh_stale(request, page_notes)
     promotions = promotion_pool.get(generation) if site.promotions_per_page else ()
     slots = feed_math.place_promotions(
         promotions=[promotion.slug for promotion in promotions],
@@ -148,7 +161,7 @@ def note_detail(request, slug: str):
     note = get_object_or_404(
         Note.objects.published().prefetch_related(*card_prefetches()), slug=slug
     )
-    _refresh_stale([note])
+    _refresh_stale(request, [note])
     # « Prev is the older note, Next » the newer one; promotions included (theme behaviour).
     older, newer = older_and_newer(request, note)
     candidates = recommendation_candidates(request, note)
@@ -346,12 +359,15 @@ def page_detail(request, slug: str):
     site = site_settings(request)
     if stale_references([page]):
         # A note it references was published, unpublished or came due since: stored anew.
-        render_page(page)
-        page.save(update_fields=RENDERED_FIELDS)
+        page_render_store(page=page)
     elif (page.render_flags or {}).get("has_entry_index") or page.render_version != ENGINE_VERSION:
         # An entry index lists other notes: it is rendered now, so a note published or coming
         # due since the page was saved is in it. A row from an older engine is refreshed too.
         render_page(page)
+    elif render_owed(page):
+        completion.schedule(completion.PAGE, page.pk)  # its process ended before completing it
+    if render_incomplete(page):
+        not_final(request)
 
     def toggle(name: str) -> bool:
         value = getattr(page, name)

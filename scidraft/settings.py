@@ -304,6 +304,21 @@ SCIDRAFT_BIB_MAX_BYTES = env_int("SCIDRAFT_BIB_MAX_BYTES", 10 * 1024 * 1024)
 # Largest note body accepted by the write paths and rendered, in UTF-8 bytes (issue #10): a
 # larger one is refused with a clear message; the renderer shows an error instead of working.
 NOTE_BODY_MAX_BYTES = env_int("NOTE_BODY_MAX_BYTES", 2 * 1024 * 1024)
+# The render's time budget (scidraft.markup.limits: 1 s of CPU, 1.5 s of V8's work, 5 s a
+# JavaScript call), in percent. A render that runs out of time is not stored as final: the
+# note keeps its previous complete render while notes.completion renders it again in the
+# background with RENDER_COMPLETION_TIME_SCALE times the time, up to RENDER_COMPLETION_TRIES
+# times; the last try is stored whatever it reaches, with a warning.
+RENDER_TIME_PERCENT = env_int("RENDER_TIME_PERCENT", 100)
+RENDER_COMPLETION_TIME_SCALE = env_int("RENDER_COMPLETION_TIME_SCALE", 8)
+RENDER_COMPLETION_TRIES = env_int("RENDER_COMPLETION_TRIES", 3)
+# Distinct CSL styles a note's reference lists may name besides the site's (each is built in
+# V8, up to a second of CPU and 75 MB): lists past them are formatted in the site's style.
+CITATION_STYLES_PER_NOTE = env_int("CITATION_STYLES_PER_NOTE", 3)
+# Changed previews one user may ask the editor for in any window of so many seconds, counted
+# in the database (editor.previews); the same text again is answered without counting.
+EDITOR_PREVIEW_LIMIT = env_int("EDITOR_PREVIEW_LIMIT", 60)
+EDITOR_PREVIEW_WINDOW = env_int("EDITOR_PREVIEW_WINDOW", 60)
 # Autosaves by one person within this many seconds of the first of a run are one revision
 # (explicit saves, publishes and restores always make their own).
 NOTE_AUTOSAVE_COALESCE_SECONDS = env_int("NOTE_AUTOSAVE_COALESCE_SECONDS", 5 * 60)

@@ -9,10 +9,11 @@ CSL styles through citation-js (bibliography.formatting). A numbered style keeps
 `[n]` markers and citation order; an author–date style prints its own in-text citations
 (`(Vaswani et al., 2017)`) and orders the list as the style sorts it.
 
-Bounds (issue #16): a note may hold thousands of lists. Each file is looked up once per render,
-lists past MAX_LISTS and lists reached once the render's budget is spent are not formatted
-(their entries show the key), and each formatting call is bounded by what is left of the
-budget (scidraft.markup.jsengine).
+Bounds (issue #16): a note may hold thousands of lists, and name a style per list: past
+context.max_citation_styles distinct styles a list takes the site's. Each file is looked up
+once per render, lists past MAX_LISTS and lists reached once the render's budget is spent are
+not formatted (their entries show the key), and each formatting call is bounded by what is
+left of the budget (scidraft.markup.jsengine).
 """
 
 from __future__ import annotations
@@ -113,6 +114,7 @@ def resolve(
         warnings.append(RenderWarning(item.line, "cite-unlisted", _unlisted(keys, lists)))
         item.html = html.escape((item.data or {})["source"])
 
+    _cap_styles(lists, context, warnings)
     results: list[CitationList] = []
     # The theme's counter: the page's first marker is cite-back-0.
     back_counter = 0
@@ -177,6 +179,36 @@ def resolve(
             CitationList(scope.bib, scope.title, list(numbers), missing, dict(scope.sources))
         )
     return results, trailing
+
+
+def _style_name(style: str) -> str:
+    return style.strip().lower().removesuffix(".csl")
+
+
+def _cap_styles(lists: list[_List], context: RenderContext, warnings: list[RenderWarning]) -> None:
+    """Lists naming a style beyond the first context.max_citation_styles distinct ones (other
+    than the site's) take the site's style, with a warning on their line: each style is built
+    in V8 once per context (a second of CPU and tens of MB for the large ones)."""
+    site = _style_name(context.citation_style or "")
+    chosen: list[str] = []
+    for scope in lists:
+        name = _style_name(scope.style)
+        if not name or name == site or name in chosen:
+            continue
+        if len(chosen) < context.max_citation_styles:
+            chosen.append(name)
+            continue
+        line = (scope.item.data or {}).get("line", 0) if scope.item else 0
+        warnings.append(
+            RenderWarning(
+                line,
+                "citation-style-limit",
+                f"a note may name at most {context.max_citation_styles} citation styles "
+                f"besides the site's ({', '.join(chosen)}): this list is formatted in the "
+                f"site's style, not {scope.style}",
+            )
+        )
+        scope.style = ""
 
 
 def _marker(cite: Item, counter: int, box: int, scope: _List, numbers: dict[str, int]) -> str:

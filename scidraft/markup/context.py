@@ -141,6 +141,12 @@ class RenderContext:
     # The editor preview only: top-level blocks carry data-source-line (sourcelines.py), for
     # scrolling the source and the preview together. Published HTML never has them.
     source_lines: bool = False
+    # The render's time limits (limits.RENDER_SECONDS, ENGINE_SECONDS and the JavaScript
+    # calls' own) times this: a render completed in the background gets more.
+    time_scale: float = 1.0
+    # Distinct citation styles a render's reference lists may name besides citation_style
+    # (`{{< references style=… >}}`); the lists past them take citation_style, with a warning.
+    max_citation_styles: int = 3
 
     def kinds_by_key(self) -> dict[str, EnvironmentKind]:
         return {kind.key: kind for kind in self.environments}

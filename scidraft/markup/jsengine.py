@@ -163,7 +163,8 @@ class MacrosRefused(JSError):
 
 class JSStopped(JSError):
     """The call was cut short by the render's time budget, not by the input alone: the
-    result is not cached, a later render with time to spare may succeed."""
+    result is not cached, a later render with time to spare may succeed (the render is
+    marked cut short: limits.Outcome)."""
 
 
 class ContextFull(Exception):
@@ -442,34 +443,62 @@ CITATION_FLOOR_SECONDS = CALL_TIMEOUT_SECONDS
 
 
 def _timeout(floor: float) -> float:
-    # A call gets at most what is left of the render's budget (and never less than `floor`).
+    # A call gets at most what is left of the render's budget (and never less than `floor`);
+    # a render given more time (limits.budget's scale) gives its calls more too.
+    cap = CALL_TIMEOUT_SECONDS * limits.time_scale()
     left = limits.remaining()
-    return min(max(min(CALL_TIMEOUT_SECONDS, left), floor), CALL_TIMEOUT_SECONDS)
+    return min(max(min(cap, left), floor), cap)
+
+
+class _Clock:
+    """The engine's work since it started: the process's CPU time, which V8's threads are
+    part of, or the wall clock when that is less (the process's other threads were busy too).
+    Waiting for a core while other processes load the machine costs nothing: whether a note
+    renders in full depends on the note, not on the machine's load."""
+
+    def __init__(self):
+        self.wall, self.cpu = time.monotonic(), time.process_time()
+
+    def seconds(self) -> float:
+        return min(time.monotonic() - self.wall, time.process_time() - self.cpu)
 
 
 def _run(function: str, args: tuple, pool: _Pool, before, timeout: float, spent: list[float]):
-    """`function(*args)` in a context of `pool`; the seconds the call took (not the loading
-    of what the context lacked) are appended to `spent`, whether it returned or raised."""
+    """`function(*args)` in a context of `pool`; the engine's seconds (_Clock) the call and
+    `before` took (not the loading of the libraries into a new context) are appended to
+    `spent`, whether it returned or raised."""
     context = pool.take()  # loading the libraries into a new context is not the input's cost
-    if before is not None:
-        try:
-            try:
-                before(context)  # what this context still lacks (a style), not the input's cost
-            except ContextFull:
-                pool.discard(context)
-                context = pool.fresh()  # holds nothing yet: it takes what `before` loads
-                before(context)
-        except BaseException:
-            pool.discard(context)
-            raise
-    started = time.monotonic()
+    clock = _Clock()
     try:
-        result = context.call(function, *args, timeout_sec=timeout, max_memory=MEMORY_LIMIT_BYTES)
+        if before is not None:
+            try:
+                try:
+                    before(context)  # what this context still lacks (a style): the input's cost
+                except ContextFull:
+                    pool.discard(context)
+                    context = pool.fresh()  # holds nothing yet: it takes what `before` loads
+                    before(context)
+            except BaseException:
+                pool.discard(context)
+                raise
+        result = _checked_call(context, pool, function, args, timeout)
+    finally:
+        spent.append(clock.seconds())
+    pool.give_back(context)
+    return result
+
+
+def _checked_call(context: MiniRacer, pool: _Pool, function: str, args: tuple, timeout: float):
+    try:
+        return context.call(function, *args, timeout_sec=timeout, max_memory=MEMORY_LIMIT_BYTES)
     except JSTimeoutException:
         pool.discard(context)  # it may be wedged: the next call makes another
-        if timeout < CALL_TIMEOUT_SECONDS:
+        # Time, not the input, stopped it (a busy machine slows the wall clock's calls): the
+        # render is not final (limits.Outcome).
+        limits.cut_short()
+        if timeout < CALL_TIMEOUT_SECONDS * limits.time_scale():
             raise JSStopped("the note took too long to render and this was stopped") from None
-        raise JSError(f"took longer than {CALL_TIMEOUT_SECONDS:g} s and was stopped") from None
+        raise JSError(f"took longer than {timeout:g} s and was stopped") from None
     except JSOOMException:
         pool.discard(context)
         raise JSError("used too much memory and was stopped") from None
@@ -478,10 +507,6 @@ def _run(function: str, args: tuple, pool: _Pool, before, timeout: float, spent:
         if isinstance(error, JSEvalException):
             raise JSError(_first_line(error)) from None
         raise
-    finally:
-        spent.append(time.monotonic() - started)
-    pool.give_back(context)
-    return result
 
 
 def _call(function: str, *args, pool: _Pool | None = None, before=None, floor: float = 0.05):
@@ -652,7 +677,8 @@ def render_pseudocode(source: str, *, caption_count: int) -> str:
 
 def call_citations(function: str, *args, before=None):
     """`function(*args)` in a citation-js context, bounded like a formula (time, memory, the
-    render's budget); `before(context)` runs first, outside the bounds (loading a style)."""
+    render's budget); `before(context)` runs first (loading a style), under its own time
+    limits, and the render's budget is charged for it too."""
     return _call(function, *args, pool=_citation_pool, before=before, floor=CITATION_FLOOR_SECONDS)
 
 
@@ -702,22 +728,40 @@ def _run_citations(function: str, args: tuple, before, timeout: float, spent: li
         return error
 
 
+def _run_citations_for(outcome: limits.Outcome, *call):
+    """_run_citations in a slice thread, which has no budget of its own: a call stopped by
+    time there is recorded in the caller's `outcome`."""
+    with limits.budget(float("inf"), float("inf"), scale=outcome.scale) as inner:
+        try:
+            return _run_citations(*call)
+        finally:
+            outcome.cut_short = outcome.cut_short or inner.cut_short
+
+
 def call_citations_at_once(function: str, arg_lists: list[tuple], *, before=None) -> list:
     """`function(*args)` for each of `arg_lists`, at once, in citation-js contexts of their
     own; each call is bounded as `call_citations` bounds one, and the render's budget is
-    charged the time waited for the slowest. Each call's result, or the JSError it raised."""
+    charged the slowest call's engine time. Each call's result, or the JSError it raised."""
     timeout = _timeout(CITATION_FLOOR_SECONDS)
     spent: list[float] = []
+    clock = _Clock()
+    outcome = limits.Outcome(scale=limits.time_scale())
     try:
         if len(arg_lists) <= 1:
             return [_run_citations(function, args, before, timeout, spent) for args in arg_lists]
         calls = [
-            _slice_executor().submit(_run_citations, function, args, before, timeout, spent)
+            _slice_executor().submit(
+                _run_citations_for, outcome, function, args, before, timeout, spent
+            )
             for args in arg_lists
         ]
         return [call.result() for call in calls]
     finally:
-        limits.charge_engine(max(spent, default=0.0))
+        if outcome.cut_short:
+            limits.cut_short()
+        # The calls ran at once: the process's CPU time covers them all, the wall clock the
+        # slowest.
+        limits.charge_engine(min(max(spent, default=0.0), clock.seconds()))
 
 
 @atexit.register

@@ -15,6 +15,7 @@ import re
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .rendered import RenderWarning
@@ -30,10 +31,12 @@ MAX_SOURCE_BYTES = 2 * 1024 * 1024
 # depends on the note, not on how busy the server was when it was saved (a stored render is
 # kept until the next save). The most any example or benchmark note takes, cold, is 0.08 s.
 RENDER_SECONDS = 1.0
-# Seconds the same render may wait on KaTeX and pseudocode.js, which run in V8's threads (the
-# rendering thread's CPU clock stands still meanwhile). A cold formula costs 1–3 ms: this is
-# several hundred new formulas (the benchmark note's 300 take 0.25 s), and a formula seen
-# before costs nothing. V8's CPU time is the process's too: with RENDER_SECONDS, this bounds it.
+# Seconds of V8's work the same render may wait on (KaTeX, pseudocode.js, citation-js), which
+# runs in V8's threads (the rendering thread's CPU clock stands still meanwhile). A call is
+# charged the process's CPU time while it ran, or the wall clock if that is less (other
+# threads of the process may be busy too): a machine loaded by other processes does not spend
+# it. A cold formula costs 1–3 ms: this is several hundred new formulas (the benchmark note's
+# 300 take 0.25 s), and a formula seen before costs nothing.
 ENGINE_SECONDS = 1.5
 # Container levels (list items, block quotes) a line may sit in. The Markdown stage parses a
 # container's content inside it, a level of recursion each; authors' notes stay under ten.
@@ -53,25 +56,54 @@ class BudgetExceeded(Exception):
     """The render's time budget is spent: the stage that raises it falls back to plain text."""
 
 
+@dataclass
+class Outcome:
+    """What a budget saw: `cut_short` once time ran out (the CPU deadline, the engine's
+    seconds, a JavaScript call stopped by its time limit), as opposed to input refused by a
+    size or nesting bound (`exhaust`), which is a final result. A render cut short is not
+    final: the same input may render in full with more time. `scale` multiplies the time
+    limits of the JavaScript calls made inside."""
+
+    scale: float = 1.0
+    cut_short: bool = False
+
+
 _local = threading.local()
 
 
 @contextlib.contextmanager
-def budget(seconds: float, engine_seconds: float = ENGINE_SECONDS) -> Iterator[None]:
+def budget(
+    seconds: float, engine_seconds: float = ENGINE_SECONDS, *, scale: float = 1.0
+) -> Iterator[Outcome]:
     """Stages called inside share a deadline `seconds` of CPU time from now and
-    `engine_seconds` of waiting on the JavaScript engine (nested calls keep the outer budget:
-    a card rendered inside a page render spends the page's)."""
+    `engine_seconds` of V8's work (nested calls keep the outer budget: a card rendered inside
+    a page render spends the page's, and its outcome is the page's)."""
     if getattr(_local, "deadline", None) is not None:
-        yield
+        yield _local.outcome
         return
     _local.deadline = time.thread_time() + seconds
     _local.engine_left = engine_seconds
     _local.next_reading = 0.0
     _local.spent = False
+    _local.outcome = outcome = Outcome(scale=scale)
     try:
-        yield
+        yield outcome
     finally:
         _local.deadline = None
+        _local.outcome = None
+
+
+def cut_short() -> None:
+    """Record that time, not the input, stopped part of the current render."""
+    outcome = getattr(_local, "outcome", None)
+    if outcome is not None:
+        outcome.cut_short = True
+
+
+def time_scale() -> float:
+    """How much longer than usual a JavaScript call may run inside the current budget."""
+    outcome = getattr(_local, "outcome", None)
+    return outcome.scale if outcome is not None else 1.0
 
 
 def remaining() -> float:
@@ -140,6 +172,8 @@ def _spent() -> bool:
         return False
     _local.next_reading = now + CHECK_INTERVAL
     _local.spent = time.thread_time() >= deadline or _local.engine_left <= 0
+    if _local.spent:
+        _local.outcome.cut_short = True
     return _local.spent
 
 

@@ -148,8 +148,25 @@ def render(source: str, context: RenderContext | None = None) -> Rendered:
     size = limits.oversized(source, context.max_source_bytes)
     if size:
         return _refused(size, context.max_source_bytes)
-    with limits.budget(limits.RENDER_SECONDS):
-        return _render(source, context)
+    scale = context.time_scale
+    with limits.budget(
+        limits.RENDER_SECONDS * scale, limits.ENGINE_SECONDS * scale, scale=scale
+    ) as outcome:
+        result = _render(source, context)
+    if outcome.cut_short:
+        result.complete = False
+        result.warnings = limits.cap_warnings(
+            [
+                RenderWarning(
+                    1,
+                    "render-incomplete",
+                    "this render ran out of time before it finished: what did not fit is "
+                    "shown as text, and the note is rendered again with more time",
+                ),
+                *result.warnings,
+            ]
+        )
+    return result
 
 
 def _refused(size: int, limit: int) -> Rendered:

@@ -54,6 +54,10 @@ class Rendered:
     # stored render is stale once these resolve differently (notes.rendering).
     references: dict[str, dict | None] = field(default_factory=dict)
     warnings: list[RenderWarning] = field(default_factory=list)
+    # False when time ran out before every stage finished (limits.Outcome): the same source
+    # renders in full with more time, so this is not a final result. Input refused by a size
+    # or nesting bound is final, with its warning.
+    complete: bool = True
 
     @property
     def flags(self) -> dict[str, bool]:

@@ -566,6 +566,14 @@ class PageCacheMiddleware:
         return response
 
 
+def not_final(request: HttpRequest) -> None:
+    """The page shows a render cut short by time (notes.rendering.INCOMPLETE): it is neither
+    stored here nor kept by browsers, so that readers get the complete one as soon as it is
+    stored (writing it does not move the content generation past a page cached meanwhile:
+    the page must not be cached at all)."""
+    request._page_not_final = True
+
+
 def cached_page(view, *, query: QueryParameters = ()):
     """Mark a public view cacheable: readers get ETag, 304s and public Cache-Control, and
     PageCacheMiddleware stores the response; anyone logged in gets private, no-store.
@@ -578,6 +586,9 @@ def cached_page(view, *, query: QueryParameters = ()):
         response = view(request, *args, **kwargs)
         if request.method not in ("GET", "HEAD") or _personal(request):
             patch_cache_control(response, private=True, no_store=True)
+            return response
+        if getattr(request, "_page_not_final", False):
+            patch_cache_control(response, no_cache=True, no_store=True)
             return response
         if getattr(response, "streaming", False):
             return response

@@ -43,6 +43,8 @@
   var shownSeq = 0;
   var lastSent = null; // the text (and macros) of the latest request
   var failures = 0; // failed requests in a row: the next attempt waits longer
+  var paused = 0; // seconds the server asked to wait (429, Retry-After)
+  var pausedUntil = 0; // Date.now() before which typing does not ask for a preview
 
   function csrfToken() {
     var match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
@@ -198,6 +200,18 @@
       signal: controller ? controller.signal : undefined,
     })
       .then(function (response) {
+        if (response.status === 429 || response.status === 503) {
+          // Too many previews for now (editor/previews.py): wait as long as the server says.
+          paused = Math.max(1, parseInt(response.headers.get("Retry-After"), 10) || 5);
+          return response.json().then(
+            function (data) {
+              throw { paused: paused, message: data && data.error };
+            },
+            function () {
+              throw { paused: paused };
+            }
+          );
+        }
         if (!response.ok) throw new Error("HTTP " + response.status);
         return response.json();
       })
@@ -213,13 +227,23 @@
       })
       .catch(function (error) {
         lastSent = null; // the text was not previewed: try it again, later each time
+        if (error && error.paused) {
+          say(error.message || "Preview paused, retrying in " + error.paused + " s…");
+          return;
+        }
         failures += 1;
         say("Preview not updated (" + (error && error.name === "AbortError" ? "timed out" : "server unreachable") + ").");
       })
       .then(function () {
         clearTimeout(watchdog);
         if (inFlight && inFlight.seq === seq) inFlight = null;
-        if (changedSince) {
+        if (paused) {
+          // Asked again once the pause is over, whether or not the text changed meanwhile.
+          changedSince = false;
+          pausedUntil = Date.now() + paused * 1000;
+          schedule(paused * 1000);
+          paused = 0;
+        } else if (changedSince) {
           changedSince = false;
           schedule(failures ? Math.min(30000, 1000 * Math.pow(2, failures)) : delay);
         }
@@ -236,7 +260,7 @@
   var changedSince = false;
   function changed() {
     if (inFlight) changedSince = true;
-    if (!(failures && timer)) schedule();
+    if (!((failures || Date.now() < pausedUntil) && timer)) schedule();
   }
   body.onChange(changed);
   if (macros) macros.addEventListener("input", changed);

@@ -657,3 +657,88 @@ def test_a_context_past_its_styles_heap_hands_a_new_style_to_a_fresh_one(monkeyp
     assert pool.every == [second]
     monkeypatch.undo()
     pool.close_all()
+
+
+# Numbered styles that build quickly (none of APA's or Chicago's 50–75 MB).
+_LIGHT_STYLES = [
+    "ieee",
+    "nature",
+    "american-physics-society",
+    "association-for-computing-machinery",
+    "american-medical-association",
+    "american-chemical-society",
+]
+
+
+def _built(context) -> set[str]:
+    return {done[0] for done in context.scidraft_loaded if isinstance(done, tuple)}
+
+
+def test_a_context_builds_at_most_styles_per_context_and_a_fresh_one_the_next():
+    """Style after style in one context: once it has built STYLES_PER_CONTEXT styles, the
+    next one goes to a fresh context and the full one is closed, so a process holds a
+    bounded number of styles whatever notes ask for."""
+    from bibliography.formatting import EntryData, format_references
+
+    entries = [EntryData("k1", "book", {"title": "Markov Chains", "year": "1960"}, {})]
+    pool = jsengine._citation_pool
+    pool.close_all()
+    format_cache_clear()
+    for style in _LIGHT_STYLES:
+        assert format_references(entries, style).problems == {}, style
+        if style == _LIGHT_STYLES[0]:
+            (first,) = pool.every
+    (last,) = pool.every
+    assert last is not first  # the first filled up and was closed
+    assert _built(last) == {csl.style_info(style).template for style in _LIGHT_STYLES[4:]}
+    pool.close_all()
+
+
+def test_building_a_style_is_charged_to_the_render_budget():
+    """The seconds V8 spends building a style a list asks for count against the render's
+    engine budget, as the list's own formatting does."""
+    from bibliography.formatting import EntryData, format_references
+    from scidraft.markup import limits
+
+    entries = [EntryData("k1", "book", {"title": "Markov Chains", "year": "1960"}, {})]
+    pool = jsengine._citation_pool
+    format_cache_clear()
+    format_references(entries, "vancouver")  # a context with citation-js loaded
+    charged = {}
+    for attempt in ("cold", "built"):
+        format_cache_clear()
+        with limits.budget(100.0, engine_seconds=100.0):
+            format_references(entries, "chicago-author-date")
+            charged[attempt] = 100.0 - limits._local.engine_left
+    assert charged["cold"] > charged["built"] + 0.1, charged
+    pool.close_all()
+
+
+def test_thirty_styles_in_one_preview_build_three_with_a_warning_for_each_list_past_them():
+    """A note naming 30 styles builds the site's and the first CITATION_STYLES_PER_NOTE others;
+    each later list is formatted in the site's style, with a warning on its own line."""
+    from bibliography.formatting import ParsedBibliography
+    from scidraft.markup import RenderContext, render
+
+    styles = [path.stem for path in sorted(csl.STYLE_DIR.glob("*.csl"))][:30]
+    bib = ParsedBibliography(
+        "bib/refs.bib",
+        parse_bibtex("@book{k1, title={Markov Chains}, author={Doob, J}, year=1953}").entries,
+    )
+    source = "".join(
+        f'\\cite{{k1}}\n\n{{{{< references bib="bib/refs.bib" style="{style}" >}}}}\n\n'
+        for style in styles
+    )
+    pool = jsengine._citation_pool
+    pool.close_all()
+    format_cache_clear()
+    rendered = render(
+        source,
+        RenderContext(resolve_bibliography=lambda name: bib, citation_style="vancouver"),
+    )
+    limited = [w for w in rendered.warnings if w.code == "citation-style-limit"]
+    assert [w.line for w in limited] == [4 * index + 3 for index in range(3, 30)]
+    assert "at most 3 citation styles" in limited[0].message
+    built = set().union(*(_built(context) for context in pool.every))
+    assert built <= {"vancouver", *(csl.style_info(style).template for style in styles[:3])}
+    pool.close_all()

@@ -438,3 +438,21 @@ def test_the_editor_runs_under_the_sites_policy(open_editor):
     assert page.locator(".cm-editor").evaluate("e => getComputedStyle(e).display") == "flex"
     assert page.locator(".cm-gutters").evaluate("e => getComputedStyle(e).display") == "flex"
     assert not page.errors, page.errors
+
+
+def test_a_paused_preview_says_so_and_asks_again_after_retry_after(open_editor, settings):
+    """Past the preview limit the server answers 429: the editor says the preview is paused,
+    asks again once Retry-After has passed, and then shows the text typed meanwhile."""
+    settings.EDITOR_PREVIEW_LIMIT, settings.EDITOR_PREVIEW_WINDOW = 1, 3
+    note = editor_note("Paused", "First text.")
+    page = open_editor(note)  # its first preview is the one the limit allows
+    page.locator(BODY).click()
+    page.keyboard.press("Control+End")
+    page.keyboard.type(" Typed while paused.")
+    status = page.locator(".editor-preview-status")
+    expect(status).to_contain_text("Preview paused", timeout=10_000)
+    expect(page.locator(".editor-preview")).to_contain_text("Typed while paused.", timeout=15_000)
+    expect(status).to_have_text("")
+    # The browser logs every refused request itself; nothing else went wrong.
+    others = [error for error in page.errors if "status of 429" not in error]
+    assert not others, others

@@ -706,3 +706,21 @@ def test_the_header_counts_revisions_as_the_revision_list_does(client, author, n
     assert f'revision <span class="editor-revision">{newest}</span>' in page
     listing = client.get(f"/write/{note.pk}/revisions/").content.decode()
     assert f'aria-label="Compare to revision {newest}"' in listing
+
+
+def test_a_working_copy_cut_short_by_time_is_rendered_again_when_its_editor_opens(
+    client, author, note, settings
+):
+    """A published note's working copy saved while time ran out is flagged; opening the
+    editor renders it again, so its authors are not left with the render cut short."""
+    note = services.note_publish(note_id=note.pk, user=author, base_version=note.version).note
+    settings.RENDER_TIME_PERCENT = 1e-7
+    note = services.note_save(
+        note_id=note.pk, user=author, base_version=note.version, fields={"body": "**B** $x$"}
+    ).note
+    assert Note.objects.get(pk=note.pk).editor_copy.render_flags["incomplete"] is True
+    settings.RENDER_TIME_PERCENT = 100
+    client.force_login(author)
+    assert client.get(f"/write/{note.pk}/").status_code == 200
+    copy = Note.objects.get(pk=note.pk).editor_copy
+    assert "incomplete" not in copy.render_flags and "katex" in copy.rendered_html

@@ -516,3 +516,29 @@ def test_ordinary_spacing_is_unchanged():
     """Thin, negative thin and quad spaces come out as KaTeX writes them."""
     html_out = render(r"$a\!b\,c\quad d$").html
     assert "margin-right:-0.1667em" in html_out and "margin-right:1em" in html_out
+
+
+# --- Cut short by time, or refused by the input --------------------------------------------------
+
+
+def test_a_render_that_runs_out_of_time_is_marked_incomplete():
+    """Time running out (a tiny budget) leaves a render that is not final: flagged, with a
+    warning that says it is rendered again; the same source with time is complete."""
+    source = "**bold** $x_1^{2}$ `code`\n\n$$\\int_0^1 f$$\n"
+    short = render(source, RenderContext(time_scale=1e-9))
+    assert short.complete is False
+    assert short.warnings[0].code == "render-incomplete"
+    full = render(source)
+    assert full.complete is True and "render-incomplete" not in _codes(full)
+
+
+def test_input_refused_by_a_bound_is_a_final_render():
+    """Input refused by its size, its nesting or its number of constructs is final: the
+    warning says what was refused, and nothing is marked incomplete."""
+    deep = "".join("    " * level + "- x\n" for level in range(limits.MAX_NESTING + 4))
+    many = "`c` " * (limits.MAX_ITEMS + 10)
+    for source in (deep, many):
+        rendered = _timed(source)
+        assert rendered.complete is True, _codes(rendered)
+    refused = render("x" * 200, RenderContext(max_source_bytes=100))
+    assert refused.complete is True and _codes(refused) == {"body-too-large"}

@@ -165,8 +165,9 @@ def test_calls_at_once_run_in_contexts_of_their_own_and_fail_alone():
     assert len({id(context) for context in used}) == 3
 
 
-def test_calls_at_once_are_charged_to_the_render_as_the_time_waited():
-    """The render's engine budget pays for the slowest slice, not for the sum of them."""
+def test_calls_at_once_are_charged_to_the_render_as_the_slowest_one():
+    """The render's engine budget pays for the slowest slice, not for the sum of them (the
+    work done, at most the time waited: a busy machine gives each spinning slice less)."""
     from scidraft.markup import limits
 
     with limits.budget(1.0, engine_seconds=10.0):
@@ -174,7 +175,7 @@ def test_calls_at_once_are_charged_to_the_render_as_the_time_waited():
             "scidraftTestSpin", [(200,), (200,)], before=lambda context: context.eval(_SPIN)
         )
         left = limits._local.engine_left
-    assert 9.4 < left < 9.81  # 0.2 s charged once, not 0.4 s
+    assert 9.75 < left < 10.0  # at most 0.2 s charged once, not 0.4 s
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
@@ -263,3 +264,68 @@ def test_citation_js_leaves_v8s_fast_array_paths_on():
         [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120
     )
     assert result.stdout.split() == ["True", "False"], result.stderr[-2000:]
+
+
+# A call that waits without working, as a call does while other processes hold the cores; and
+# one that works a fixed amount, however long that takes on the clock.
+_WAIT = (
+    "function scidraftTestWait(ms) {"
+    " Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms); return ms; }"
+    "function scidraftTestWork(n) { var x = 0; for (var i = 0; i < n; i++) x = (x + i) % 7;"
+    " return x; }"
+)
+_WORK = 30_000_000
+
+
+def test_the_engine_budget_is_charged_the_work_done_not_the_time_waited():
+    """A call that spends 0.3 s on the clock without using a core (a machine loaded by other
+    processes) costs the render's engine budget next to nothing; one that works is charged
+    about the CPU time its work takes."""
+    import time
+
+    from scidraft.markup import limits
+
+    with jsengine.borrowed() as context:
+        context.eval(_WAIT)
+        context.call("scidraftTestWork", _WORK)  # compiled before it is measured
+        started = time.process_time()
+        context.call("scidraftTestWork", _WORK)
+        work = time.process_time() - started
+    with limits.budget(1.0, engine_seconds=10.0):
+        assert jsengine._call("scidraftTestWait", 300) == 300
+        waited = 10.0 - limits._local.engine_left
+        jsengine._call("scidraftTestWork", _WORK)
+        worked = 10.0 - limits._local.engine_left - waited
+    assert waited < 0.05
+    assert 0.5 * work < worked < 2 * work + 0.05, (work, worked)
+
+
+def test_a_call_stopped_by_time_marks_the_render_cut_short(monkeypatch):
+    """A V8 call stopped by its time limit, in the render's thread or in a slice's, makes the
+    render's outcome cut short (not final); a call that fails on its input does not."""
+    from scidraft.markup import limits
+
+    monkeypatch.setattr(jsengine, "CALL_TIMEOUT_SECONDS", 0.2)
+    with limits.budget(10.0, engine_seconds=10.0) as outcome, pytest.raises(jsengine.JSError):
+        jsengine.render_tex("\\frac{1}{", display=False)
+    assert outcome.cut_short is False
+    with limits.budget(10.0, engine_seconds=10.0) as outcome:
+        answers = jsengine.call_citations_at_once(
+            "scidraftTestSpin", [(10,), (5_000,)], before=lambda context: context.eval(_SPIN)
+        )
+    assert answers[0] == 10 and isinstance(answers[1], jsengine.JSError)
+    assert outcome.cut_short is True
+
+
+def test_a_budget_with_more_time_gives_its_calls_more_time(monkeypatch):
+    """A render given more time (a completion in the background) lets each V8 call run longer
+    in proportion; the call that timed out before now finishes."""
+    from scidraft.markup import limits
+
+    monkeypatch.setattr(jsengine, "CALL_TIMEOUT_SECONDS", 0.2)
+    monkeypatch.setattr(jsengine, "CITATION_FLOOR_SECONDS", 0.2)
+    with limits.budget(10.0, engine_seconds=10.0, scale=10) as outcome:
+        answer = jsengine.call_citations(
+            "scidraftTestSpin", 400, before=lambda context: context.eval(_SPIN)
+        )
+    assert answer == 400 and outcome.cut_short is False

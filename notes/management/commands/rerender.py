@@ -4,8 +4,9 @@ from django.core.management.base import BaseCommand
 
 from notes.live_references import live_context
 from notes.models import Note, Page
-from notes.rendering import RENDERED_FIELDS, context_for, render_page, source_hash
+from notes.rendering import context_for, source_hash
 from notes.services import note_render_store
+from notes.services.renders import page_render_store
 from scidraft.markup import ENGINE_VERSION, render
 from scidraft.markup.crossrefs import kind_references
 
@@ -56,8 +57,7 @@ class Command(BaseCommand):
         for page in Page.objects.iterator(chunk_size=200):
             current = page.source_hash == source_hash(page.body, page_context)
             if force or not current or page.render_version != ENGINE_VERSION:
-                render_page(page, page_context)
-                page.save(update_fields=RENDERED_FIELDS)
+                page_render_store(page=page, context=page_context)
                 pages += 1
         self.stdout.write(f"{notes} notes and {pages} pages rendered (engine {ENGINE_VERSION}).")
 
