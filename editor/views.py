@@ -35,6 +35,7 @@ from scidraft.site.meta import PageMeta
 from scidraft.site.models import MATH_MACROS_MAX_CHARS
 
 from .forms import NoteEditorForm
+from .live import live_refusal
 from .revision_diff import revision_diff
 
 STATUS_FILTERS = ("draft", "review", "scheduled", "published", "changes")
@@ -515,6 +516,7 @@ def revision_list(request, note_id: int):
             "compared": compared,
             "a": a,
             "b": b,
+            "live_refusal": live_refusal(request.user, note),
             "meta": _meta(f"Revisions of {note.title or note.slug}"),
             "assets": {},
         },
