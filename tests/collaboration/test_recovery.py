@@ -75,9 +75,8 @@ def test_a_document_that_cannot_be_loaded_is_refused_at_connect(author, note, se
 @pytest.mark.django_db
 def test_a_stored_document_with_another_root_is_refused_at_connect(note, settings):
     """Content beside the texts stored before updates were read: refused, with the reset."""
-    settings.LIVE_DOCUMENT_MAX_BYTES = 100_000
     oversized(note, settings)
-    settings.LIVE_DOCUMENT_MAX_BYTES = 100_000
+    settings.LIVE_DOCUMENT_MAX_BYTES = 100_000  # loaded whole: what it holds is the refusal
     with pytest.raises(documents.Corrupt, match="'junk' beside its title and body"):
         documents.limits_check(documents.document(note.pk))
 
