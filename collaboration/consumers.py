@@ -112,8 +112,8 @@ class NoteConsumer(AsyncWebsocketConsumer):
         self.joined = True
         try:
             step1 = await database_sync_to_async(self._open)()
-        except documents.TooLarge as error:
-            return await self.refuse(TOO_LARGE, "too-large", str(error))
+        except documents.Refused as error:
+            return await self.refuse(TOO_LARGE, error.kind, str(error))
         editors[self.note_id] = editors.get(self.note_id, 0) + 1
         self.counted = True
         await self.send(bytes_data=step1)
@@ -190,6 +190,8 @@ class NoteConsumer(AsyncWebsocketConsumer):
                 await self.send(bytes_data=awareness_message(list(known.values())))
         except Malformed as error:
             await self.refuse(INVALID, "invalid", f"Not understood: {error}")
+        except documents.Refused as error:  # the document cannot be loaded any more
+            await self.refuse(TOO_LARGE, error.kind, str(error))
 
     async def _sync_message(self, sync_kind: int, payload: bytes) -> None:
         if sync_kind == SYNC_STEP1:
@@ -202,8 +204,8 @@ class NoteConsumer(AsyncWebsocketConsumer):
             stored = await database_sync_to_async(documents.update_store)(
                 self.note_id, payload, self.user_id
             )
-        except documents.TooLarge as error:
-            return await self.refuse(TOO_LARGE, "too-large", f"{error} The change was not kept.")
+        except documents.Refused as error:
+            return await self.refuse(TOO_LARGE, error.kind, f"{error} The change was not kept.")
         except DatabaseError:
             logger.exception("Could not store an update of note %s", self.note_id)
             self.ended = True
@@ -312,6 +314,12 @@ class NoteConsumer(AsyncWebsocketConsumer):
             "Your session has ended (signed out, expired, or the password changed): "
             "reload the page to write together again.",
         )
+
+    async def live_reset(self, event):
+        """An Editor reset the document (collaboration.recovery): this editor's copy belongs to
+        the old one, so writing together stops here (its browser forgets that copy)."""
+        documents.drop(self.note_id)
+        await self.refuse(TOO_LARGE, "reset", event["message"])
 
     async def live_recheck(self, event):
         if self.ended:

@@ -4,6 +4,14 @@ its connected editors use (the registry) and catches up with the updates it has 
 
 Every operation on a held document runs under its lock: consumers touch it from the event
 loop (updates broadcast by other processes) and from Django's sync thread (storing, saving).
+
+What is stored is bounded, not only what the texts show: an update is read first
+(collaboration.updates: plain text in "title" and "body" only, nothing it depends on missing),
+then applied to a copy of the document, whose encoded size must stay within
+LIVE_DOCUMENT_MAX_BYTES; the stored updates of a note, summed in SQL, stay within
+STORED_FACTOR times that, and a document whose stored updates pass it is refused before any is
+loaded. A document that cannot be loaded is reset from the working copy by an Editor
+(collaboration.recovery).
 """
 
 from __future__ import annotations
@@ -14,19 +22,64 @@ from difflib import SequenceMatcher
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Sum
+from django.db.models.functions import Length
 from pycrdt import Doc, Text
 
 from notes.models import Note, body_size_error
 from notes.services import working_state
 
+from . import updates
 from .models import DocumentCheckpoint, DocumentUpdate
 from .protocol import Malformed
+from .updates import NotText, Refused
+
+__all__ = ["NotText", "Refused"]
 
 TITLE_MAX_CHARS = Note._meta.get_field("title").max_length
+# The stored updates of a note may hold this many times LIVE_DOCUMENT_MAX_BYTES between two
+# compactions (typing that deletes what it typed is stored whole, and merged away later).
+STORED_FACTOR = 2
+RESET_HINT = (
+    " An Editor can reset it from the working copy (Revisions, then \u201cReset the live "
+    "document\u201d); meanwhile the note is saved as you type."
+)
 
 
-class TooLarge(Exception):
-    """What the client asked for would not fit the limits; the message is for people."""
+class TooLarge(Refused):
+    """What the client asked for would not fit the limits."""
+
+    kind = "too-large"
+
+
+class Corrupt(Refused):
+    """A stored update cannot be read: the document cannot be loaded."""
+
+    kind = "corrupt"
+
+
+class Reset(Refused):
+    """The document was reset (collaboration.recovery) since this process loaded it."""
+
+    kind = "reset"
+
+
+def stored_max() -> int:
+    return STORED_FACTOR * settings.LIVE_DOCUMENT_MAX_BYTES
+
+
+def stored_bytes(note_id: int) -> int:
+    """The size of the note's stored updates, summed by the database (no row is read)."""
+    rows = DocumentUpdate.objects.filter(note_id=note_id)
+    return rows.aggregate(size=Sum(Length("data")))["size"] or 0
+
+
+def generation(note_id: int) -> int | None:
+    return (
+        DocumentCheckpoint.objects.filter(note_id=note_id)
+        .values_list("generation", flat=True)
+        .first()
+    )
 
 
 class LiveDocument:
@@ -39,6 +92,8 @@ class LiveDocument:
         self.read_up_to = 0
         self.applied: set[int] = set()
         self.lock = threading.RLock()
+        # The checkpoint's generation when loaded: a reset since makes this document stale.
+        self.generation = 0
 
     def texts(self) -> tuple[str, str]:
         with self.lock:
@@ -49,19 +104,29 @@ class LiveDocument:
         with self.lock:
             if update_id <= self.read_up_to or update_id in self.applied:
                 return
-            self.doc.apply_update(bytes(data))
+            self.doc.apply_update(bytes(data))  # stored, so read and admitted before
             self.applied.add(update_id)
 
     def catch_up(self) -> None:
         """Apply the stored updates this process has not seen (by id: the checkpoint's lock
         makes ids commit in order, so none appears later below one already read). The query
-        runs outside the lock: the event loop applies broadcast updates under it."""
+        runs outside the lock: the event loop applies broadcast updates under it. Reset when
+        the document was reset since it was loaded; Corrupt for a stored update pycrdt cannot
+        read."""
+        if generation(self.note_id) != self.generation:
+            raise Reset("The live document was reset from the working copy.")
         rows = DocumentUpdate.objects.filter(note_id=self.note_id, id__gt=self.read_up_to)
         stored = list(rows.order_by("id").values_list("id", "data"))
         with self.lock:
             for update_id, data in stored:
                 if update_id > self.read_up_to and update_id not in self.applied:
-                    self.doc.apply_update(bytes(data))
+                    try:
+                        self.doc.apply_update(bytes(data))
+                    except ValueError as error:
+                        raise Corrupt(
+                            f"A stored change of this note's live document (number "
+                            f"{update_id}) cannot be read." + RESET_HINT
+                        ) from error
                     self.applied.add(update_id)
             if stored:
                 self.read_up_to = max(self.read_up_to, stored[-1][0])
@@ -91,14 +156,21 @@ def size_error(title: str, body: str) -> str | None:
 
 
 def limits_check(live: LiveDocument) -> None:
-    """TooLarge when the document could not be sent or saved: its stored state is over
-    LIVE_DOCUMENT_MAX_BYTES, or its text over the note's limits."""
+    """Refused when the document could not be sent or saved: its stored state is over
+    LIVE_DOCUMENT_MAX_BYTES, its text over the note's limits, or it holds more than the
+    note's two texts (stored before updates were read)."""
     size = live.encoded_size()
     if size > settings.LIVE_DOCUMENT_MAX_BYTES:
         raise TooLarge(
             f"This note's live document is {size:,} bytes, more than the "
-            f"{settings.LIVE_DOCUMENT_MAX_BYTES:,} that can be synchronised: edit it without "
-            "writing together (it is saved as you type)."
+            f"{settings.LIVE_DOCUMENT_MAX_BYTES:,} that can be synchronised." + RESET_HINT
+        )
+    with live.lock:
+        others = sorted(set(live.doc.keys()) - updates.TEXTS)
+    if others:
+        raise Corrupt(
+            f"This note's live document holds {others[0][:40]!r} beside its title and body."
+            + RESET_HINT
         )
     if message := size_error(*live.texts()):
         raise TooLarge(message)
@@ -115,13 +187,16 @@ def held(note_id: int) -> LiveDocument | None:
 
 
 def document(note_id: int) -> LiveDocument:
-    """The note's document in this process, loaded (and seeded) on first use, caught up."""
+    """The note's document in this process, loaded (and seeded) on first use, caught up.
+    Refused (and nothing held) when it cannot be loaded."""
     live = _held.get(note_id)
-    if live is None:
-        loaded = loaded_document(note_id)
-        with _held_lock:
-            live = _held.setdefault(note_id, loaded)
-    live.catch_up()
+    if live is not None and _caught_up(live):
+        return live
+    loaded = loaded_document(note_id)
+    with _held_lock:
+        live = _held.setdefault(note_id, loaded)
+    if live is not loaded and not _caught_up(live):
+        return document(note_id)
     return live
 
 
@@ -129,10 +204,22 @@ def caught_up(note_id: int) -> LiveDocument:
     """The held document caught up, or one loaded for this call only (an HTTP write in a
     process where nobody edits the note live: gunicorn's)."""
     live = _held.get(note_id)
-    if live is None:
-        return loaded_document(note_id)
-    live.catch_up()
-    return live
+    if live is not None and _caught_up(live):
+        return live
+    return loaded_document(note_id)
+
+
+def _caught_up(live: LiveDocument) -> bool:
+    """Catch the held document up; False (and it is let go) when it is stale or a stored
+    update cannot be read: the caller loads it again, and is refused if that fails too."""
+    try:
+        live.catch_up()
+    except Refused:
+        with _held_lock:
+            if _held.get(live.note_id) is live:
+                del _held[live.note_id]
+        return False
+    return True
 
 
 def drop(note_id: int) -> None:
@@ -149,9 +236,18 @@ def forget_all() -> None:
 
 
 def loaded_document(note_id: int) -> LiveDocument:
+    """The document read from the database. TooLarge, before any update is read, when the
+    stored updates together pass stored_max(); Corrupt when one cannot be read."""
     if not DocumentUpdate.objects.filter(note_id=note_id).exists():
         seed(note_id)
+    size = stored_bytes(note_id)
+    if size > stored_max():
+        raise TooLarge(
+            f"This note's live document has {size:,} bytes of stored changes, more than the "
+            f"{stored_max():,} that can be loaded." + RESET_HINT
+        )
     live = LiveDocument(note_id)
+    live.generation = generation(note_id) or 0
     live.catch_up()
     return live
 
@@ -165,19 +261,24 @@ def seed(note_id: int) -> None:
         note = Note.objects.select_for_update(no_key=True).get(pk=note_id)
         if DocumentUpdate.objects.filter(note=note).exists():
             return
-        state = working_state(note)
-        doc = Doc()
-        doc.get("title", type=Text).insert(0, state["title"])
-        doc.get("body", type=Text).insert(0, state["body"])
-        DocumentCheckpoint.objects.update_or_create(
-            note=note,
-            defaults={
-                "saved_update_id": 0,
-                "run_from_version": note.version,
-                "run_version": note.version,
-            },
-        )
-        DocumentUpdate.objects.create(note=note, data=doc.get_update())
+        seed_locked(note)
+
+
+def seed_locked(note: Note) -> None:
+    """The seed, the caller holding the note's row lock and the note having no update."""
+    state = working_state(note)
+    doc = Doc()
+    doc.get("title", type=Text).insert(0, state["title"])
+    doc.get("body", type=Text).insert(0, state["body"])
+    DocumentCheckpoint.objects.update_or_create(
+        note=note,
+        defaults={
+            "saved_update_id": 0,
+            "run_from_version": note.version,
+            "run_version": note.version,
+        },
+    )
+    DocumentUpdate.objects.create(note=note, data=doc.get_update())
 
 
 # --- Storing -------------------------------------------------------------------------------
@@ -189,36 +290,68 @@ class Stored:
     state_vector: bytes
 
 
-def update_insert(note_id: int, data: bytes, author_id: int | None) -> DocumentUpdate:
+def update_insert(
+    note_id: int, data: bytes, author_id: int | None, generation: int | None = None
+) -> DocumentUpdate:
     """Insert an update under the checkpoint's row lock (see DocumentCheckpoint; the seed
     made the row). The insert also takes PostgreSQL's key-share lock on the note, which the
     note's writers (FOR NO KEY UPDATE: editable_note, merged saves) do not block: a merged
-    save holding the note and waiting for the checkpoint would otherwise deadlock with it."""
+    save holding the note and waiting for the checkpoint would otherwise deadlock with it.
+    Reset when `generation` (the document the update was made on) is no longer the note's."""
     with transaction.atomic():
-        DocumentCheckpoint.objects.select_for_update().get(note_id=note_id)
+        checkpoint = DocumentCheckpoint.objects.select_for_update().get(note_id=note_id)
+        if generation is not None and checkpoint.generation != generation:
+            raise Reset("The live document was reset from the working copy.")
         return DocumentUpdate.objects.create(note_id=note_id, data=data, author_id=author_id)
 
 
+def update_admitted(live: LiveDocument, data: bytes) -> None:
+    """Refused unless the update may join the document: read first (plain text in the two
+    texts, nothing missing it depends on), then applied to a copy, whose encoded size and
+    texts must stay within the limits. The caller holds the document's lock."""
+    shape = updates.read(data)
+    if missing := updates.dependency_missing(shape, updates.state_vector(live.doc.get_state())):
+        raise NotText(missing)
+    copy = Doc()
+    copy.apply_update(live.doc.get_update())
+    try:
+        copy.apply_update(data)
+    except ValueError as error:  # pycrdt could not decode it: nothing was applied
+        raise Malformed("The update is not a Yjs update.") from error
+    after = updates.state_vector(copy.get_state())
+    if any(after.get(client, 0) < end for client, (_, end) in shape.blocks.items()):
+        raise NotText("The change cannot be applied whole.")  # pycrdt kept part of it pending
+    size = len(copy.get_update())
+    if size > settings.LIVE_DOCUMENT_MAX_BYTES:
+        raise TooLarge(
+            f"With this change the note's live document would be {size:,} bytes, more than "
+            f"the {settings.LIVE_DOCUMENT_MAX_BYTES:,} that can be synchronised."
+        )
+    title, body = str(copy.get("title", type=Text)), str(copy.get("body", type=Text))
+    if message := size_error(title, body):
+        raise TooLarge(message)
+
+
 def update_store(note_id: int, data: bytes, author_id: int | None) -> Stored:
-    """Apply a client's update to the held document and store it, committed before this
-    returns. An update that takes the texts over the note's limits is refused (TooLarge) and
-    not stored; the held document, which has applied it, is dropped and loads again, as after
-    a failed insert. Bytes that are no update: Malformed."""
+    """Store a client's update and apply it to the held document, committed before this
+    returns. An update the document does not admit (update_admitted), or that would take the
+    stored updates past stored_max(), is refused and not stored; bytes that are no update:
+    Malformed."""
     # The held document as it is: the group brings it the others' updates, and a query per
     # keystroke to catch up would only slow acknowledgements down.
     live = held(note_id) or document(note_id)
+    stored = stored_bytes(note_id)
+    if stored + len(data) > stored_max():
+        raise TooLarge(
+            f"This note's live document has {stored:,} bytes of changes not merged yet: this "
+            f"one ({len(data):,} bytes) would pass the {stored_max():,} it may hold."
+        )
     with live.lock:
-        try:
-            live.doc.apply_update(data)
-        except ValueError as error:  # pycrdt could not decode it: nothing was applied
-            raise Malformed("The update is not a Yjs update.") from error
-        message = size_error(*live.texts())
+        update_admitted(live, data)
+        live.doc.apply_update(data)
         state_vector = live.doc.get_state()
-    if message:
-        drop(note_id)
-        raise TooLarge(message)
     try:
-        row = update_insert(note_id, data, author_id)
+        row = update_insert(note_id, data, author_id, live.generation)
     except BaseException:
         drop(note_id)
         raise

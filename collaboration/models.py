@@ -42,6 +42,9 @@ class DocumentCheckpoint(models.Model):
     `saved_update_id` is the newest update the last merged save read. `run_from_version` to
     `run_version` are the note versions made by merged saves alone, one after another: a
     live editor's form posted on any of them repeats merged text (notes.services.text_sync).
+
+    `generation` counts the resets of the document (collaboration.recovery): a process holding
+    it from before a reset neither applies nor stores anything more on it.
     """
 
     note = models.OneToOneField(
@@ -50,6 +53,7 @@ class DocumentCheckpoint(models.Model):
     saved_update_id = models.BigIntegerField(default=0)
     run_from_version = models.PositiveIntegerField(default=0)
     run_version = models.PositiveIntegerField(default=0)
+    generation = models.PositiveIntegerField(default=0)
 
     def __str__(self) -> str:
         return f"Live document of {self.note_id}"

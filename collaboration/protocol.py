@@ -37,7 +37,7 @@ class Frame:
     payload: bytes = b""
 
 
-class _Reader:
+class Reader:
     def __init__(self, data: bytes):
         self.data, self.at = data, 0
 
@@ -52,6 +52,12 @@ class _Reader:
             shift += 7
             if byte < 0x80:
                 return value
+
+    def byte(self) -> int:
+        if self.at >= len(self.data):
+            raise Malformed("The message ends early.")
+        self.at += 1
+        return self.data[self.at - 1]
 
     def bytes(self) -> bytes:
         length = self.uint()
@@ -71,7 +77,7 @@ class _Reader:
 def frame_read(data: bytes) -> Frame:
     """The frame's type, sync sub-type and payload (the update, state vector or awareness
     update, without its length)."""
-    reader = _Reader(data)
+    reader = Reader(data)
     kind = reader.uint()
     if kind == SYNC:
         sync_kind = reader.uint()
@@ -106,7 +112,7 @@ class Presence:
 
 
 def awareness_read(payload: bytes) -> list[Presence]:
-    reader = _Reader(payload)
+    reader = Reader(payload)
     count = reader.uint()
     entries = [Presence(reader.uint(), reader.uint(), reader.string()) for _ in range(count)]
     if reader.at != len(payload):

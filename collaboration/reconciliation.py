@@ -42,12 +42,15 @@ class LiveTextSync:
     def after_write(self, *, note: Note, user) -> None:
         if not DocumentCheckpoint.objects.filter(note=note).exists():
             return  # no live document yet: it is seeded from the note when first opened
-        live = documents.caught_up(note.pk)
+        try:
+            live = documents.caught_up(note.pk)
+        except documents.Refused:
+            return  # nobody can open it live: the note's text is the HTTP editor's alone
         state = working_state(note)
         data = documents.written_update(live, state["title"], state["body"])
         if data is None:
             return
-        row = documents.update_insert(note.pk, data, getattr(user, "pk", None))
+        row = documents.update_insert(note.pk, data, getattr(user, "pk", None), live.generation)
         transaction.on_commit(partial(_told, note.pk, row.pk, data))
 
 

@@ -13,7 +13,6 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
-from pycrdt import merge_updates
 
 from notes.models import Note
 from notes.services import note_live_save
@@ -53,7 +52,13 @@ def merged_save_locked(note: Note) -> Saved | None:
     checkpoint = DocumentCheckpoint.objects.filter(note=note).first()
     if checkpoint is None:
         return None
-    live = documents.caught_up(note.pk)
+    try:
+        live = documents.caught_up(note.pk)
+    except documents.Refused as error:
+        # Too large or unreadable: nothing live can be saved; the HTTP editor saves the note,
+        # and an Editor's reset (collaboration.recovery) starts the document again.
+        logger.warning("Live document of note %s is not loaded: %s", note.pk, error)
+        return None
     title, body = live.texts()
     newest = (
         DocumentUpdate.objects.filter(note=note, author__isnull=False)
@@ -71,7 +76,7 @@ def merged_save_locked(note: Note) -> Saved | None:
         # lands here; the HTTP editor says why on its next save.
         logger.warning("Live document of note %s is over the limits: not saved", note.pk)
         return None
-    compact(note, live.read_up_to)
+    compact(note, live)
     if result is None:
         return None
     by = _names(note, checkpoint.saved_update_id, live.read_up_to)
@@ -100,15 +105,22 @@ def _names(note: Note, after_id: int, up_to_id: int) -> list[str]:
     return [person.get_full_name() or person.get_username() for person in people]
 
 
-def compact(note: Note, up_to_id: int) -> None:
-    """Past LIVE_COMPACT_ROWS stored updates, merge those up to `up_to_id` into the newest of
-    them: it keeps its id, so what a process has read stays read."""
-    rows = DocumentUpdate.objects.filter(note=note, id__lte=up_to_id)
-    if rows.count() <= settings.LIVE_COMPACT_ROWS:
+def compact(note: Note, live: documents.LiveDocument) -> None:
+    """Past LIVE_COMPACT_ROWS stored updates, or LIVE_DOCUMENT_MAX_BYTES of them, replace
+    those the caught-up document has read by its encoded state, in the newest of them: it
+    keeps its id, so what a process has read stays read. The state is what the rows add up
+    to with deleted text collected, so no row is read and what typing deleted goes away."""
+    rows = DocumentUpdate.objects.filter(note=note, id__lte=live.read_up_to)
+    if (
+        rows.count() <= settings.LIVE_COMPACT_ROWS
+        and documents.stored_bytes(note.pk) <= settings.LIVE_DOCUMENT_MAX_BYTES
+    ):
         return
-    stored = list(rows.order_by("id").values_list("id", "data"))
-    merged = merge_updates(*(bytes(data) for _, data in stored))
-    last_id = stored[-1][0]
+    last_id = rows.order_by("-id").values_list("id", flat=True).first()
+    if last_id is None:
+        return
+    with live.lock:
+        merged = live.doc.get_update()
     DocumentUpdate.objects.filter(pk=last_id).update(data=merged)
     rows.filter(id__lt=last_id).delete()
 

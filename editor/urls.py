@@ -2,7 +2,7 @@ from django.urls import path
 
 from images import views as image_views
 
-from . import bibliographies, completion, people, references, review, views
+from . import bibliographies, completion, live, people, references, review, views
 
 app_name = "editor"
 
@@ -14,6 +14,7 @@ urlpatterns = [
     path("<int:note_id>/autosave/", views.note_autosave, name="autosave"),
     path("<int:note_id>/images/", image_views.upload, name="image_upload"),
     path("<int:note_id>/revisions/", views.revision_list, name="revisions"),
+    path("<int:note_id>/live/reset/", live.live_reset, name="live_reset"),
     path(
         "<int:note_id>/revisions/<int:revision_id>/restore/",
         views.revision_restore_view,

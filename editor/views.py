@@ -38,6 +38,7 @@ from scidraft.site.models import MATH_MACROS_MAX_CHARS
 
 from . import previews
 from .forms import NoteEditorForm
+from .live import live_refusal
 from .references import note_reference_changes, waiting_notes
 from .revision_diff import revision_diff
 
@@ -552,6 +553,7 @@ def revision_list(request, note_id: int):
             "compared": compared,
             "a": a,
             "b": b,
+            "live_refusal": live_refusal(request.user, note),
             "meta": _meta(f"Revisions of {note.title or note.slug}"),
             "assets": {},
         },

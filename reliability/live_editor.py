@@ -321,6 +321,10 @@ class LiveEditor:
         self.body.insert(index, text)
         return first
 
+    def send_update(self, update: bytes) -> None:
+        """Send an update made elsewhere (a crafted one), leaving this document as it is."""
+        self._send(create_update_message(update))
+
     def _changed(self, event) -> None:
         if not self._applying_remote:
             self._send(create_update_message(event.update))

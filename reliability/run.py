@@ -23,8 +23,10 @@ proxy, so that d's clients are told apart by X-Forwarded-For. Scenario e (writin
 starts two daphne servers (ports 8360-8369, the compose service "live") on the same Redis and
 PostgreSQL for its RELIABILITY_SECONDS; in the summary table its requests are keystrokes, its
 req/s keystrokes a second and its latencies the propagation from one editor to another (its
-own table adds p95, acknowledgements and the lost characters by place). `run.py b` (or any of
-a, b, c, d, e) runs only the scenarios named.
+own table adds p95, acknowledgements and the lost characters by place). Scenario f
+(live_bloat.py) starts one more daphne, where a co-author floods one note with 200 KB updates
+beside its texts for RELIABILITY_BLOAT_SECONDS (default 45) while another types on another
+note. `run.py b` (or any of a, b, c, d, e, f) runs only the scenarios named.
 Everything is stopped and removed on the way out. The exit code is 1 when a scenario fails, 0
 otherwise (also when a tool is missing: then it says SKIP).
 """
@@ -49,6 +51,7 @@ sys.path.insert(1, str(ROOT / "benchmarks"))  # the benchmarks' table printer
 
 from _server import production_environment  # noqa: E402
 from _table import status, table  # noqa: E402
+from live_bloat import live_bloat  # noqa: E402
 from scenarios import (  # noqa: E402
     Result,
     database_outage,
@@ -285,16 +288,20 @@ class Site:
         finally:
             conn.close()
 
-    def start_live(self, notes: int, per_note: int, seed: str) -> None:
-        """Scenario e's co-authors and notes, and LIVE_SERVERS daphne processes (the
+    def start_live(self, notes: int, per_note: int, seed: str, servers: int = LIVE_SERVERS) -> None:
+        """Co-authors and notes (scenarios e and f), and `servers` daphne processes (the
         compose service "live") sharing this run's Redis and PostgreSQL."""
         self.live = self.shell(
             _LIVE_SETUP.format(notes=notes, per_note=per_note, seed=seed, mark=MARK)
         )
-        ports = [port for port in DAPHNE_PORTS if port_free(port)][:LIVE_SERVERS]
-        for number, port in enumerate(ports, start=1):
-            self.daphnes.append(Daphne(self.env, port, self.work / f"daphne-{number}.log"))
-        for daphne in self.daphnes:
+        ports = [port for port in DAPHNE_PORTS if port_free(port)][:servers]
+        first = len(self.daphnes) + 1
+        started = [
+            Daphne(self.env, port, self.work / f"daphne-{number}.log")
+            for number, port in enumerate(ports, start=first)
+        ]
+        self.daphnes += started
+        for daphne in started:
             daphne.wait()
 
     def stop_live(self) -> None:
@@ -400,6 +407,7 @@ def main(argv: list[str]) -> int:
     chosen = {arg.strip(".").lower() for arg in argv}
     seconds = float(os.environ.get("RELIABILITY_SECONDS", "60"))
     flood_seconds = float(os.environ.get("RELIABILITY_FLOOD_SECONDS", "30"))
+    bloat_seconds = float(os.environ.get("RELIABILITY_BLOAT_SECONDS", "45"))
     print("Reliability: faults and load against gunicorn, its own Redis and PostgreSQL")
     print(
         f"machine: {os.cpu_count()} CPUs (nproc {len(os.sched_getaffinity(0))}), "
@@ -426,6 +434,10 @@ def main(argv: list[str]) -> int:
             (
                 f"e. 20 co-authors on 4 notes, 2 daphne, {seconds:g} s",
                 lambda: live_editing(site, seconds),
+            ),
+            (
+                f"f. live-document bloat on 1 daphne, {bloat_seconds:g} s",
+                lambda: live_bloat(site, bloat_seconds),
             ),
         ):
             if chosen and name[0] not in chosen:

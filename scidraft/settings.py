@@ -470,8 +470,9 @@ else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 # Largest WebSocket message a client may send, in bytes (a larger one closes with 4413).
 LIVE_MESSAGE_MAX_BYTES = env_int("LIVE_MESSAGE_MAX_BYTES", 256 * 1024)
-# Largest stored document (all its updates, merged) a client is sent; a larger one is refused
-# at connect with 4413 and the editor falls back to saving over HTTP.
+# Largest live document, encoded: an update that would pass it is refused (4413) and not
+# stored; a note's stored updates may hold twice this between compactions. A document past
+# either is refused at connect, and the editor falls back to saving over HTTP.
 LIVE_DOCUMENT_MAX_BYTES = env_int("LIVE_DOCUMENT_MAX_BYTES", 4 * NOTE_BODY_MAX_BYTES)
 # Largest presence (awareness) message relayed to the others; larger ones are dropped.
 LIVE_AWARENESS_MAX_BYTES = env_int("LIVE_AWARENESS_MAX_BYTES", 8 * 1024)

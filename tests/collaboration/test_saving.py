@@ -105,6 +105,32 @@ def test_the_stored_updates_are_compacted_into_their_newest_row(author, note, se
 
 
 @pytest.mark.django_db
+def test_stored_bytes_past_the_document_size_are_compacted_without_what_was_deleted(
+    author, note, settings
+):
+    """Fewer rows than LIVE_COMPACT_ROWS but more stored bytes than LIVE_DOCUMENT_MAX_BYTES
+    (text typed and deleted): a merged save replaces them by the document's encoded state,
+    which has collected the deleted text, so the stored bytes fall back to the document's."""
+    from pycrdt import merge_updates
+
+    settings.LIVE_DOCUMENT_MAX_BYTES = 5_000
+    doc = stored_doc(note.pk)
+    body = doc.get("body", type=Text)
+    for _ in range(5):
+        typing = typed(doc, "z" * 1_500, at=0)
+        before = doc.get_state()
+        del body[0:1_500]
+        documents.update_store(note.pk, merge_updates(typing, doc.get_update(before)), author.pk)
+    documents.update_store(note.pk, typed(doc, "Kept."), author.pk)
+    assert documents.stored_bytes(note.pk) > 5_000
+    saving.live_save(note.pk)
+    assert DocumentUpdate.objects.filter(note=note).count() == 1
+    assert documents.stored_bytes(note.pk) < 500
+    assert str(stored_doc(note.pk).get("body", type=Text)) == "Kept."
+    assert working_body(note) == "Kept."
+
+
+@pytest.mark.django_db
 def test_merged_saves_in_a_row_are_remembered_as_one_run(author, note):
     """The checkpoint keeps the first and last version made by merged saves alone: the range
     a live editor's Save may have been based on."""

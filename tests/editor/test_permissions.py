@@ -64,6 +64,17 @@ RULES: dict[str, dict[str, dict[str, object]]] = {
         "POST": {"anonymous": LOGIN, "own": 200, "other": 404, "editor": 200, "admin": 200},
     },
     "revisions": {"GET": ALL_ALLOWED_GET, "POST": POST_ONLY_GET},
+    # An Editor's reset of the live document (collaboration.recovery); co-authors may not.
+    "live_reset": {
+        "GET": POST_ONLY_GET,
+        "POST": {
+            "anonymous": LOGIN,
+            "own": 403,
+            "other": 404,
+            "editor": INTO_APP,
+            "admin": INTO_APP,
+        },
+    },  # fmt: skip
     "cite_search": {"GET": ALL_ALLOWED_GET, "POST": POST_ONLY_GET},
     # The labels of other notes, for completing \ref{slug:label} (editor/completion.py).
     "labels": {"GET": ALL_ALLOWED_GET, "POST": POST_ONLY_GET},
