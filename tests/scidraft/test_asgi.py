@@ -9,7 +9,7 @@ from channels.testing import HttpCommunicator, WebsocketCommunicator
 
 from notes import services
 from scidraft.asgi import application
-from tests.collaboration.editors import ORIGIN, session_cookie
+from tests.collaboration.editors import HOST, ORIGIN, session_cookie
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -56,7 +56,7 @@ def test_other_websocket_paths_are_refused(author):
     """Only the live notes path is routed: another path closes the handshake."""
 
     async def scenario():
-        headers = [(b"origin", ORIGIN.encode())]
+        headers = [(b"host", HOST.encode()), (b"origin", ORIGIN.encode())]
         communicator = WebsocketCommunicator(application, "/write/", headers=headers)
         with pytest.raises(ValueError, match="No route found"):
             await communicator.connect()
