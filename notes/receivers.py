@@ -9,6 +9,7 @@ from django.dispatch import receiver
 from bibliography.signals import bibfile_changed
 from scidraft.site.models import SiteSettings
 
+from . import search_index
 from .models import Environment, Note, Page
 
 
@@ -40,9 +41,13 @@ RENDER_SETTINGS = ("math_macros", "citation_style", "language_code")
 def site_settings_before_save(sender, instance, **kwargs):
     """Remember whether this save changes a setting the stored renders depend on (read
     before it): the math macros, the citation style, the language (the style's locale)."""
-    before = SiteSettings.objects.filter(pk=instance.pk).values_list(*RENDER_SETTINGS)
+    before = list(SiteSettings.objects.filter(pk=instance.pk).values_list(*RENDER_SETTINGS))
     now = tuple(getattr(instance, name) for name in RENDER_SETTINGS)
-    instance._render_settings_changed = list(before) != [now]
+    instance._render_settings_changed = before != [now]
+    language = RENDER_SETTINGS.index("language_code")
+    instance._search_config_changed = bool(before) and search_index.search_config(
+        before[0][language]
+    ) != search_index.search_config(instance.language_code)
 
 
 def site_settings_changed(sender, instance, **kwargs):
@@ -50,6 +55,11 @@ def site_settings_changed(sender, instance, **kwargs):
     differently (marked stale, as for the kinds)."""
     if getattr(instance, "_render_settings_changed", False):
         environments_changed(sender)
+    if getattr(instance, "_search_config_changed", False):
+        # The stored vectors are stemmed in the language's configuration, as queries are.
+        config = search_index.search_config(instance.language_code)
+        search_index.vectors_store(Note.objects.all(), config)
+        search_index.vectors_store(Page.objects.all(), config)
 
 
 def connect() -> None:
