@@ -147,10 +147,17 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # Several gunicorn threads write through one SQLite file: wait for the lock instead of
-    # failing at once, and let readers proceed while a writer commits (WAL).
+    # Several gunicorn threads and the live socket write through one SQLite file: wait for
+    # the lock instead of failing at once, and let readers proceed while a writer commits
+    # (WAL). Transactions take the write lock when they begin (IMMEDIATE): one that read first
+    # and wrote later could not wait for it, SQLite refusing at once ("database is locked")
+    # when another writer had committed since its read.
     DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
+        {
+            "timeout": 20,
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            "transaction_mode": "IMMEDIATE",
+        }
     )
     # Persistent connections do not help SQLite and keep files open across tests.
     DATABASES["default"]["CONN_MAX_AGE"] = 0
@@ -304,6 +311,9 @@ SCIDRAFT_BIB_MAX_BYTES = env_int("SCIDRAFT_BIB_MAX_BYTES", 10 * 1024 * 1024)
 # Largest note body accepted by the write paths and rendered, in UTF-8 bytes (issue #10): a
 # larger one is refused with a clear message; the renderer shows an error instead of working.
 NOTE_BODY_MAX_BYTES = env_int("NOTE_BODY_MAX_BYTES", 2 * 1024 * 1024)
+# Characters of a note's or page's rendered text (and of its summary and description) that
+# full-text search indexes and highlights (notes.search_index): past them a word is not found.
+SEARCH_INDEX_MAX_CHARS = env_int("SEARCH_INDEX_MAX_CHARS", 100_000)
 # Autosaves by one person within this many seconds of the first of a run are one revision
 # (explicit saves, publishes and restores always make their own).
 NOTE_AUTOSAVE_COALESCE_SECONDS = env_int("NOTE_AUTOSAVE_COALESCE_SECONDS", 5 * 60)
