@@ -1,7 +1,8 @@
 """Server-side search (theme-spec §3.5): PostgreSQL full-text search, a fallback elsewhere.
 
-* PostgreSQL: `websearch_to_tsquery` (quoted phrases, `-word`, `or`), weighted vectors
-  title (A) > summary and description (B) > body text (C), ordered by `ts_rank` then date.
+* PostgreSQL: `websearch_to_tsquery` (quoted phrases, `-word`, `or`) against each row's
+  stored weighted vector (notes.search_index): title (A) > summary and description (B) >
+  body text (C), ordered by `ts_rank` then date.
   `ts_headline` (with sentinel markers, never HTML) tells which words the database matched,
   stemmed forms included; the excerpt is then cut and highlighted in Python.
 * Any other database (SQLite): the theme's client algorithm: quoted phrases are single terms,
