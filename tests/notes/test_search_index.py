@@ -155,3 +155,37 @@ def test_language_change_restems_vectors(author):
     site.save()
     (hit,) = search.search_notes("Haus", language_code="de")
     assert hit.pk == note.pk
+
+
+@pytest.mark.django_db(transaction=True)
+def test_migration_backfills_existing_rows():
+    """Rows written before the column existed get their vectors, and the GIN indexes, when
+    the migration runs."""
+    from django.db.migrations.executor import MigrationExecutor
+
+    before, after = [("notes", "0012_note_tag_order")], [("notes", "0013_search_vector")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    old_apps = executor.loader.project_state(before).apps
+    OldNote = old_apps.get_model("notes", "Note")
+    OldNote.objects.create(
+        slug="older",
+        title="Older note",
+        body="Text.",
+        rendered_text="Written before the vectors about narwhals.",
+        has_body=True,
+        status=Status.PUBLISHED,
+        date=timezone.now() - dt.timedelta(days=1),
+    )
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(after)
+    assert found("narwhals") == {"older"}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT indexname FROM pg_indexes WHERE indexname LIKE '%%search_vector_gin'"
+        )
+        assert {row[0] for row in cursor.fetchall()} == {
+            "note_search_vector_gin",
+            "page_search_vector_gin",
+        }
