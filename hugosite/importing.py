@@ -31,6 +31,7 @@ from notes.services import note_render_store
 
 from .loading import LoadPolicy, LoadReport, RowChange, changed_fields, hugo_site_load
 from .reading import FrontMatterError, HugoSite, Problem, jsonable, read_site, split_front_matter
+from .tree import OUTSIDE, site_files
 
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".svg", ".gif", ".webp", ".avif", ".ico", ".bmp"}
 DATA_SUFFIXES = {".yaml", ".yml", ".toml", ".json"}
@@ -65,7 +66,7 @@ def data_files_import(root: Path, report: LoadReport) -> bool:
     """data/**.{yaml,toml,json} → DataFile rows; returns whether any changed."""
     changed = False
     folder = root / "data"
-    for path in sorted(folder.rglob("*")) if folder.is_dir() else []:
+    for path in _files(root, folder, report):
         if path.suffix.lower() not in DATA_SUFFIXES or not path.is_file():
             continue
         relative = path.relative_to(root).as_posix()
@@ -107,25 +108,33 @@ def _headless_bundle(index: Path) -> bool:
     return any(key.lower() == "headless" and value is True for key, value in data.items())
 
 
-def _asset_sources(root: Path) -> list[tuple[str, str, Path]]:
+def _files(root: Path, folder: Path, report: LoadReport) -> list[Path]:
+    """The files under `folder` that stay in the site; links out of it go to the report."""
+    listing = site_files(root, folder)
+    report.problems.extend(
+        Problem(path.relative_to(root).as_posix(), OUTSIDE) for path in listing.outside
+    )
+    return listing.files
+
+
+def _asset_sources(root: Path, report: LoadReport) -> list[tuple[str, str, Path]]:
     """(kind, path, file) of every file to copy: all of static/, and under content/ the
-    images of page bundles plus the index.md of headless bundles (they have no Page row)."""
+    images of page bundles plus the index.md of headless bundles (they have no Page row).
+    Links out of the site are not followed (read_site reports those under content/)."""
     found = []
     static = root / "static"
-    if static.is_dir():
-        for path in sorted(static.rglob("*")):
-            if path.is_file():
-                found.append((HugoAsset.Kind.STATIC, path.relative_to(static).as_posix(), path))
+    for path in _files(root, static, report):
+        if path.is_file():
+            found.append((HugoAsset.Kind.STATIC, path.relative_to(static).as_posix(), path))
     content = root / "content"
-    if content.is_dir():
-        for path in sorted(content.rglob("*")):
-            if not path.is_file():
-                continue
-            keep = path.suffix.lower() in IMAGE_SUFFIXES or (
-                path.name == "index.md" and path.parent != content and _headless_bundle(path)
-            )
-            if keep:
-                found.append((HugoAsset.Kind.BUNDLE, path.relative_to(content).as_posix(), path))
+    for path in site_files(root, content).files:
+        if not path.is_file():
+            continue
+        keep = path.suffix.lower() in IMAGE_SUFFIXES or (
+            path.name == "index.md" and path.parent != content and _headless_bundle(path)
+        )
+        if keep:
+            found.append((HugoAsset.Kind.BUNDLE, path.relative_to(content).as_posix(), path))
     return found
 
 
@@ -141,7 +150,7 @@ def assets_import(root: Path, report: LoadReport, *, write_files: bool = True) -
     rewritten. Returns whether a bundle resource changed (promotion-visual URLs)."""
     bundles_changed = False
     existing = {(asset.kind, asset.path): asset for asset in HugoAsset.objects.all()}
-    for kind, relative, path in _asset_sources(root):
+    for kind, relative, path in _asset_sources(root, report):
         try:
             data = path.read_bytes()
         except OSError as error:

@@ -17,6 +17,8 @@ from typing import Any
 
 import yaml
 
+from .tree import OUTSIDE, site_file, site_files
+
 CONFIG_NAMES = ("hugo.toml", "config.toml", "hugo.yaml", "hugo.yml", "config.yaml", "config.yml")
 
 
@@ -500,6 +502,8 @@ def read_config(root: Path) -> tuple[SiteConfig, list[Problem]]:
         path = root / name
         if not path.is_file():
             continue
+        if not site_file(root, path):
+            return SiteConfig(), [Problem(name, OUTSIDE)]
         text = path.read_text(encoding="utf-8")
         try:
             raw = tomllib.loads(text) if name.endswith(".toml") else yaml.safe_load(text) or {}
@@ -528,8 +532,19 @@ def read_site(root: Path | str) -> HugoSite:
     config, problems = read_config(root)
     content = root / "content"
 
+    def files(folder: Path) -> list[Path]:
+        listing = site_files(root, folder)
+        problems.extend(
+            Problem(path.relative_to(root).as_posix(), OUTSIDE) for path in listing.outside
+        )
+        return listing.files
+
+    in_content = files(content)
+    notes_folder = content / "notes"
     notes: list[NoteSource] = []
-    for path in sorted((content / "notes").rglob("*.md")):
+    for path in in_content:
+        if path.suffix != ".md" or notes_folder not in path.parents:
+            continue
         relative = str(path.relative_to(root))
         if path.name == "_index.md":
             continue
@@ -544,7 +559,11 @@ def read_site(root: Path | str) -> HugoSite:
             problems.append(Problem(relative, error.message, error.line))
 
     pages: list[PageSource] = []
-    for path in sorted(content.glob("*.md")) + sorted(content.glob("*/index.md")):
+    top = [path for path in in_content if path.suffix == ".md" and path.parent == content]
+    bundles = [
+        path for path in in_content if path.name == "index.md" and path.parent.parent == content
+    ]
+    for path in top + bundles:
         if path.name == "_index.md" or path.parent.name == "notes":
             continue
         relative = str(path.relative_to(root))
@@ -559,7 +578,7 @@ def read_site(root: Path | str) -> HugoSite:
 
     bib_files: list[BibSource] = []
     assets = root / "assets"
-    for path in sorted(assets.rglob("*.bib")):
+    for path in (path for path in files(assets) if path.suffix == ".bib"):
         text = _read_text(path, root, problems)
         if text is not None:
             name = str(path.relative_to(assets)).replace("\\", "/")

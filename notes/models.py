@@ -11,6 +11,7 @@ import datetime as dt
 import json
 
 from django.conf import settings
+from django.contrib.postgres.search import SearchVectorField
 from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
@@ -21,6 +22,8 @@ from django.utils.text import slugify
 
 from scidraft.markup import limits as render_limits
 from scidraft.site.models import MATH_MACROS_MAX_CHARS, validate_math_macros, validate_share_buttons
+
+from . import search_index
 
 
 def in_written_offset(moment: dt.datetime, offset_minutes: int | None) -> dt.datetime:
@@ -472,6 +475,8 @@ class Note(RenderedContent):
     )
     disable_share = models.BooleanField(default=False)
     search_hidden = models.BooleanField(default=False)
+    # Kept by save() on PostgreSQL (notes.search_index); empty elsewhere.
+    search_vector = SearchVectorField(null=True, editable=False)
     hidden_in_rss = models.BooleanField(default=False)
     robots_noindex = models.BooleanField(default=False)
     params = models.JSONField(
@@ -528,6 +533,8 @@ class Note(RenderedContent):
         if update_fields is not None and "body" in update_fields:
             kwargs["update_fields"] = {*update_fields, "has_body"}
         super().save(*args, **kwargs)
+        if search_index.touches_index(update_fields):
+            search_index.vectors_store(Note.objects.filter(pk=self.pk))
 
     def clean(self):
         if message := body_size_error(self.body):
@@ -812,6 +819,8 @@ class Page(RenderedContent):
     keywords = models.JSONField(default=list, blank=True, validators=[validate_string_list])
     canonical_url = models.URLField(blank=True)
     search_hidden = models.BooleanField(default=False)
+    # Kept by save() on PostgreSQL (notes.search_index); empty elsewhere.
+    search_vector = SearchVectorField(null=True, editable=False)
     hidden_in_rss = models.BooleanField(default=False)
     robots_noindex = models.BooleanField(default=False)
     disable_share = models.BooleanField(default=False)
@@ -843,6 +852,11 @@ class Page(RenderedContent):
 
     def __str__(self) -> str:
         return self.title
+
+    def save(self, *args, **kwargs):
+        super().save(*args, **kwargs)
+        if search_index.touches_index(kwargs.get("update_fields")):
+            search_index.vectors_store(Page.objects.filter(pk=self.pk))
 
     @property
     def local_date(self) -> dt.datetime | None:

@@ -9,6 +9,7 @@ from django.dispatch import receiver
 from bibliography.signals import bibfile_changed, bibfile_changing
 from scidraft.site.models import SiteSettings
 
+from . import search_index
 from .models import Environment, Note, Page
 
 
@@ -50,7 +51,7 @@ def environments_changed(sender, **kwargs):
 
 
 # The site settings a stored render depends on (notes.rendering.source_hash hashes them).
-RENDER_SETTINGS = ("math_macros", "citation_style", "language_code")
+RENDER_SETTINGS = ("math_macros", "citation_style", "language_code", "auto_references")
 
 
 def site_settings_before_save(sender, instance, **kwargs):
@@ -63,6 +64,10 @@ def site_settings_before_save(sender, instance, **kwargs):
     now = tuple(getattr(instance, name) for name in RENDER_SETTINGS)
     instance._render_settings_changed = [row[:-1] for row in before] != [now]
     instance._review_released = bool(before) and before[0][-1] and not instance.require_review
+    language = RENDER_SETTINGS.index("language_code")
+    instance._search_config_changed = bool(before) and search_index.search_config(
+        before[0][language]
+    ) != search_index.search_config(instance.language_code)
 
 
 def site_settings_changed(sender, instance, **kwargs):
@@ -75,6 +80,11 @@ def site_settings_changed(sender, instance, **kwargs):
         from .services.references import live_bibliographies_release
 
         live_bibliographies_release()
+    if getattr(instance, "_search_config_changed", False):
+        # The stored vectors are stemmed in the language's configuration, as queries are.
+        config = search_index.search_config(instance.language_code)
+        search_index.vectors_store(Note.objects.all(), config)
+        search_index.vectors_store(Page.objects.all(), config)
 
 
 def connect() -> None:

@@ -1,7 +1,8 @@
 """Server-side search (theme-spec §3.5): PostgreSQL full-text search, a fallback elsewhere.
 
-* PostgreSQL: `websearch_to_tsquery` (quoted phrases, `-word`, `or`), weighted vectors
-  title (A) > summary and description (B) > body text (C), ordered by `ts_rank` then date.
+* PostgreSQL: `websearch_to_tsquery` (quoted phrases, `-word`, `or`) against each row's
+  stored weighted vector (notes.search_index): title (A) > summary and description (B) >
+  body text (C), ordered by `ts_rank` then date.
   `ts_headline` (with sentinel markers, never HTML) tells which words the database matched,
   stemmed forms included; the excerpt is then cut and highlighted in Python.
 * Any other database (SQLite): the theme's client algorithm: quoted phrases are single terms,
@@ -23,8 +24,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass, field
 
-from django.db import connection
-from django.db.models import Q
+from django.db.models import F, Q
 from django.shortcuts import render
 from django.utils.safestring import SafeString, mark_safe
 
@@ -36,9 +36,13 @@ from .excerpts import excerpt_of
 from .feed import pagination_window
 from .models import Note, Page
 from .presentation import date_short
+from .search_index import indexed_text, search_config, use_full_text
 
 MIN_QUERY_LENGTH = 2
+# A query's size bounds the database's work for it (each word is a lookup in the index and a
+# term of the rank): past either bound it is not searched and the page says why.
 MAX_QUERY_LENGTH = 200
+MAX_QUERY_WORDS = 16
 EXCLUDED_LAYOUTS = (Page.Layout.SEARCH, Page.Layout.ARCHIVES)
 # The search preview's lead: the summary, as the theme's (§3.5), then the description.
 SEARCH_LEAD = ("summary", "description")
@@ -46,24 +50,6 @@ _NOTHING = re.compile(r"(?!)")
 
 # Sentinels for ts_headline: control characters that cannot occur in stored text.
 _START, _STOP, _FRAGMENT = "\x02", "\x03", "\x04"
-_PG_CONFIGS = {
-    "en": "english",
-    "de": "german",
-    "fr": "french",
-    "es": "spanish",
-    "it": "italian",
-    "nl": "dutch",
-    "pt": "portuguese",
-    "ru": "russian",
-    "sv": "swedish",
-    "da": "danish",
-    "fi": "finnish",
-    "no": "norwegian",
-    "nb": "norwegian",
-    "hu": "hungarian",
-    "ro": "romanian",
-    "tr": "turkish",
-}
 
 
 # --- Which notes and pages are searchable ---------------------------------------------------
@@ -126,28 +112,10 @@ def _order(hits: list[SearchHit]) -> list[SearchHit]:
     return hits
 
 
-def use_full_text() -> bool:
-    return connection.vendor == "postgresql"
-
-
-def search_config(language_code: str = "en") -> str:
-    return _PG_CONFIGS.get(language_code[:2].lower(), "simple")
-
-
 def _pg_query(query: str, config: str):
     from django.contrib.postgres.search import SearchQuery
 
     return SearchQuery(query, search_type="websearch", config=config)
-
-
-def _pg_vector(config: str):
-    from django.contrib.postgres.search import SearchVector
-
-    return (
-        SearchVector("title", weight="A", config=config)
-        + SearchVector("summary", "description", weight="B", config=config)
-        + SearchVector("rendered_text", weight="C", config=config)
-    )
 
 
 def _pg_hits(query: str, config: str) -> list[SearchHit]:
@@ -156,10 +124,10 @@ def _pg_hits(query: str, config: str) -> list[SearchHit]:
     ts_query = _pg_query(query, config)
     hits: list[SearchHit] = []
     for kind, queryset in (("note", searchable_notes()), ("page", searchable_pages())):
+        # The stored vectors (notes.search_index), matched through their GIN index.
         rows = (
-            queryset.annotate(_document=_pg_vector(config))
-            .filter(_document=ts_query)
-            .annotate(_rank=SearchRank(_pg_vector(config), ts_query))
+            queryset.filter(search_vector=ts_query)
+            .annotate(_rank=SearchRank(F("search_vector"), ts_query))
             .values_list("pk", "_rank", "date")
         )
         hits.extend(SearchHit(kind, pk, float(rank), date) for pk, rank, date in rows)
@@ -196,13 +164,30 @@ def _fallback_hits(query: str) -> list[SearchHit]:
     return _order(hits)
 
 
+def query_problem(query: str) -> str:
+    """Why a query is too large to search ("" when it is not), in words for the reader."""
+    words = len(query.split())
+    if len(query) > MAX_QUERY_LENGTH:
+        return (
+            f"A search is at most {MAX_QUERY_LENGTH} characters; this one has {len(query):,}. "
+            "Shorten it and search again."
+        )
+    if words > MAX_QUERY_WORDS:
+        return (
+            f"A search is at most {MAX_QUERY_WORDS} words; this one has {words}. "
+            "Keep the words that matter most and search again."
+        )
+    return ""
+
+
 def search_notes(query: str, *, language_code: str = "en") -> list[SearchHit]:
     """Every match, best first: notes and standalone pages as ids with their scores.
 
-    Two queries whatever the number of notes; an empty list for queries under 2 characters.
+    Two queries whatever the number of notes; an empty list for queries under 2 characters
+    and for queries over the bounds (query_problem).
     """
-    query = (query or "").strip()[:MAX_QUERY_LENGTH]
-    if len(query) < MIN_QUERY_LENGTH:
+    query = (query or "").strip()
+    if len(query) < MIN_QUERY_LENGTH or query_problem(query):
         return []
     if use_full_text():
         return _pg_hits(query, search_config(language_code))
@@ -257,8 +242,9 @@ def _headline_words(*headlines: str | None) -> list[str]:
 def _headline(field_name: str, ts_query, config: str, **options):
     from django.contrib.postgres.search import SearchHeadline
 
+    # The text as far as it is indexed: what a match can be found in, and a bounded read.
     return SearchHeadline(
-        field_name,
+        indexed_text(field_name),
         ts_query,
         config=config,
         start_sel=_START,
@@ -346,8 +332,10 @@ def _page_number(value: str | None) -> int:
 def search_page(request, page: Page):
     """The standalone page with layout "search": the form and a page of results."""
     site = SiteSettings.objects.current()
-    query = request.GET.get("q", "").strip()[:MAX_QUERY_LENGTH]
-    searched = len(query) >= MIN_QUERY_LENGTH
+    asked = request.GET.get("q", "").strip()
+    problem = query_problem(asked)
+    query = asked[:MAX_QUERY_LENGTH]
+    searched = len(query) >= MIN_QUERY_LENGTH and not problem
     hits = search_notes(query, language_code=site.language_code) if searched else []
     per_page = max(1, site.pager_size or 8)
     last = max(1, -(-len(hits) // per_page))
@@ -366,6 +354,7 @@ def search_page(request, page: Page):
         "meta": meta,
         "query": query,
         "searched": searched,
+        "problem": problem,
         "results": results,
         "result_count": len(hits),
         "placeholder": page.placeholder or f"{page.title} ↵",

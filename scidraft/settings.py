@@ -147,10 +147,17 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # Several gunicorn threads write through one SQLite file: wait for the lock instead of
-    # failing at once, and let readers proceed while a writer commits (WAL).
+    # Several gunicorn threads and the live socket write through one SQLite file: wait for
+    # the lock instead of failing at once, and let readers proceed while a writer commits
+    # (WAL). Transactions take the write lock when they begin (IMMEDIATE): one that read first
+    # and wrote later could not wait for it, SQLite refusing at once ("database is locked")
+    # when another writer had committed since its read.
     DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
+        {
+            "timeout": 20,
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            "transaction_mode": "IMMEDIATE",
+        }
     )
     # Persistent connections do not help SQLite and keep files open across tests.
     DATABASES["default"]["CONN_MAX_AGE"] = 0
@@ -319,6 +326,9 @@ CITATION_STYLES_PER_NOTE = env_int("CITATION_STYLES_PER_NOTE", 3)
 # in the database (editor.previews); the same text again is answered without counting.
 EDITOR_PREVIEW_LIMIT = env_int("EDITOR_PREVIEW_LIMIT", 60)
 EDITOR_PREVIEW_WINDOW = env_int("EDITOR_PREVIEW_WINDOW", 60)
+# Characters of a note's or page's rendered text (and of its summary and description) that
+# full-text search indexes and highlights (notes.search_index): past them a word is not found.
+SEARCH_INDEX_MAX_CHARS = env_int("SEARCH_INDEX_MAX_CHARS", 100_000)
 # Autosaves by one person within this many seconds of the first of a run are one revision
 # (explicit saves, publishes and restores always make their own).
 NOTE_AUTOSAVE_COALESCE_SECONDS = env_int("NOTE_AUTOSAVE_COALESCE_SECONDS", 5 * 60)

@@ -13,7 +13,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from notes import search
+from notes import search, search_index
 from notes.models import Note, Page, Status
 from notes.services import note_render_store
 from scidraft.markup import excerpt
@@ -222,6 +222,7 @@ def _add_notes(count: int) -> None:
         )
         for index in range(count)
     )
+    search_index.vectors_store(Note.objects.filter(slug__startswith="extra-"))  # as has_body
     for note in Note.objects.filter(slug__startswith="extra-")[:50]:
         note.tags.add(*Note.objects.get(slug="result-proof-gershgorin-discs").tags.all())
 
@@ -277,3 +278,19 @@ def test_words_after_a_less_than_sign_in_math_are_found(db):
 def test_the_demo_note_that_mentions_folders_is_found(demo_loaded):
     """The demo's project-layout note, whose words followed a `<` in code, is found by them."""
     assert "method-code-simulation-project-layout" in _slugs("folders")
+
+
+def test_oversized_queries_are_refused_with_a_message(client, demo_loaded):
+    """A query over 200 characters or 16 words is not searched; the page says why."""
+    long = "Gershgorin " + "x" * 250
+    response = client.get("/search/", {"q": long})
+    assert response.status_code == 200
+    assert "A search is at most 200 characters; this one has 261." in response.text
+    assert "search-results-list" not in response.text
+    assert search.search_notes(long) == []
+    wordy = " ".join(["Gershgorin"] * 17)
+    response = client.get("/search/", {"q": wordy})
+    assert "A search is at most 16 words; this one has 17." in response.text
+    assert "search-results-list" not in response.text
+    assert search.search_notes(wordy) == []
+    assert _slugs(" ".join(["Gershgorin"] * 16))

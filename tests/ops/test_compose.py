@@ -21,17 +21,12 @@ def compose() -> dict:
     return yaml.safe_load(COMPOSE.read_text())
 
 
-def test_services_are_web_live_db_redis_and_nginx_with_the_authoring_pool_behind_a_profile(
-    compose,
-):
-    """The six services exist; nginx and the authoring pool it routes to are optional, in the
-    "proxy" profile; the live editing socket runs without it (a proxy of one's own may route
-    to it)."""
+def test_services_are_web_authoring_live_db_redis_and_nginx_always_together(compose):
+    """The six services exist and all start together: nginx, the one way in, needs both pools
+    and the socket behind it."""
     services = compose["services"]
     assert set(services) == {"web", "live", "db", "redis", "nginx", "authoring"}
-    assert services["nginx"]["profiles"] == ["proxy"]
-    assert services["authoring"]["profiles"] == ["proxy"]
-    assert all("profiles" not in services[name] for name in ("web", "live", "db", "redis"))
+    assert all("profiles" not in service for service in services.values())
     assert services["db"]["image"].startswith("postgres:15")
     assert services["redis"]["image"].startswith("redis:7")
     assert "allkeys-lru" in services["redis"]["command"]
@@ -79,7 +74,7 @@ def test_the_live_service_runs_daphne_on_the_asgi_application_after_the_migratio
     # The health check asks /healthz on the port GUNICORN_BIND names: daphne's, not gunicorn's.
     assert live["environment"]["GUNICORN_BIND"].endswith(":8001")
     assert live["healthcheck"]["test"] == web["healthcheck"]["test"]
-    assert live["ports"] == ["${LIVE_PORT:-8001}:8001"]
+    assert "ports" not in live
     assert live["restart"] == "unless-stopped"
 
 
@@ -117,6 +112,20 @@ def test_the_authoring_pool_runs_web_settings_without_migrating(compose):
     assert authoring["environment"]["WEB_CONCURRENCY"] == "${AUTHORING_CONCURRENCY:-1}"
     assert authoring["command"][0] == "gunicorn"
     assert "migrate" not in " ".join(authoring["command"])
+
+
+def test_only_nginx_publishes_a_port_and_the_app_trusts_exactly_it(compose):
+    """The app trusts one proxy's X-Forwarded-For (nginx's): no port of the app (the pools,
+    daphne) is published, so every request passes nginx, which appends the address it sees:
+    the entry the app reads. The database and Redis are not published either."""
+    services = compose["services"]
+    published = {name: service["ports"] for name, service in services.items() if "ports" in service}
+    assert published == {"nginx": ["${PROXY_PORT:-80}:80"]}
+    assert "expose" not in services["web"] and "network_mode" not in services["web"]
+    environment = services["web"]["environment"]
+    assert environment["ACCOUNTS_TRUSTED_PROXY_COUNT"] == "${ACCOUNTS_TRUSTED_PROXY_COUNT:-1}"
+    location = _block(_nginx_directives(), "location / ")
+    assert "proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;" in location
 
 
 def test_the_public_pool_yields_the_cpu_to_the_database_and_the_authors(compose):
@@ -236,8 +245,8 @@ def test_nginx_honours_the_app_cache_control_and_skips_signed_in_readers():
     assert "proxy_pass http://scidraft_web;" in directives
     assert "server web:8000;" in directives
     assert "proxy_cache_valid" not in directives
-    assert "proxy_cache_bypass $cookie_sessionid;" in directives
-    assert "proxy_no_cache $cookie_sessionid;" in directives
+    assert "proxy_cache_bypass $cookie_sessionid $scidraft_query;" in directives
+    assert "proxy_no_cache $cookie_sessionid $scidraft_query;" in directives
     assert "proxy_set_header X-Forwarded-Proto $scheme;" in directives
     assert directives.count("{") == directives.count("}")
 
@@ -262,7 +271,7 @@ def _compose_cli() -> bool:
 def test_docker_compose_config_accepts_the_file():
     """Where the docker CLI exists, `docker compose config` (no engine needed) validates it."""
     result = subprocess.run(
-        ["docker", "compose", "--profile", "proxy", "config", "--quiet"],
+        ["docker", "compose", "config", "--quiet"],
         cwd=ROOT,
         env={"SECRET_KEY": "x" * 50, "PATH": "/usr/bin:/bin"},
         capture_output=True,

@@ -59,7 +59,11 @@ class Pool:
                 self.send_header("Content-Type", kind)
                 if encoding:
                     self.send_header("Content-Encoding", encoding)
-                self.send_header("Cache-Control", "private, no-store")
+                # Under /public/, what the app says of an anonymous page: keep it a minute.
+                public = self.path.startswith("/public/")
+                self.send_header(
+                    "Cache-Control", "public, max-age=60" if public else "private, no-store"
+                )
                 self.send_header("Content-Length", str(len(body)))
                 self.send_header("X-Seen-Accept-Encoding", self.headers.get("Accept-Encoding", ""))
                 self.end_headers()
@@ -273,6 +277,28 @@ def test_the_app_is_asked_with_the_one_encoding_it_will_use(proxy):
     assert encoded.getheader("Content-Encoding") == "br" and encoded.body == ENCODED
 
 
+def _cache_files(tmp_path) -> list:
+    return [path for path in (tmp_path / "cache").rglob("*") if path.is_file()]
+
+
+def test_query_strings_add_no_cache_files(proxy, tmp_path):
+    """A public page is kept once, by its path; the same path with junk query strings (or a
+    search's) is passed to the app, which answers the canonical page, and adds no file."""
+    port, _, _, _ = proxy
+    first = _fetch(port, "/public/page")
+    assert first.getheader("X-Proxy-Cache") == "MISS"
+    assert _fetch(port, "/public/page").getheader("X-Proxy-Cache") == "HIT"
+    assert len(_cache_files(tmp_path)) == 1
+    for number in range(20):
+        junk = _fetch(port, f"/public/page?utm_source=x{number}&fbclid={number}")
+        assert junk.getheader("X-Proxy-Cache") == "BYPASS"
+        assert junk.body.startswith(b"web /public/page?utm_source=")
+    for query in ("q=matrix", "q=matrix&page=2", "q=other"):
+        assert _fetch(port, f"/public/search/?{query}").getheader("X-Proxy-Cache") == "BYPASS"
+    assert len(_cache_files(tmp_path)) == 1
+    assert _fetch(port, "/public/page").getheader("X-Proxy-Cache") == "HIT"
+
+
 def _websocket_handshake(port: int, path: str) -> tuple[socket.socket, bytes]:
     """A browser's WebSocket opening handshake through nginx: the socket and the answer's head."""
     key = base64.b64encode(os.urandom(16)).decode()
@@ -338,6 +364,7 @@ for user in people:
     user.groups.add(Group.objects.get(name="Author"))
 note = note_create(user=people[0], title="Through the proxy")
 NoteAuthor.objects.create(note=note, author=author_for_user(people[1]), position=1)
+User.objects.create_user("carol", "carol@example.org", "a long passphrase for carol")
 cookies = []
 for user in people:
     client = Client()
@@ -419,3 +446,54 @@ def test_co_authors_write_together_through_nginx_and_a_foreign_origin_is_refused
             assert closed.value.code == 4401
 
         asyncio.run(session())
+
+
+def _csrf_form(port: int, path: str) -> tuple[str, str]:
+    """The CSRF cookie and the form's token of the page at `path`, read through nginx."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        connection.request("GET", path)
+        response = connection.getresponse()
+        page = response.read().decode()
+        assert response.status == 200, page[:500]
+        cookie = re.search(r"csrftoken=([^;]+)", response.getheader("Set-Cookie", "")).group(1)
+    finally:
+        connection.close()
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+    return cookie, token
+
+
+def test_a_browser_signs_in_through_nginx_on_a_port_other_than_80(daphne_site, tmp_path):
+    """On any port, nginx passes the Host with its port: a login form posted with the
+    browser's Origin (http://host:port) passes Django's CSRF origin check and signs in."""
+    from urllib.parse import urlencode
+
+    daphne, _, _ = daphne_site
+    (tmp_path / "proxy").mkdir()
+    with nginx(tmp_path / "proxy", daphne.port, daphne.port, daphne.port) as port:
+        assert port != 80
+        cookie, token = _csrf_form(port, "/accounts/login/")
+        form = {
+            "csrfmiddlewaretoken": token,
+            "username": "carol",
+            "password": "a long passphrase for carol",
+        }
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        try:
+            connection.request(
+                "POST",
+                "/accounts/login/",
+                body=urlencode(form),
+                headers={
+                    "Content-Type": "application/x-www-form-urlencoded",
+                    "Cookie": f"csrftoken={cookie}",
+                    "Origin": f"http://127.0.0.1:{port}",
+                    "Referer": f"http://127.0.0.1:{port}/accounts/login/",
+                },
+            )
+            response = connection.getresponse()
+            body = response.read().decode(errors="replace")
+        finally:
+            connection.close()
+        assert response.status == 302, body[:2000]
+        assert "sessionid=" in response.getheader("Set-Cookie", "")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets
@@ -150,3 +151,23 @@ def test_every_environment_variable_is_documented_in_the_readme():
     readme = (ROOT / "README.md").read_text()
     missing = sorted(name for name in names if f"`{name}`" not in readme)
     assert not missing, f"undocumented in README.md: {missing}"
+
+
+def test_sqlite_writers_wait_for_each_other(tmp_path):
+    """On a SQLite file, image uploads and a live editor's stored updates of one note run at
+    once and every write of both succeeds (none meets "database is locked")."""
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}}
+    env |= {"DEBUG": "1", "DATABASE_URL": f"sqlite:///{tmp_path / 'site.sqlite3'}"}
+    result = subprocess.run(
+        [sys.executable, "-m", "tests.scidraft.sqlite_writers", str(tmp_path / "media")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["errors"] == []
+    assert report["uploads"] == report["updates"] == 40
+    assert report["body"] == "".join(f"word {index} " for index in range(40))

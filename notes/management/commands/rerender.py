@@ -2,6 +2,7 @@ import itertools
 
 from django.core.management.base import BaseCommand
 
+from notes import search_index
 from notes.live_references import live_context
 from notes.models import Note, Page
 from notes.rendering import context_for, source_hash
@@ -38,6 +39,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--all", action="store_true", help="Render every row.")
         parser.add_argument(
+            "--search",
+            action="store_true",
+            help="Only rebuild the stored full-text search vectors (PostgreSQL), e.g. after "
+            "changing SEARCH_INDEX_MAX_CHARS.",
+        )
+        parser.add_argument(
             "--check",
             action="store_true",
             help="Write nothing: report which notes' and pages' HTML would change.",
@@ -46,6 +53,11 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         if options["check"]:
             self.report_changes(force=options["all"])
+            return
+        if options["search"]:
+            count = search_index.vectors_store(Note.objects.all())
+            count += search_index.vectors_store(Page.objects.all())
+            self.stdout.write(f"{count} search vectors rebuilt.")
             return
         force = options["all"]
         notes = pages = 0
