@@ -121,35 +121,63 @@ def bibtex_with_macros(entries: list[str], files: list[str]) -> str:
     return "\n\n".join([*dict.fromkeys(macros), *entries]) + "\n"
 
 
+# What one value of a Scholar reference shows, in characters: a title or a name is far
+# shorter; a longer value is cut (with "…") before LaTeX is decoded, so the work on one entry
+# is bounded whatever the file holds. At most SCHOLAR_AUTHORS names are listed.
+SCHOLAR_VALUE_CHARS = 500
+SCHOLAR_AUTHORS = 20
+# A value without these decodes to itself less its braces: no need for pybtex and latexcodec,
+# which cost about 0.1 ms a value and which every entry of an upload goes through.
+_LATEX_SPECIAL = re.compile(r"""[\\$~`'"!?<>-]""")
+
+
 def scholar_reference(entry) -> str:
-    """One cited entry as Google Scholar's citation_reference value (key=value; pairs)."""
+    """One entry as Google Scholar's citation_reference value (key=value; pairs), each value as
+    plain text of at most SCHOLAR_VALUE_CHARS characters. Computed when a file is read and
+    stored with the entry (BibEntry.scholar): pages only print it."""
     parts = []
     fields = entry.fields
     if fields.get("title"):
         parts.append(f"citation_title={_plain(fields['title'])}")
-    for name in entry.persons.get("author", [])[:20]:
+    for name in entry.persons.get("author", [])[:SCHOLAR_AUTHORS]:
         parts.append(f"citation_author={_plain(name)}")
     if fields.get("year"):
-        parts.append(f"citation_publication_date={fields['year']}")
+        parts.append(f"citation_publication_date={_cut(fields['year'])}")
     venue = fields.get("journal") or fields.get("booktitle")
     if venue:
         parts.append(f"citation_journal_title={_plain(venue)}")
     for name in ("volume", "number", "doi"):
         if fields.get(name):
-            parts.append(f"citation_{'issue' if name == 'number' else name}={fields[name]}")
+            parts.append(f"citation_{'issue' if name == 'number' else name}={_cut(fields[name])}")
     if fields.get("pages"):
-        first, _, last = fields["pages"].replace("--", "-").partition("-")
+        first, _, last = _cut(fields["pages"]).replace("--", "-").partition("-")
         parts.append(f"citation_firstpage={first.strip()}")
         if last:
             parts.append(f"citation_lastpage={last.strip()}")
     return "; ".join(parts)
 
 
-@functools.lru_cache(maxsize=20_000)
+def _cut(value: str, limit: int = SCHOLAR_VALUE_CHARS) -> str:
+    return value if len(value) <= limit else value[: limit - 1] + "…"
+
+
 def _plain(value: str) -> str:
-    """BibTeX text as readers see it: accents decoded, braces gone. Remembered: latexcodec
-    costs about a millisecond a value, and a note page decodes every cited entry's title,
-    authors and journal on each render (its Scholar tags)."""
+    """BibTeX text as readers see it, accents decoded and braces gone, cut to
+    SCHOLAR_VALUE_CHARS: only the start of a longer value is decoded (twice the limit, as
+    commands shrink), at a space so that a command is rarely cut in two."""
+    if len(value) > 2 * SCHOLAR_VALUE_CHARS:
+        start = value[: 2 * SCHOLAR_VALUE_CHARS]
+        space = start.rfind(" ")
+        value = start[:space] if space > SCHOLAR_VALUE_CHARS else start
+        return _cut(_decoded(value) + "…", SCHOLAR_VALUE_CHARS)
+    return _cut(_decoded(value))
+
+
+@functools.lru_cache(maxsize=4096)
+def _decoded(value: str) -> str:
+    # Remembered: names recur across a file, and a file's entries are read together.
+    if not _LATEX_SPECIAL.search(value):
+        return " ".join(value.replace("{", "").replace("}", "").split())
     try:
         from pybtex.richtext import Text
 

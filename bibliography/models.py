@@ -157,6 +157,12 @@ class BibEntry(models.Model):
         default=dict, help_text='Role → names, e.g. {"author": ["Knuth, Donald E."]}.'
     )
     source = models.TextField(blank=True, help_text="The entry's own BibTeX text.")
+    scholar = models.TextField(
+        blank=True,
+        editable=False,
+        help_text="Google Scholar's citation_reference value: decoded and bounded when the "
+        "file is read, so note pages only print it.",
+    )
     position = models.PositiveIntegerField(default=0, help_text="Order in the file.")
 
     objects = BibEntryQuerySet.as_manager()

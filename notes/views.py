@@ -218,10 +218,8 @@ def _scholar_tags(note: Note, identity, site: SiteSettings, url: str) -> list[tu
         ("citation_journal_title", site.title),
         ("citation_fulltext_html_url", url),
     ]
-    tags += [
-        ("citation_reference", exports.scholar_reference(entry))
-        for entry in cited_entries(note, "fields", "persons")
-    ]
+    # Decoded and bounded when the file was read: the page does no LaTeX work.
+    tags += [("citation_reference", entry.scholar) for entry in cited_entries(note, "scholar")]
     return tags
 
 

@@ -76,20 +76,20 @@ def test_entries_using_macros_bring_their_string_definitions():
 
 
 def test_scholar_reference_decodes_each_value_once_and_gives_the_same_text():
-    """Scholar tags decode LaTeX (latexcodec, slow) on every note page render: a value decoded
-    once is remembered, and the remembered text is what decoding gives."""
+    """Scholar references decode LaTeX (latexcodec, slow) for every entry of an upload: a value
+    decoded once is remembered, and the remembered text is what decoding gives."""
     from types import SimpleNamespace
 
-    from bibliography.exports import _plain, scholar_reference
+    from bibliography.exports import _decoded, scholar_reference
 
     entry = SimpleNamespace(
         fields={"title": r"Sch{\"o}nhage's {FFT}", "year": "1971", "journal": "Computing"},
         persons={"author": [r"Sch{\"o}nhage, Arnold"]},
     )
     first = scholar_reference(entry)
-    hits = _plain.cache_info().hits
+    hits = _decoded.cache_info().hits
     assert scholar_reference(entry) == first
-    assert _plain.cache_info().hits == hits + 3  # title, author and journal: none decoded again
+    assert _decoded.cache_info().hits == hits + 3  # title, author and journal: none decoded again
     assert "citation_title=Schönhage's FFT" in first
     assert "citation_author=Schönhage, Arnold" in first
 
