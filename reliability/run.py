@@ -23,8 +23,9 @@ proxy, so that d's clients are told apart by X-Forwarded-For. Scenario e (writin
 starts two daphne servers (ports 8360-8369, the compose service "live") on the same Redis and
 PostgreSQL for its RELIABILITY_SECONDS; in the summary table its requests are keystrokes, its
 req/s keystrokes a second and its latencies the propagation from one editor to another (its
-own table adds p95, acknowledgements and the lost characters by place). `run.py b` (or any of
-a, b, c, d, e) runs only the scenarios named.
+own table adds p95, acknowledgements and the lost characters by place). Scenario g uploads an
+@string bomb through the editor while readers read, and samples the authoring workers' RSS.
+`run.py b` (or any of a, b, c, d, e, g) runs only the scenarios named.
 Everything is stopped and removed on the way out. The exit code is 1 when a scenario fails, 0
 otherwise (also when a tool is missing: then it says SKIP).
 """
@@ -56,6 +57,7 @@ from scenarios import (  # noqa: E402
     live_editing,
     load,
     redis_outage,
+    string_bomb_upload,
 )
 from servers import (  # noqa: E402
     PG_BIN,
@@ -427,6 +429,7 @@ def main(argv: list[str]) -> int:
                 f"e. 20 co-authors on 4 notes, 2 daphne, {seconds:g} s",
                 lambda: live_editing(site, seconds),
             ),
+            ("g. @string bomb uploaded in the editor", lambda: string_bomb_upload(site)),
         ):
             if chosen and name[0] not in chosen:
                 continue
