@@ -11,6 +11,8 @@ import functools
 import re
 from dataclasses import dataclass
 
+from .display import shortened, value_head
+
 # Characters BibTeX gives a meaning to; escaped so titles and names survive as written.
 _BIBTEX_SPECIAL = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "%": r"\%", "&": r"\&",
                    "#": r"\#", "$": r"\$", "_": r"\_", "~": r"\textasciitilde{}",
@@ -157,20 +159,16 @@ def scholar_reference(entry) -> str:
     return "; ".join(parts)
 
 
-def _cut(value: str, limit: int = SCHOLAR_VALUE_CHARS) -> str:
-    return value if len(value) <= limit else value[: limit - 1] + "…"
+def _cut(value: str) -> str:
+    return shortened(value, SCHOLAR_VALUE_CHARS)
 
 
 def _plain(value: str) -> str:
-    """BibTeX text as readers see it, accents decoded and braces gone, cut to
-    SCHOLAR_VALUE_CHARS: only the start of a longer value is decoded (twice the limit, as
-    commands shrink), at a space so that a command is rarely cut in two."""
-    if len(value) > 2 * SCHOLAR_VALUE_CHARS:
-        start = value[: 2 * SCHOLAR_VALUE_CHARS]
-        space = start.rfind(" ")
-        value = start[:space] if space > SCHOLAR_VALUE_CHARS else start
-        return _cut(_decoded(value) + "…", SCHOLAR_VALUE_CHARS)
-    return _cut(_decoded(value))
+    """BibTeX text as readers see it, accents decoded and braces gone, at most
+    SCHOLAR_VALUE_CHARS characters: only the start of a longer value is decoded."""
+    start, cut = value_head(value, SCHOLAR_VALUE_CHARS)
+    text = _decoded(start)
+    return _cut(text + "…" if cut else text)
 
 
 @functools.lru_cache(maxsize=4096)
