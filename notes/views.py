@@ -20,7 +20,7 @@ from scidraft.site.snapshot import PerGeneration, site_settings
 
 from . import feed as feed_math
 from .citing import citable_work, cited_entries, work_csl_json, work_reference_html
-from .excerpts import DESCRIPTION, META_WORDS, excerpt_of
+from .excerpts import DESCRIPTION, META_CHARS, META_WORDS, excerpt_of
 from .identity import identity_for
 from .models import Author, Note, Page, Tag, card_prefetches, prefetch_cards
 from .navigation import older_and_newer, recommendation_candidates
@@ -154,7 +154,9 @@ def note_detail(request, slug: str):
     identity = identity_for(note, site)
     work = citable_work(request, note)
     tags = note.ordered_tags()
-    description = excerpt_of(note, lead=DESCRIPTION, words=META_WORDS).text()
+    description = excerpt_of(
+        note, lead=DESCRIPTION, words=META_WORDS, written_chars=META_CHARS
+    ).text()
     meta = PageMeta(
         title=f"{note.title or note.slug} | {site.title}",
         description=description,
@@ -352,7 +354,9 @@ def page_detail(request, slug: str):
 
     meta = PageMeta(
         title=f"{page.title} | {site.title}",
-        description=excerpt_of(page, lead=DESCRIPTION, words=META_WORDS).text(),
+        description=excerpt_of(
+            page, lead=DESCRIPTION, words=META_WORDS, written_chars=META_CHARS
+        ).text(),
         keywords=page.keywords,
         canonical=page.canonical_url or absolute(request, site, f"/{page.slug}/"),
         noindex=page.robots_noindex,
