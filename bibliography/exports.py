@@ -6,10 +6,13 @@ Pure functions over a `CitableWork`, so the formats are tested without a databas
 
 from __future__ import annotations
 
+import codecs
 import datetime as dt
 import functools
 import re
 from dataclasses import dataclass
+
+import latexcodec  # noqa: F401 - registers the ulatex codec
 
 from .display import shortened, value_head
 
@@ -128,9 +131,30 @@ def bibtex_with_macros(entries: list[str], files: list[str]) -> str:
 # is bounded whatever the file holds. At most SCHOLAR_AUTHORS names are listed.
 SCHOLAR_VALUE_CHARS = 500
 SCHOLAR_AUTHORS = 20
-# A value without these decodes to itself less its braces: no need for pybtex and latexcodec,
-# which cost about 0.1 ms a value and which every entry of an upload goes through.
-_LATEX_SPECIAL = re.compile(r"""[\\$~`'"!?<>-]""")
+# A value without these (commands, math, ties, comments and latexcodec's ligatures: dashes,
+# quotes, inverted marks) decodes to itself less its braces: no need for pybtex and
+# latexcodec, which cost about 0.1 ms a value, for every value of an upload.
+_LATEX_SPECIAL = re.compile(r"[\\$~%]|--|''|``|[?!]`")
+
+
+# Accented letters, most of what names and titles hold in LaTeX (`\"o`, `\'{e}`, `\c c`,
+# `\ss`): each spelling is decoded by latexcodec once, and a value left with no other command
+# takes the quick way. A letter command swallows the space after it, as TeX reads it.
+_ACCENTS = re.compile(
+    r"""\\[\"'`^~=.]\s*(?:\{(?:[A-Za-z]|\\[ij])\}|[A-Za-z]|\\[ij](?![A-Za-z]))"""
+    r"|\\[cvuHkrdb](?:\s+[A-Za-z]|\s*\{[A-Za-z]\})"
+    r"|\\(?:ss|ae|AE|oe|OE|aa|AA|o|O|l|L|i|j)(?![A-Za-z])\s?"
+)
+
+
+@functools.lru_cache(maxsize=256)
+def _accent_text(spelling: str) -> str:
+    decoded = codecs.decode(spelling.strip(), "ulatex")
+    return decoded if "\\" not in decoded else spelling
+
+
+def _accent(match: re.Match) -> str:
+    return _accent_text(match.group())
 
 
 def scholar_reference(entry) -> str:
@@ -174,8 +198,9 @@ def _plain(value: str) -> str:
 @functools.lru_cache(maxsize=4096)
 def _decoded(value: str) -> str:
     # Remembered: names recur across a file, and a file's entries are read together.
-    if not _LATEX_SPECIAL.search(value):
-        return " ".join(value.replace("{", "").replace("}", "").split())
+    accented = _ACCENTS.sub(_accent, value) if "\\" in value else value
+    if not _LATEX_SPECIAL.search(accented):
+        return " ".join(accented.replace("{", "").replace("}", "").split())
     try:
         from pybtex.richtext import Text
 
