@@ -209,8 +209,10 @@ def bibfile_detail(request, bibfile_id: int):
         form = BibTextForm(initial={"text": prefill})
 
     query = request.GET.get("q", "").strip()[:200]
-    entries = bibfile.entries.matching(query).only(
-        "key", "entry_type", "fields", "persons", "position"
+    entries = (
+        bibfile.entries.matching(query)
+        .readable()
+        .only("key", "entry_type", "fields", "persons", "position")
     )
     page = Paginator(entries, ENTRIES_PER_PAGE).get_page(request.GET.get("page"))
     rows = [
@@ -296,6 +298,7 @@ def cite_search(request, note_id: int):
     entries = list(
         BibEntry.objects.filter(Q(bibfile__in=usable))
         .matching(query)
+        .readable()
         .annotate(rank=rank)
         .select_related("bibfile")
         .only("key", "entry_type", "fields", "persons", "bibfile__name")

@@ -49,7 +49,8 @@ def citable_work(request, note: Note) -> CitableWork:
 
 
 def cited_entries(note: Note, *fields: str) -> list[BibEntry]:
-    """The entries the note cites, each once, in citation order; `fields` are loaded."""
+    """The entries the note cites, each once, in citation order; `fields` are loaded. An entry
+    too long for a page to read (BibEntryQuerySet.readable) is left out."""
     cited = list(
         dict.fromkeys(
             NoteCitation.objects.filter(note=note, bibfile__isnull=False).values_list(
@@ -63,7 +64,9 @@ def cited_entries(note: Note, *fields: str) -> list[BibEntry]:
         (entry.bibfile_id, entry.key): entry
         for entry in BibEntry.objects.filter(
             bibfile_id__in={file for file, _ in cited}, key__in={key for _, key in cited}
-        ).only("bibfile_id", "key", *fields)
+        )
+        .readable()
+        .only("bibfile_id", "key", *fields)
     }
     return [found[pair] for pair in cited if pair in found]
 
