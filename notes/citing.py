@@ -44,8 +44,21 @@ def citable_work(request, note: Note) -> CitableWork:
         site=site.title,
         url=note_url(request, note, site),
         accessed=timezone.localdate(),
-        summary=note.summary or note.description,
+        summary=_abstract(note.summary or note.description),
     )
+
+
+# The abstract "cite this note" gives, at most (a real one is a paragraph): every note page
+# escapes it for its BibTeX block and hands it to the citation formatter.
+ABSTRACT_CHARS = 5_000
+
+
+def _abstract(written: str) -> str:
+    if len(written) <= ABSTRACT_CHARS:
+        return written
+    cut = written[:ABSTRACT_CHARS]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > ABSTRACT_CHARS // 2 else cut[: ABSTRACT_CHARS - 1]) + "…"
 
 
 def cited_entries(note: Note, *fields: str) -> list[BibEntry]:

@@ -865,6 +865,22 @@ def test_a_huge_description_is_cut_in_the_head(client, db):
     assert data["description"] == described
 
 
+def test_a_huge_summary_is_cut_in_cite_this_note(client, db):
+    """A 2 MB summary: "cite this note" (the page's BibTeX block, cite.bib, cite.ris) gives
+    an abstract of at most ABSTRACT_CHARS characters, cut at a word, and the page stays small."""
+    from notes.citing import ABSTRACT_CHARS
+
+    make_note("long-summary", summary="summary words " * 150_000)
+    page = get(client, "/notes/long-summary/")
+    assert len(page.content) < 100_000
+    bibtex = get(client, "/notes/long-summary/cite.bib").content.decode()
+    (abstract,) = re.findall(r"abstract = \{(.*)\}", bibtex)
+    assert abstract.startswith("summary words summary") and abstract.endswith("words…")
+    assert len(abstract) <= ABSTRACT_CHARS
+    ris = get(client, "/notes/long-summary/cite.ris").content.decode()
+    assert len(ris) < ABSTRACT_CHARS + 1_000
+
+
 def test_keywords_fall_back_to_tags_and_canonical_override(client, db):
     """No keywords: the tags, in the order the note gives them; canonicalURL replaces the
     canonical link."""
