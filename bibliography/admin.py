@@ -8,7 +8,7 @@ from django.utils.safestring import mark_safe
 
 from scidraft.markup.sanitise import clean_fragment
 
-from .display import latex_to_text
+from .display import latex_to_text_cut
 from .formatting import entry_data, format_references, with_math_source
 from .models import BibEntry, BibFile
 from .services import (
@@ -149,12 +149,12 @@ class BibEntryAdmin(admin.ModelAdmin):
 
     @admin.display(description="title", ordering="key")
     def decoded_title(self, obj: BibEntry) -> str:
-        return latex_to_text(obj.title)
+        return latex_to_text_cut(obj.title)
 
     @admin.display(description="first author")
     def first_author(self, obj: BibEntry) -> str:
         authors = obj.persons.get("author") or obj.persons.get("editor") or []
-        return latex_to_text(authors[0]) if authors else ""
+        return latex_to_text_cut(authors[0]) if authors else ""
 
     @admin.display(description="as cited")
     def formatted(self, obj: BibEntry):

@@ -30,6 +30,37 @@ _PLACEHOLDER_RE = re.compile("\ue000(\\d+)\ue001")
 _SPACES = re.compile(r"[ \t\r\n\f\v]+")  # not \s: a tie (~) stays a no-break space
 
 
+# What a list or a tag shows of one value (a title, a name) at most: a longer value is cut before
+# it is decoded, so a page of entries costs the same whatever a file holds (a stored field may
+# be megabytes long, and decoding costs about 2.5 s a MB).
+SHOWN_CHARS = 300
+
+
+def value_head(value: str, limit: int) -> tuple[str, bool]:
+    """The start of `value` worth decoding to show `limit` characters, and whether it is cut:
+    twice the limit (commands shrink as they decode), ending at a space where one is near the
+    end, so that a command is rarely cut in two."""
+    if len(value) <= 2 * limit:
+        return value, False
+    start = value[: 2 * limit]
+    space = start.rfind(" ")
+    return (start[:space] if space > limit else start), True
+
+
+def shortened(text: str, limit: int) -> str:
+    """`text`, or its first `limit` - 1 characters and "…"."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def latex_to_text_cut(value: str, limit: int = SHOWN_CHARS) -> str:
+    """latex_to_text of the start of `value`, at most `limit` characters ("…" when cut)."""
+    if not isinstance(value, str):
+        return latex_to_text(value)
+    start, cut = value_head(value, limit)
+    text = latex_to_text(start)
+    return shortened(text + "…" if cut else text, limit)
+
+
 def latex_to_text(value: str) -> str:
     """`value` (a BibTeX field or name) as plain Unicode text; `value` itself if undecodable."""
     if not isinstance(value, str):
@@ -86,5 +117,5 @@ def authors_text(persons: dict[str, list[str]], limit: int = 3) -> str:
     """The first `limit` authors (or editors) decoded, "; "-separated, "et al." for the rest:
     a line for lists and the cite picker, where a 5,000-name list must not be printed."""
     names = persons.get("author") or persons.get("editor") or []
-    shown = "; ".join(latex_to_text(name) for name in names[:limit])
+    shown = "; ".join(latex_to_text_cut(name) for name in names[:limit])
     return f"{shown}; et al." if len(names) > limit else shown

@@ -6,10 +6,15 @@ Pure functions over a `CitableWork`, so the formats are tested without a databas
 
 from __future__ import annotations
 
+import codecs
 import datetime as dt
 import functools
 import re
 from dataclasses import dataclass
+
+import latexcodec  # noqa: F401 - registers the ulatex codec
+
+from .display import shortened, value_head
 
 # Characters BibTeX gives a meaning to; escaped so titles and names survive as written.
 _BIBTEX_SPECIAL = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "%": r"\%", "&": r"\&",
@@ -134,35 +139,81 @@ def bibtex_with_macros(entries: list[str], files: list[str], macros: list[str] =
     return "\n\n".join([*dict.fromkeys([*macros, *used]), *entries]) + "\n"
 
 
+# What one value of a Scholar reference shows, in characters: a title or a name is far
+# shorter; a longer value is cut (with "…") before LaTeX is decoded, so the work on one entry
+# is bounded whatever the file holds. At most SCHOLAR_AUTHORS names are listed.
+SCHOLAR_VALUE_CHARS = 500
+SCHOLAR_AUTHORS = 20
+# A value without these (commands, math, ties, comments and latexcodec's ligatures: dashes,
+# quotes, inverted marks) decodes to itself less its braces: no need for pybtex and
+# latexcodec, which cost about 0.1 ms a value, for every value of an upload.
+_LATEX_SPECIAL = re.compile(r"[\\$~%]|--|''|``|[?!]`")
+
+
+# Accented letters, most of what names and titles hold in LaTeX (`\"o`, `\'{e}`, `\c c`,
+# `\ss`): each spelling is decoded by latexcodec once, and a value left with no other command
+# takes the quick way. A letter command swallows the space after it, as TeX reads it.
+_ACCENTS = re.compile(
+    r"""\\[\"'`^~=.]\s*(?:\{(?:[A-Za-z]|\\[ij])\}|[A-Za-z]|\\[ij](?![A-Za-z]))"""
+    r"|\\[cvuHkrdb](?:\s+[A-Za-z]|\s*\{[A-Za-z]\})"
+    r"|\\(?:ss|ae|AE|oe|OE|aa|AA|o|O|l|L|i|j)(?![A-Za-z])\s?"
+)
+
+
+@functools.lru_cache(maxsize=256)
+def _accent_text(spelling: str) -> str:
+    decoded = codecs.decode(spelling.strip(), "ulatex")
+    return decoded if "\\" not in decoded else spelling
+
+
+def _accent(match: re.Match) -> str:
+    return _accent_text(match.group())
+
+
 def scholar_reference(entry) -> str:
-    """One cited entry as Google Scholar's citation_reference value (key=value; pairs)."""
+    """One entry as Google Scholar's citation_reference value (key=value; pairs), each value as
+    plain text of at most SCHOLAR_VALUE_CHARS characters. Computed when a file is read and
+    stored with the entry (BibEntry.scholar): pages only print it."""
     parts = []
     fields = entry.fields
     if fields.get("title"):
         parts.append(f"citation_title={_plain(fields['title'])}")
-    for name in entry.persons.get("author", [])[:20]:
+    for name in entry.persons.get("author", [])[:SCHOLAR_AUTHORS]:
         parts.append(f"citation_author={_plain(name)}")
     if fields.get("year"):
-        parts.append(f"citation_publication_date={fields['year']}")
+        parts.append(f"citation_publication_date={_cut(fields['year'])}")
     venue = fields.get("journal") or fields.get("booktitle")
     if venue:
         parts.append(f"citation_journal_title={_plain(venue)}")
     for name in ("volume", "number", "doi"):
         if fields.get(name):
-            parts.append(f"citation_{'issue' if name == 'number' else name}={fields[name]}")
+            parts.append(f"citation_{'issue' if name == 'number' else name}={_cut(fields[name])}")
     if fields.get("pages"):
-        first, _, last = fields["pages"].replace("--", "-").partition("-")
+        first, _, last = _cut(fields["pages"]).replace("--", "-").partition("-")
         parts.append(f"citation_firstpage={first.strip()}")
         if last:
             parts.append(f"citation_lastpage={last.strip()}")
     return "; ".join(parts)
 
 
-@functools.lru_cache(maxsize=20_000)
+def _cut(value: str) -> str:
+    return shortened(value, SCHOLAR_VALUE_CHARS)
+
+
 def _plain(value: str) -> str:
-    """BibTeX text as readers see it: accents decoded, braces gone. Remembered: latexcodec
-    costs about a millisecond a value, and a note page decodes every cited entry's title,
-    authors and journal on each render (its Scholar tags)."""
+    """BibTeX text as readers see it, accents decoded and braces gone, at most
+    SCHOLAR_VALUE_CHARS characters: only the start of a longer value is decoded."""
+    start, cut = value_head(value, SCHOLAR_VALUE_CHARS)
+    text = _decoded(start)
+    return _cut(text + "…" if cut else text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _decoded(value: str) -> str:
+    # Remembered: names recur across a file, and a file's entries are read together.
+    accented = _ACCENTS.sub(_accent, value) if "\\" in value else value
+    if not _LATEX_SPECIAL.search(accented):
+        return " ".join(accented.replace("{", "").replace("}", "").split())
     try:
         from pybtex.richtext import Text
 

@@ -40,7 +40,7 @@ from scidraft.markup.context import FormattedReferences
 from scidraft.markup.plaintext import html_text
 
 from . import csl
-from .models import BibEntry, BibFile
+from .models import READ_BOUND_CHARS, BibEntry, BibFile
 from .parsing import ParsedEntry
 
 logger = logging.getLogger(__name__)
@@ -694,14 +694,22 @@ class StoredBibliography:
         # Entries already read (None: not in the file); an object lives for one render or,
         # in a batch (an import), for all of it.
         self._seen: dict[str, EntryData | None] = {}
+        # Entries too long to read (BibEntryQuerySet.readable): key -> stored length.
+        self._too_long: dict[str, int] = {}
 
     def _data(self, keys: list[str]) -> list[EntryData]:
         unknown = [key for key in dict.fromkeys(keys) if key not in self._seen]
         if unknown:
-            rows = BibEntry.objects.filter(bibfile=self.bibfile, key__in=unknown).values_list(
+            self._seen.update(dict.fromkeys(unknown))
+            entries = BibEntry.objects.filter(bibfile=self.bibfile, key__in=unknown)
+            sizes = entries.with_stored_chars().values_list("key", "entry_type", "stored_chars")
+            for key, entry_type, size in sizes:
+                if size > READ_BOUND_CHARS:
+                    self._too_long[key] = size
+                    self._seen[key] = EntryData(key, entry_type, {}, {})
+            rows = entries.exclude(key__in=self._too_long).values_list(
                 "key", "entry_type", "fields", "persons"
             )
-            self._seen.update(dict.fromkeys(unknown))
             for key, entry_type, fields, persons in rows:
                 self._seen[key] = EntryData(key, entry_type, fields, persons)
         return [self._seen[key] for key in keys if self._seen.get(key) is not None]
@@ -709,7 +717,20 @@ class StoredBibliography:
     def format(
         self, keys: list[str], style: str | None, locale: str | None = None
     ) -> FormattedReferences:
-        return format_references(self._data(keys), style, locale)
+        data = self._data(keys)
+        found = format_references(
+            [entry for entry in data if entry.key not in self._too_long], style, locale
+        )
+        for entry in data:
+            if entry.key in self._too_long:
+                found.entries[entry.key] = unformatted_html(entry)
+                found.order.append(entry.key)
+                found.problems[entry.key] = (
+                    f"the entry is {self._too_long[entry.key]:,} characters long as stored, "
+                    f"over what a page reads of one entry ({READ_BOUND_CHARS:,}): upload "
+                    f"{self.bibfile.name} again to read it within the limits"
+                )
+        return found
 
     def known(self, keys: list[str]) -> list[str]:
         """The keys the file has, without formatting them (a list past the render's bounds)."""

@@ -10,7 +10,17 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, OuterRef, Q, TextField
+from django.db.models.functions import Cast, Length
+
+from .parsing import MAX_ENTRY_CHARS
+
+# How long an entry's fields and names may be, as stored JSON, for a page to read them whole.
+# A file is read within MAX_ENTRY_CHARS an entry, but a row stored before what macros expand to
+# was bounded may hold tens of megabytes; such a row is left out of pages (or named as too long)
+# instead of read. JSON spells a character in up to six (\uXXXX), so no entry read within the
+# bound is ever left out.
+READ_BOUND_CHARS = 6 * MAX_ENTRY_CHARS + 4096
 
 
 def validate_bib_name(value: str) -> None:
@@ -133,6 +143,17 @@ class BibFile(models.Model):
 
 
 class BibEntryQuerySet(models.QuerySet):
+    def with_stored_chars(self):
+        """Each entry annotated with `stored_chars`: its fields and names as stored JSON,
+        measured by the database, without reading them."""
+        return self.annotate(
+            stored_chars=Length(Cast("fields", TextField())) + Length(Cast("persons", TextField()))
+        )
+
+    def readable(self):
+        """Entries short enough for a page to read whole (READ_BOUND_CHARS)."""
+        return self.with_stored_chars().filter(stored_chars__lte=READ_BOUND_CHARS)
+
     def matching(self, query: str):
         """Entries whose key, title, authors, editors or year contain every word of `query`
         (case-insensitive; as written in the file, so `M{\\"u}ller` is found by `ller`)."""
@@ -157,6 +178,12 @@ class BibEntry(models.Model):
         default=dict, help_text='Role → names, e.g. {"author": ["Knuth, Donald E."]}.'
     )
     source = models.TextField(blank=True, help_text="The entry's own BibTeX text.")
+    scholar = models.TextField(
+        blank=True,
+        editable=False,
+        help_text="Google Scholar's citation_reference value: decoded and bounded when the "
+        "file is read, so note pages only print it.",
+    )
     position = models.PositiveIntegerField(default=0, help_text="Order in the file.")
 
     objects = BibEntryQuerySet.as_manager()

@@ -22,6 +22,15 @@ How the text is read, and why:
   every parse runs within parse_seconds(text) of CPU time, the renderer's budget mechanism
   (scidraft.markup.limits). A parse that runs out of it is `stopped`: no entries, and a
   report line saying where, so callers refuse the file instead of keeping part of it.
+* What `@string` macros and `#` expand to is bounded as well, since a few hundred bytes of
+  macros that each double the last spell gigabytes. Each value is counted part by part as
+  pybtex reads it, before the parts are joined: a field or `@string` over MAX_FIELD_CHARS, an
+  entry whose fields together pass MAX_ENTRY_CHARS, or a parse whose values together pass
+  expanded_chars_limit(text) stops the parse the same way, naming the line of the `@string` or
+  entry, and no string of that size is ever built.
+* Each entry's Google Scholar reference (exports.scholar_reference: LaTeX decoded, every value
+  bounded) is computed here, within the same budget, and stored with the entry, so a reader's
+  page never decodes LaTeX.
 """
 
 from __future__ import annotations
@@ -40,6 +49,8 @@ from pybtex.scanner import Literal, PybtexSyntaxError, Token
 from pybtex.textutils import normalize_whitespace
 
 from scidraft.markup import limits
+
+from .exports import scholar_reference
 
 # An entry starts with @type{ or @type( (BibTeX allows blanks and newlines in between).
 _ENTRY_START = re.compile(r"@\s*([A-Za-z][\w-]*)\s*([{(])")
@@ -65,6 +76,13 @@ _NON_ENTRIES = {"string", "comment", "preamble"}
 # seconds. Real entries are a few KB with a few dozen groups; 5,000 authors are about 150 KB.
 MAX_ENTRY_CHARS = 2 * 1024 * 1024
 MAX_BRACE_GROUPS = 20_000
+# The same bounds after `@string` macros and `#` are expanded: one value (a field, an @string's
+# value, a preamble) and the sum of an entry's fields. Every value a parse builds, macros
+# included, together stays within expanded_chars_limit(text): EXPANSION_FACTOR times the
+# file's own length (real files expand journal abbreviations, a few per cent), and at least
+# twice an entry's bound, so a small file may still hold one long entry.
+MAX_FIELD_CHARS = MAX_ENTRY_CHARS
+EXPANSION_FACTOR = 2
 # Names in one person field that are parsed; the rest become "others" (BibTeX's "et al.").
 MAX_PERSONS = 10_000
 # CPU seconds a parse may take per MB of text, and at least the renderer's budget (issue 16).
@@ -82,6 +100,7 @@ class ParsedEntry:
     persons: dict[str, list[str]]
     source: str
     line: int
+    scholar: str = ""  # Google Scholar's citation_reference value, decoded and bounded
 
 
 @dataclass
@@ -99,13 +118,20 @@ class ParseResult:
     entries: list[ParsedEntry] = field(default_factory=list)
     problems: list[ParseProblem] = field(default_factory=list)
     preamble: list[str] = field(default_factory=list)
-    # The CPU budget ran out: `entries` is empty and the last problem says where reading stopped.
+    # A bound was passed (CPU time, or what macros expand to): `entries` is empty and the last
+    # problem says where reading stopped and why.
     stopped: bool = False
 
 
 @dataclass
 class _Progress:
     offset: int = 0  # in the text: where the parse is, for the report when the budget runs out
+    expanded: int = 0  # characters of every value read so far, after expansion
+    expanded_limit: int = 0
+
+
+class ExpansionTooLarge(Exception):
+    """A value, an entry or the whole parse expands past its bound (see the module's notes)."""
 
 
 @dataclass
@@ -138,9 +164,12 @@ class _BoundedScanner(LowLevelParser):
     # Calls between two looks at the budget: a look costs about as much as a call.
     CHECK_EVERY = 64
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, progress: _Progress, **kwargs):
         super().__init__(*args, **kwargs)
         self._calls = 0
+        self._progress = progress
+        self._value_chars = 0
+        self._block_chars = 0
 
     def skip_to(self, patterns):
         self._calls += 1
@@ -157,12 +186,52 @@ class _BoundedScanner(LowLevelParser):
         self.update_lineno(value)
         return Token(value, winners[match.group()])
 
+    def parse_command(self):
+        self._block_chars = 0
+        return super().parse_command()
+
+    def parse_value(self):
+        self._value_chars = 0
+        super().parse_value()
+        # Once the value is read, before its parts are joined; a value past its own bound
+        # is reported as such rather than as the file's.
+        if self._progress.expanded > self._progress.expanded_limit:
+            raise ExpansionTooLarge(
+                f"with {self._value_name()}, the file's values expand to more than "
+                f"{self._progress.expanded_limit:,} characters, the limit for this file"
+            )
+
     def parse_value_part(self):
         # Once a value part: every loop of pybtex's over an entry reads one at each turn.
         self._calls += 1
         if not self._calls % self.CHECK_EVERY:
             limits.check()
-        return super().parse_value_part()
+        part = super().parse_value_part()
+        self._count(len(part))
+        return part
+
+    def _count(self, size: int) -> None:
+        """Count a value part before pybtex joins the value's parts (a macro's part is the
+        macro's own string, not a copy): the join only happens within the bounds."""
+        self._value_chars += size
+        self._block_chars += size
+        self._progress.expanded += size
+        if self._value_chars > MAX_FIELD_CHARS:
+            raise ExpansionTooLarge(
+                f"{self._value_name()} expands to more than {MAX_FIELD_CHARS:,} characters, "
+                "the limit for one value"
+            )
+        if self._block_chars > MAX_ENTRY_CHARS and self.current_entry_key is not None:
+            raise ExpansionTooLarge(
+                f"the fields of entry {self.current_entry_key!r} expand to more than "
+                f"{MAX_ENTRY_CHARS:,} characters, the limit for one entry"
+            )
+
+    def _value_name(self) -> str:
+        name = self.current_field_name
+        if self.current_entry_key is not None:
+            return f"field {name!r} of entry {self.current_entry_key!r}"
+        return f"@string {name!r}" if name else "@preamble"
 
 
 @functools.cache
@@ -187,11 +256,12 @@ class _CollectingParser(Parser):
     them into lines of the file.
     """
 
-    def __init__(self):
+    def __init__(self, progress: _Progress):
         super().__init__()
         self.errors: list[str] = []
         self.line_offset = 0
         self.people: dict[str, Person] = {}
+        self.progress = progress
 
     def handle_error(self, error):
         self.errors.append(self._describe(error))
@@ -207,6 +277,7 @@ class _CollectingParser(Parser):
             want_entry=self.data.want_entry,
             filename=self.filename,
             macros=self.macros,
+            progress=self.progress,
         )
         for entry_type, body in scanner:
             kind = entry_type.lower()
@@ -493,35 +564,48 @@ def parse_seconds(text: str) -> float:
     return max(limits.RENDER_SECONDS, PARSE_SECONDS_PER_MB * len(text) / (1024 * 1024))
 
 
+def expanded_chars_limit(text: str) -> int:
+    """How many characters every value of a parse of `text` may expand to, together."""
+    return max(2 * MAX_ENTRY_CHARS, EXPANSION_FACTOR * len(text))
+
+
 def parse_bibtex(text: str) -> ParseResult:
     """Every entry of `text` that reads, and a report of every block that does not, in at
     most parse_seconds(text) of CPU time: past it the result is `stopped`, with no entries and
     a problem saying where reading stopped, so that no caller keeps half a file."""
-    progress = _Progress()
+    progress = _Progress(expanded_limit=expanded_chars_limit(text))
     result = ParseResult()
     seconds = parse_seconds(text)
     try:
         with limits.budget(seconds, engine_seconds=math.inf):
             _parse(text, result, progress)
     except limits.BudgetExceeded:
-        line = text.count("\n", 0, progress.offset) + 1
-        result.entries, result.preamble, result.stopped = [], [], True
-        result.problems.sort(key=lambda problem: problem.line)
-        result.problems.append(
-            ParseProblem(
-                line,
-                "",
-                f"reading stopped here: the file took more than {seconds:.1f} s of CPU "
-                f"time to read (the limit for {limits.describe_bytes(len(text))} of text), so "
-                "nothing was imported and any earlier version is unchanged. Look here for an "
-                "entry that never closes or a value with thousands of braces, or split the file.",
-            )
+        _stop(
+            result,
+            text.count("\n", 0, progress.offset) + 1,
+            f"reading stopped here: the file took more than {seconds:.1f} s of CPU "
+            f"time to read (the limit for {limits.describe_bytes(len(text))} of text), so "
+            "nothing was imported and any earlier version is unchanged. Look here for an "
+            "entry that never closes or a value with thousands of braces, or split the file.",
+        )
+    except ExpansionTooLarge as error:
+        _stop(
+            result,
+            text.count("\n", 0, progress.offset) + 1,
+            f"reading stopped here: {error}, so nothing was imported and any earlier version "
+            "is unchanged. Look here for @string macros that repeat one another (a # b # …).",
         )
     return result
 
 
+def _stop(result: ParseResult, line: int, reason: str) -> None:
+    result.entries, result.preamble, result.stopped = [], [], True
+    result.problems.sort(key=lambda problem: problem.line)
+    result.problems.append(ParseProblem(line, "", reason))
+
+
 def _parse(text: str, result: ParseResult, progress: _Progress) -> None:
-    parser = _CollectingParser()
+    parser = _CollectingParser(progress)
     seen: dict[str, int] = {}
     scan = _scan_text(text)
     blocks, strays = _blocks(scan, progress)
@@ -568,7 +652,7 @@ def _parse(text: str, result: ParseResult, progress: _Progress) -> None:
         parser.line_offset = block.line - 1
         try:
             data = parser.parse_string(block_scan)
-        except limits.BudgetExceeded:
+        except (limits.BudgetExceeded, ExpansionTooLarge):
             raise
         except Exception as error:  # noqa: BLE001 - one block must never abort the file
             result.problems.append(ParseProblem(block.line, key, f"could not be read: {error}"))
@@ -590,6 +674,7 @@ def _parse(text: str, result: ParseResult, progress: _Progress) -> None:
             result.problems.append(ParseProblem(block.line, key, reason))
             continue
         for entry_key, entry in data.entries.items():
+            limits.check()
             folded = entry_key.lower()
             if folded in seen:
                 result.problems.append(
@@ -608,17 +693,17 @@ def _parse(text: str, result: ParseResult, progress: _Progress) -> None:
                         block.line, entry_key, "kept with errors: " + "; ".join(parser.errors)
                     )
                 )
-            result.entries.append(
-                ParsedEntry(
-                    key=entry_key,
-                    entry_type=entry.type.lower(),
-                    fields={name.lower(): value for name, value in entry.fields.items()},
-                    persons={
-                        role.lower(): [str(person) for person in people]
-                        for role, people in entry.persons.items()
-                    },
-                    source=text[block.begin : block.end],
-                    line=block.line,
-                )
+            parsed = ParsedEntry(
+                key=entry_key,
+                entry_type=entry.type.lower(),
+                fields={name.lower(): value for name, value in entry.fields.items()},
+                persons={
+                    role.lower(): [str(person) for person in people]
+                    for role, people in entry.persons.items()
+                },
+                source=text[block.begin : block.end],
+                line=block.line,
             )
+            parsed.scholar = scholar_reference(parsed)
+            result.entries.append(parsed)
     result.problems.sort(key=lambda problem: problem.line)

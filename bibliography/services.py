@@ -132,6 +132,7 @@ def _bibfile_store(
             "fields": item.fields,
             "persons": item.persons,
             "source": item.source,
+            "scholar": item.scholar,
             "position": position,
         }
         entry = existing.pop(item.key, None)
@@ -143,7 +144,7 @@ def _bibfile_store(
             to_update.append(entry)
     BibEntry.objects.filter(pk__in=[entry.pk for entry in existing.values()]).delete()
     BibEntry.objects.bulk_create(to_create, batch_size=500)
-    _update_entries(to_update, ["entry_type", "fields", "persons", "source", "position"])
+    _update_entries(to_update, ["entry_type", "fields", "persons", "source", "scholar", "position"])
     bibfile_changed.send(sender=BibFile, bibfile=bibfile)
     return BibImportResult(bibfile, outcome, len(parsed.entries), parsed.problems)
 

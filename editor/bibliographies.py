@@ -20,7 +20,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from bibliography import services
-from bibliography.display import authors_text, latex_to_text
+from bibliography.display import authors_text, latex_to_text_cut, shortened
 from bibliography.formatting import entry_data, format_references, plain_text
 from bibliography.models import BibEntry, BibFile
 from notes.models import Note, NoteBibliography, NoteCitation
@@ -31,6 +31,9 @@ from .references import NOTES_PER_PAGE, waiting_items, waiting_notes
 
 ENTRIES_PER_PAGE = 100
 CITE_RESULTS = 20
+# The picker's bounds on one result: the fields it formats, the reference text it sends.
+PICKER_ENTRY_CHARS = 20_000
+PICKER_REFERENCE_CHARS = 1_000
 # A file's text is offered for editing in place up to this size; larger ones are re-uploaded.
 PREFILL_MAX_CHARS = 512 * 1024
 
@@ -208,17 +211,19 @@ def bibfile_detail(request, bibfile_id: int):
         form = BibTextForm(initial={"text": prefill})
 
     query = request.GET.get("q", "").strip()[:200]
-    entries = bibfile.entries.matching(query).only(
-        "key", "entry_type", "fields", "persons", "position"
+    entries = (
+        bibfile.entries.matching(query)
+        .readable()
+        .only("key", "entry_type", "fields", "persons", "position")
     )
     page = Paginator(entries, ENTRIES_PER_PAGE).get_page(request.GET.get("page"))
     rows = [
         {
             "key": entry.key,
             "type": entry.entry_type,
-            "title": latex_to_text(entry.title),
+            "title": latex_to_text_cut(entry.title),
             "authors": authors_text(entry.persons),
-            "year": entry.year,
+            "year": shortened(entry.year, 20),
         }
         for entry in page
     ]
@@ -298,6 +303,7 @@ def cite_search(request, note_id: int):
     entries = list(
         BibEntry.objects.filter(Q(bibfile__in=usable))
         .matching(query)
+        .readable()
         .annotate(rank=rank)
         .select_related("bibfile")
         .only("key", "entry_type", "fields", "persons", "bibfile__name")
@@ -307,23 +313,35 @@ def cite_search(request, note_id: int):
     site = SiteSettings.objects.current()
     # Each result as the note's reference list will print it (the site's style), as text: the
     # picker never parses an entry as HTML.
+    # An entry too long for a picker's line (a file read before entries were bounded after
+    # expansion may hold megabytes) is listed by its title alone, without formatting it.
     formatted = format_references(
-        [entry_data(entry) for entry in shown], site.citation_style, site.language_code
+        [entry_data(entry) for entry in shown if _fits_the_picker(entry)],
+        site.citation_style,
+        site.language_code,
     )
     results = [
         {
             "key": entry.key,
             "type": entry.entry_type,
-            "title": latex_to_text(entry.title),
+            "title": latex_to_text_cut(entry.title),
             "authors": authors_text(entry.persons),
-            "year": latex_to_text(entry.year),
+            "year": latex_to_text_cut(entry.year),
             "file": entry.bibfile.name,
             "reference": ""
             if entry.key in formatted.problems
-            else plain_text(
-                formatted.entries.get(entry.key, ""), formatted.math.get(entry.key, ())
+            else shortened(
+                plain_text(formatted.entries.get(entry.key, ""), formatted.math.get(entry.key, ())),
+                PICKER_REFERENCE_CHARS,
             ),
         }
         for entry in shown
     ]
     return JsonResponse({"results": results, "more": len(entries) > CITE_RESULTS})
+
+
+def _fits_the_picker(entry: BibEntry) -> bool:
+    """Whether the entry's fields and names are short enough to format for the picker."""
+    size = sum(len(value) for value in entry.fields.values())
+    size += sum(len(name) for names in entry.persons.values() for name in names)
+    return size <= PICKER_ENTRY_CHARS

@@ -45,8 +45,21 @@ def citable_work(request, note: Note) -> CitableWork:
         site=site.title,
         url=note_url(request, note, site),
         accessed=timezone.localdate(),
-        summary=note.summary or note.description,
+        summary=_abstract(note.summary or note.description),
     )
+
+
+# The abstract "cite this note" gives, at most (a real one is a paragraph): every note page
+# escapes it for its BibTeX block and hands it to the citation formatter.
+ABSTRACT_CHARS = 5_000
+
+
+def _abstract(written: str) -> str:
+    if len(written) <= ABSTRACT_CHARS:
+        return written
+    cut = written[:ABSTRACT_CHARS]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > ABSTRACT_CHARS // 2 else cut[: ABSTRACT_CHARS - 1]) + "…"
 
 
 def cited_entries(note: Note, *fields: str) -> list:
@@ -69,7 +82,9 @@ def _cited(note: Note, kept: KeptEntries | None, fields) -> list:
             (entry.bibfile_id, entry.key): entry
             for entry in BibEntry.objects.filter(
                 bibfile_id__in={file for file, _ in current}, key__in={key for _, key in current}
-            ).only("bibfile_id", "key", *fields)
+            )
+            .readable()
+            .only("bibfile_id", "key", *fields)
         }
     entries = []
     for name, file, key in pairs:

@@ -21,6 +21,9 @@ from .models import EXCERPT_SOURCE_CHARS
 
 SUMMARY_WORDS = engine.SUMMARY_WORDS  # Hugo's .Summary
 META_WORDS = 30  # a meta description search engines show whole
+# A written description or summary quoted in a page's head (meta, OpenGraph, JSON-LD) at most:
+# real ones are a few sentences; a longer field is cut, not copied into every page's head.
+META_CHARS = 1_000
 SEARCH_CHARS = 300  # the theme's search preview (§3.5)
 
 SUMMARY = ("summary",)
@@ -44,10 +47,13 @@ def excerpt_of(
     lead: tuple[str, ...] = SUMMARY,
     words: int = SUMMARY_WORDS,
     around: re.Pattern | None = None,
+    written_chars: int | None = None,
 ) -> engine.Excerpt:
     """What to quote of a note or page: the first of the `lead` fields the author wrote, whole,
     else the first `words` words of the card. With `around` (search), the passage of the whole
-    note around the first match comes first, and every excerpt is about SEARCH_CHARS long."""
+    note around the first match comes first, and every excerpt is about SEARCH_CHARS long.
+    With `written_chars`, a written field longer than that is quoted to about that many
+    characters, and only its start is read."""
     if around is not None:
         body = engine.segments_from_html(item.rendered_html or "")
         found = engine.excerpt(body, chars=SEARCH_CHARS, around=around)
@@ -56,6 +62,9 @@ def excerpt_of(
     for name in lead:
         written = (getattr(item, name, "") or "").strip()
         if written:
+            if around is None and written_chars is not None and len(written) > written_chars:
+                segments = engine.segments_from_text(written[: 2 * written_chars])
+                return engine.excerpt(segments, chars=written_chars)
             segments = engine.segments_from_text(written)
             if around is None:
                 return engine.Excerpt(segments)

@@ -927,6 +927,9 @@ class LiveBibEntry(models.Model):
     fields = models.JSONField(default=dict)
     persons = models.JSONField(default=dict)
     source = models.TextField(blank=True)
+    # The entry's Google Scholar citation_reference, as BibEntry.scholar had it (decoded and
+    # bounded when the file was read): a note page only prints it.
+    scholar = models.TextField(blank=True)
 
     class Meta:
         ordering = ["live", "pk"]

@@ -26,7 +26,7 @@ from .citing import (
     work_csl_json,
     work_reference_html,
 )
-from .excerpts import DESCRIPTION, META_WORDS, excerpt_of
+from .excerpts import DESCRIPTION, META_CHARS, META_WORDS, excerpt_of
 from .identity import identity_for
 from .models import Author, Note, Page, Tag, card_prefetches, prefetch_cards
 from .navigation import older_and_newer, recommendation_candidates
@@ -172,7 +172,9 @@ def note_detail(request, slug: str):
     identity = identity_for(note, site)
     work = citable_work(request, note)
     tags = note.ordered_tags()
-    description = excerpt_of(note, lead=DESCRIPTION, words=META_WORDS).text()
+    description = excerpt_of(
+        note, lead=DESCRIPTION, words=META_WORDS, written_chars=META_CHARS
+    ).text()
     meta = PageMeta(
         title=f"{note.title or note.slug} | {site.title}",
         description=description,
@@ -236,10 +238,8 @@ def _scholar_tags(note: Note, identity, site: SiteSettings, url: str) -> list[tu
         ("citation_journal_title", site.title),
         ("citation_fulltext_html_url", url),
     ]
-    tags += [
-        ("citation_reference", exports.scholar_reference(entry))
-        for entry in cited_entries(note, "fields", "persons")
-    ]
+    # Decoded and bounded when the file was read: the page does no LaTeX work.
+    tags += [("citation_reference", entry.scholar) for entry in cited_entries(note, "scholar")]
     return tags
 
 
@@ -375,7 +375,9 @@ def page_detail(request, slug: str):
 
     meta = PageMeta(
         title=f"{page.title} | {site.title}",
-        description=excerpt_of(page, lead=DESCRIPTION, words=META_WORDS).text(),
+        description=excerpt_of(
+            page, lead=DESCRIPTION, words=META_WORDS, written_chars=META_CHARS
+        ).text(),
         keywords=page.keywords,
         canonical=page.canonical_url or absolute(request, site, f"/{page.slug}/"),
         noindex=page.robots_noindex,

@@ -26,7 +26,9 @@ req/s keystrokes a second and its latencies the propagation from one editor to a
 own table adds p95, acknowledgements and the lost characters by place). Scenario f
 (live_bloat.py) starts one more daphne, where a co-author floods one note with 200 KB updates
 beside its texts for RELIABILITY_BLOAT_SECONDS (default 45) while another types on another
-note. `run.py b` (or any of a, b, c, d, e, f) runs only the scenarios named.
+note. Scenario g uploads an @string bomb through the editor while readers read, and samples
+the authoring workers' RSS. `run.py b` (or any of a, b, c, d, e, f, g) runs only the scenarios
+named.
 Everything is stopped and removed on the way out. The exit code is 1 when a scenario fails, 0
 otherwise (also when a tool is missing: then it says SKIP).
 """
@@ -59,6 +61,7 @@ from scenarios import (  # noqa: E402
     live_editing,
     load,
     redis_outage,
+    string_bomb_upload,
 )
 from servers import (  # noqa: E402
     PG_BIN,
@@ -439,6 +442,7 @@ def main(argv: list[str]) -> int:
                 f"f. live-document bloat on 1 daphne, {bloat_seconds:g} s",
                 lambda: live_bloat(site, bloat_seconds),
             ),
+            ("g. @string bomb uploaded in the editor", lambda: string_bomb_upload(site)),
         ):
             if chosen and name[0] not in chosen:
                 continue

@@ -21,7 +21,9 @@ def live_bibliography_keep(note: Note) -> LiveBibliography:
         (entry.bibfile_id, entry.key): entry
         for entry in BibEntry.objects.filter(
             bibfile_id__in=files, key__in={key for *_, key in pairs}
-        ).only("bibfile_id", "key", "entry_type", "fields", "persons", "source")
+        )
+        .readable()
+        .only("bibfile_id", "key", "entry_type", "fields", "persons", "source", "scholar")
     }
     kept = [
         (bib_name(name), found[(file, key)]) for name, file, key in pairs if (file, key) in found
@@ -46,6 +48,7 @@ def live_bibliography_keep(note: Note) -> LiveBibliography:
                 fields=entry.fields,
                 persons=entry.persons,
                 source=entry.source,
+                scholar=entry.scholar,
             )  # fmt: skip
             for name, entry in kept
         ],

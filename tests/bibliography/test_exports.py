@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+import pytest
+
 from bibliography.exports import (
     CitableWork,
     Person,
@@ -76,20 +78,20 @@ def test_entries_using_macros_bring_their_string_definitions():
 
 
 def test_scholar_reference_decodes_each_value_once_and_gives_the_same_text():
-    """Scholar tags decode LaTeX (latexcodec, slow) on every note page render: a value decoded
-    once is remembered, and the remembered text is what decoding gives."""
+    """Scholar references decode LaTeX (latexcodec, slow) for every entry of an upload: a value
+    decoded once is remembered, and the remembered text is what decoding gives."""
     from types import SimpleNamespace
 
-    from bibliography.exports import _plain, scholar_reference
+    from bibliography.exports import _decoded, scholar_reference
 
     entry = SimpleNamespace(
         fields={"title": r"Sch{\"o}nhage's {FFT}", "year": "1971", "journal": "Computing"},
         persons={"author": [r"Sch{\"o}nhage, Arnold"]},
     )
     first = scholar_reference(entry)
-    hits = _plain.cache_info().hits
+    hits = _decoded.cache_info().hits
     assert scholar_reference(entry) == first
-    assert _plain.cache_info().hits == hits + 3  # title, author and journal: none decoded again
+    assert _decoded.cache_info().hits == hits + 3  # title, author and journal: none decoded again
     assert "citation_title=Schönhage's FFT" in first
     assert "citation_author=Schönhage, Arnold" in first
 
@@ -113,3 +115,30 @@ def test_cite_this_note_formats_any_title_and_summary():
     cited = work_reference_html(work, site)
     assert cited.startswith("Novak A, Ríos T. }{ 100% &lt;script&gt;")
     assert "<script" not in cited
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        r"Sch\"onhage und Stra\ss en",
+        r"G\"{o}del, Kurt",
+        r"{\O}rsted, H. C. and \O rsted",
+        r"Erd{\H o}s and {\v{C}}ech",
+        r"Fran\c{c}ois and \c c",
+        r"Garc{\'\i}a, Ana and Y{\i}lmaz",
+        r"{\aa}ngstr{\"o}m {\l}ukasiewicz {\ae}ther",
+        r"\'{\i}ndice \~{n} \^o \`a \=a \.z \u{g} \r{u} \k{a}",
+        r"Pages 10--20 and ``quoted'' ?`y !`",
+        r"50% of {BERT} with $\alpha$ and \emph{words}",
+        r"\ldots and \i\j",
+        "Plain {Title} with   spaces",
+    ],
+)
+def test_scholar_values_decode_as_pybtex_does_with_or_without_latexcodec(value):
+    """Accented letters are decoded by a quick way, each spelling once; the text is what
+    pybtex and latexcodec give for the whole value."""
+    from pybtex.richtext import Text
+
+    from bibliography.exports import _decoded
+
+    assert _decoded.__wrapped__(value) == str(Text.from_latex(value))

@@ -364,6 +364,47 @@ def test_cite_search_is_limited(client, author, note):
     assert data["more"] is True
 
 
+def test_entries_stored_before_the_expansion_bound_stay_small_in_the_picker_and_list(
+    client, author, note
+):
+    """Entries a file held before expansion was bounded (titles of megabytes, written here
+    as such rows are): the cite picker's JSON and the files page show a cut title, decode
+    only its start and skip formatting it, so both stay small and quick."""
+    import time
+
+    from bibliography.display import SHOWN_CHARS
+    from editor.bibliographies import PICKER_REFERENCE_CHARS
+
+    bibfile = bibfile_create(user=author, name="bib/old.bib", raw=KNUTH).bibfile
+    title = 'Sch\\"onhage und Stra\\ss en ' * 120_000  # 3.2 M characters of accents
+    for number in range(3):
+        BibEntry.objects.create(
+            bibfile=bibfile,
+            key=f"huge{number}",
+            entry_type="misc",
+            fields={"title": title, "year": "19" * 500_000},
+            persons={"author": [title]},
+            position=number + 1,
+        )
+    client.force_login(author)
+    start = time.process_time()
+    response = client.get(f"/write/{note.pk}/cite-search/", {"q": ""})
+    page = client.get(f"/write/bibliographies/{bibfile.pk}/")
+    cpu = time.process_time() - start
+    assert response.status_code == 200 and page.status_code == 200
+    results = {result["key"]: result for result in response.json()["results"]}
+    assert set(results) == {"knuth", "huge0", "huge1", "huge2"}
+    huge = results["huge0"]
+    assert huge["title"].startswith("Schönhage und Straßen") and huge["title"].endswith("…")
+    assert len(huge["title"]) <= SHOWN_CHARS and len(huge["authors"]) <= SHOWN_CHARS
+    assert len(huge["year"]) <= SHOWN_CHARS and huge["reference"] == ""
+    assert results["knuth"]["reference"].startswith("Knuth")
+    assert len(results["knuth"]["reference"]) <= PICKER_REFERENCE_CHARS
+    assert len(response.content) < 20_000
+    assert len(page.content) < 200_000
+    assert cpu < 3.0, f"{cpu:.2f} s of CPU"
+
+
 def test_cite_search_needs_a_note_the_user_may_edit(client, other_author, note, picker_files):
     """Another author's note: 404 (as every editor URL of a note); anonymous: the login page."""
     response = client.get(f"/write/{note.pk}/cite-search/", {"q": "graph"})

@@ -142,3 +142,46 @@ def test_cite_this_note_follows_the_site_style(client, demo_loaded):
     page = client.get(f"/notes/{SLUG}/").content.decode()
     text = page.split('class="cite-text"')[1].split("</p>")[0]
     assert "[Internet]" not in text and "https://notes.halden.example/notes/" in text
+
+
+@pytest.mark.django_db
+def test_an_entry_stored_past_the_read_bound_is_named_not_read(client):
+    """A row a file left before expansion was bounded (a 13 M-character title): the note's
+    reference list shows its key and type with a warning, and the page, its Scholar tags,
+    references.json and the cite picker never read it whole."""
+    from bibliography.models import READ_BOUND_CHARS, BibEntry
+    from bibliography.services import bibfile_import
+    from hugosite.loading import note_import
+    from hugosite.reading import NoteSource
+
+    bibfile = bibfile_import(
+        name="bib/old.bib", raw="@book{fine, title={Fine}, author={X, Y}, year=2020}"
+    ).bibfile
+    BibEntry.objects.create(
+        bibfile=bibfile,
+        key="bomb",
+        entry_type="misc",
+        fields={"title": "xx" * 6_500_000},
+        scholar="citation_title=" + "x" * 499 + "…",
+        position=1,
+    )
+    assert len("xx" * 6_500_000) > READ_BOUND_CHARS
+    note, _ = note_import(
+        source=NoteSource(
+            path="n.md",
+            slug="cites-bomb",
+            title="Cites a bomb",
+            date=timezone.now() - dt.timedelta(days=1),
+            body='See \\cite{fine,bomb}.\n\n{{< references bib="bib/old.bib" >}}\n',
+        )
+    )
+    (warning,) = [w for w in note.render_warnings if w["code"] == "cite-unformatted"]
+    assert "reference bomb in bib/old.bib: the entry is 13,000,0" in (warning["message"])
+    assert "upload bib/old.bib again" in warning["message"]
+    assert len(note.rendered_html) < 20_000
+    assert "<code>bomb</code> (misc): </span>" in note.rendered_html
+    page = client.get("/notes/cites-bomb/")
+    assert page.status_code == 200 and len(page.content) < 100_000
+    references = client.get("/notes/cites-bomb/references.json")
+    assert references.status_code == 200 and len(references.content) < 10_000
+    assert '"fine"' in references.content.decode() and "bomb" not in references.content.decode()

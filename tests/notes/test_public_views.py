@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+import time
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -847,6 +848,39 @@ def test_note_head_meta(client, db):
     assert dt.datetime.fromisoformat(data["datePublished"]) == SEP_22
 
 
+def test_a_huge_description_is_cut_in_the_head(client, db):
+    """A 2 MB description is quoted to about META_CHARS characters, whole words, in the meta
+    description, OpenGraph and JSON-LD alike, instead of being copied into the head four
+    times; what the page head reads of it is bounded too."""
+    from notes.excerpts import META_CHARS
+
+    make_note("long-description", description="word $x^2$ and text " * 100_000)
+    tree = html(client, "/notes/long-description/")
+    (described,) = meta(tree, "description")
+    assert described.startswith("word \\(x^2\\) and text word")
+    # About META_CHARS of text: a formula counts its TeX, shown with its delimiters.
+    assert described.endswith("…") and len(described) <= 2 * META_CHARS
+    assert meta(tree, "og:description") == [described]
+    data = json.loads(tree.one("script[type=application/ld+json]").raw_text)
+    assert data["description"] == described
+
+
+def test_a_huge_summary_is_cut_in_cite_this_note(client, db):
+    """A 2 MB summary: "cite this note" (the page's BibTeX block, cite.bib, cite.ris) gives
+    an abstract of at most ABSTRACT_CHARS characters, cut at a word, and the page stays small."""
+    from notes.citing import ABSTRACT_CHARS
+
+    make_note("long-summary", summary="summary words " * 150_000)
+    page = get(client, "/notes/long-summary/")
+    assert len(page.content) < 100_000
+    bibtex = get(client, "/notes/long-summary/cite.bib").content.decode()
+    (abstract,) = re.findall(r"abstract = \{(.*)\}", bibtex)
+    assert abstract.startswith("summary words summary") and abstract.endswith("words…")
+    assert len(abstract) <= ABSTRACT_CHARS
+    ris = get(client, "/notes/long-summary/cite.ris").content.decode()
+    assert len(ris) < ABSTRACT_CHARS + 1_000
+
+
 def test_keywords_fall_back_to_tags_and_canonical_override(client, db):
     """No keywords: the tags, in the order the note gives them; canonicalURL replaces the
     canonical link."""
@@ -896,6 +930,35 @@ def test_google_scholar_tags(client, demo_loaded):
     assert len(references) == len(keys) == 30
     assert len(set(references)) == len(references)
     assert any("Equation of State Calculations" in ref for ref in references)
+
+
+def test_scholar_reference_of_a_huge_title_is_bounded_and_decoded_before_the_page(client, db):
+    """A cited entry with a 1.9 MB title full of LaTeX accents: its citation_reference was
+    decoded when the file was read, cut to SCHOLAR_VALUE_CHARS a value, so the reader's first
+    page does no decoding (it took 13.7 s of CPU) and carries a short tag."""
+    from bibliography.exports import SCHOLAR_VALUE_CHARS
+    from bibliography.models import BibEntry
+    from bibliography.services import bibfile_import
+
+    title = 'Sch\\"onhage und Stra\\ss en multiplizieren ' * 45_500
+    assert 1_900_000 < len(title) < 2_000_000
+    bibfile_import(
+        name="bib/long.bib",
+        raw=f'@article{{long, title = {{{title}}}, author = {{Sch\\"onhage, A.}}, year = 1971}}',
+    )
+    stored = BibEntry.objects.get(key="long").scholar
+    assert stored.startswith("citation_title=Schönhage und Straßen multiplizieren")
+    make_note("huge-title", body='See \\cite{long}.\n\n{{< references bib="bib/long.bib" >}}\n')
+    start = time.process_time()
+    tree = html(client, "/notes/huge-title/")
+    cpu = time.process_time() - start
+    (reference,) = meta(tree, "citation_reference")
+    assert reference == stored
+    title_part = reference.split("; ")[0]
+    assert len(title_part) <= len("citation_title=") + SCHOLAR_VALUE_CHARS
+    assert title_part.endswith("…")
+    assert "citation_author=Schönhage, A." in reference
+    assert cpu < 2.0, f"{cpu:.2f} s of CPU for the page"
 
 
 # --- Tags -------------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ class Command(BaseCommand):
         except BibParseStopped as error:
             self._report(path, error.problems)
             raise CommandError(
-                f"{path}: nothing was imported (reading it took too long)."
+                f"{path}: nothing was imported (reading it passed a bound: see the report)."
             ) from None
         except ValidationError as error:
             raise CommandError(f"{path}: {' '.join(error.messages)}") from None
