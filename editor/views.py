@@ -13,6 +13,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.db import transaction
+from django.db.models import Q
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
@@ -202,7 +203,7 @@ def _editor_page(request, note, form, *, conflict=None, confirm=None, status=200
             "tag_options": Tag.objects.offered_to(request.user)
             .order_by("name")
             .values_list("name", flat=True),
-            "author_options": Author.objects.filter(is_active=True).values_list("handle", "name"),
+            "author_options": _author_options(request.user, state["authors"]),
             "bib_options": BibFile.objects.usable_by(request.user, note=note).values_list(
                 "name", flat=True
             ),
@@ -230,6 +231,17 @@ def _live_editing(request, note) -> dict | None:
         "color": LIVE_PALETTE[user.pk % len(LIVE_PALETTE)],
         "user": user.pk,
     }
+
+
+def _author_options(user, handles: list[str]):
+    """The handles the authors field offers: every active author to Editors; to an Author,
+    those with an account who can confirm (notes.services.authorship) and those named already."""
+    authors = Author.objects.filter(is_active=True)
+    if not services.is_editor(user):
+        authors = authors.filter(
+            Q(user__isnull=False, user__is_active=True) | Q(handle__in=handles)
+        )
+    return authors.values_list("handle", "name")
 
 
 def _completion_data() -> dict:
@@ -300,7 +312,7 @@ def note_edit(request, note_id: int):
         result, problems = _note_edit_write(request, note, form, action, confirmed)
     except (services.AuthorshipError, ValidationError) as error:
         # Nothing was written: the page keeps what was typed and says what is wrong.
-        messages.error(request, " ".join(getattr(error, "messages", [str(error)])))
+        _show_refusal(request, form, error)
         return _editor_page(request, _editable(request, note_id), form, status=400)
     if problems:
         saved = result.note
@@ -324,6 +336,17 @@ def note_edit(request, note_id: int):
     # (a script, the load test) can go on saving without loading the editor again.
     response["X-Note-Version"] = str(result.note.version)
     return response
+
+
+def _show_refusal(request, form, error) -> None:
+    """A service's refusal on the page: next to the form's fields it names (the authors, the
+    body…), else as a message."""
+    by_field = getattr(error, "error_dict", None)
+    if by_field and set(by_field) <= set(form.fields):
+        for name, errors in by_field.items():
+            form.add_error(name, errors)
+        return
+    messages.error(request, " ".join(getattr(error, "messages", [str(error)])))
 
 
 def _done(action: str, result, base_version: int) -> str:

@@ -5,8 +5,9 @@ cannot take their own name off a note; only Editors pin notes (weight)."""
 
 from __future__ import annotations
 
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from ..models import Author, AuthorConsent, Note, NoteRevision, Status
@@ -71,6 +72,32 @@ def authors_check(*, note: Note, current: list[str], wanted: list[str], user) ->
         raise AuthorshipError(
             f"You cannot take your own name ({removed[0]}) off the authors. Ask an Editor, "
             "or decline the co-authorship from your dashboard if you were added by someone else."
+        )
+
+
+def authors_naming_check(*, current: list[str], wanted: list[str], user) -> None:
+    """Refuse an Author's change that names someone who cannot answer: an author without an
+    account (an imported or demo name) or whose account is closed could never confirm or
+    decline, so only Editors name them. An Author names themself and people with an account
+    (who are asked to confirm); names already on what is being edited stay as they are."""
+    if is_editor(user):
+        return
+    added = [handle for handle in wanted if handle not in current]
+    if not added:
+        return
+    unanswerable = dict(
+        Author.objects.filter(handle__in=added)
+        .filter(Q(user__isnull=True) | Q(user__is_active=False))
+        .values_list("handle", "name")
+    )
+    refused = [handle for handle in added if handle in unanswerable]
+    if refused:
+        names = ", ".join(f"{unanswerable[handle]} ({handle})" for handle in refused)
+        raise ValidationError(
+            {
+                "authors": f"You cannot name {names} as an author: without an account of their "
+                "own they cannot confirm or decline it. Ask an Editor to add them."
+            }
         )
 
 

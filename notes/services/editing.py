@@ -18,7 +18,7 @@ from scidraft.site.caching import deferred_bumps
 
 from ..models import Author, Note, NoteAuthor, NoteRevision, Status
 from . import text_sync
-from .authorship import authors_check, consents_request
+from .authorship import authors_check, authors_naming_check, consents_request
 from .records import body_check, is_editor, note_state, revision_record
 from .renders import note_render_store
 from .working import (
@@ -106,12 +106,14 @@ def _check_fields(fields: dict) -> None:
 
 def _rules_check(note: Note, state: dict, fields: dict, user) -> None:
     """The authorship rules a save must keep (notes.services.authorship): an Author keeps
-    their own name on the note, and only Editors change its weight (pinning)."""
+    their own name on the note and names only people who can confirm, and only Editors
+    change its weight (pinning)."""
     pinning = "weight" in fields and (fields["weight"] or 0) != (state.get("weight") or 0)
     if pinning and not is_editor(user):
         raise PermissionDenied("Only Editors pin notes: the weight is theirs to set.")
     if "authors" in fields:
         authors_check(note=note, current=state["authors"], wanted=fields["authors"], user=user)
+        authors_naming_check(current=state["authors"], wanted=fields["authors"], user=user)
 
 
 @transaction.atomic

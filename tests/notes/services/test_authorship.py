@@ -181,3 +181,122 @@ def test_the_dashboard_lists_requests_with_confirm_and_decline(
         AuthorConsent.objects.get(note=bobs_note, author__user=alice).state
         == AuthorConsent.State.CONFIRMED
     )
+
+
+# --- Who may be named: people who can answer, unless an Editor names them ------------------------
+
+
+@pytest.fixture
+def accountless(db):
+    """An author without an account, as an import or the demo makes them."""
+    from notes.models import Author
+
+    return Author.objects.create(name="Imported Person", handle="imported-person")
+
+
+@pytest.fixture
+def shared_note(note, author, other_author, editor_user):
+    """Ada's draft with Bert as a confirmed co-author (an Editor added him)."""
+    return services.note_save(
+        note_id=note.pk, user=editor_user, base_version=note.version,
+        fields={"authors": _handles(author, other_author)},
+    ).note  # fmt: skip
+
+
+def _name(note: Note, user, handles: list[str]) -> Note:
+    note = _reload(note)
+    return services.note_save(
+        note_id=note.pk, user=user, base_version=note.version, fields={"authors": handles}
+    ).note
+
+
+def _roles(author, other_author, editor_user, admin_user, alice) -> dict:
+    from django.contrib.auth.models import AnonymousUser
+
+    return {
+        "anonymous": AnonymousUser(),
+        "unrelated author": alice,
+        "author": author,
+        "co-author": other_author,
+        "editor": editor_user,
+        "admin": admin_user,
+    }
+
+
+def test_naming_an_author_without_an_account_is_an_editors_decision(
+    shared_note, accountless, author, other_author, editor_user, admin_user, alice
+):
+    """Role matrix: an Author on the note (first author or co-author) who names an author
+    without an account, first or last, is refused on the authors field and nothing changes;
+    Editors and Admins name them; anyone who may not edit the note is refused before."""
+    from django.core.exceptions import ValidationError
+
+    roles = _roles(author, other_author, editor_user, admin_user, alice)
+    expected = {
+        "anonymous": PermissionDenied, "unrelated author": PermissionDenied,
+        "author": ValidationError, "co-author": ValidationError, "editor": None, "admin": None,
+    }  # fmt: skip
+    own = _handles(author, other_author)
+    for role, user in roles.items():
+        for wanted in ([accountless.handle, *own], [*own, accountless.handle]):
+            if expected[role] is None:
+                note = _name(shared_note, user, wanted)
+                assert services.working_state(note)["authors"] == wanted, role
+                _name(note, editor_user, own)  # back, for the next role
+                continue
+            with pytest.raises(expected[role]) as refused:
+                _name(shared_note, user, wanted)
+            if expected[role] is ValidationError:
+                assert "Imported Person" in refused.value.message_dict["authors"][0], role
+            assert services.working_state(_reload(shared_note))["authors"] == own, role
+
+
+def test_an_author_names_people_with_an_account_who_then_confirm(
+    shared_note, author, other_author, alice
+):
+    """An Author may name a person with an account (asked to confirm) and keep themself."""
+    note = _name(shared_note, other_author, _handles(author, other_author, alice))
+    assert services.working_state(note)["authors"] == _handles(author, other_author, alice)
+    consent = AuthorConsent.objects.get(note=note, author__user=alice)
+    assert consent.state == AuthorConsent.State.PENDING
+
+
+def test_an_author_cannot_name_someone_whose_account_is_closed(shared_note, author, alice):
+    """A deactivated account cannot confirm either: naming it is an Editor's decision."""
+    from django.core.exceptions import ValidationError
+
+    alice.is_active = False
+    alice.save()
+    with pytest.raises(ValidationError, match="cannot confirm"):
+        _name(shared_note, author, _handles(author, alice))
+
+
+def test_a_name_already_on_the_note_stays_and_may_move(
+    shared_note, accountless, author, other_author, editor_user
+):
+    """An author without an account whom an Editor named stays when an Author saves, even
+    reordered: only adding such a name is refused."""
+    own = _handles(author, other_author)
+    _name(shared_note, editor_user, [*own, accountless.handle])
+    note = _name(shared_note, author, [author.author.handle, accountless.handle, own[1]])
+    assert services.working_state(note)["authors"][1] == accountless.handle
+    note = services.note_save(
+        note_id=note.pk, user=other_author, base_version=note.version, fields={"body": "Next."}
+    ).note
+    assert accountless.handle in services.working_state(note)["authors"]
+
+
+def test_an_authors_naming_is_refused_on_a_published_notes_working_copy(
+    shared_note, accountless, author, other_author
+):
+    """The rule holds for the working copy of a published note: its byline is never made."""
+    from django.core.exceptions import ValidationError
+
+    note = _reload(services.note_save(
+        note_id=shared_note.pk, user=author, base_version=shared_note.version,
+        fields={"body": "A theorem."},
+    ).note)  # fmt: skip
+    services.note_publish(note_id=note.pk, user=author, base_version=note.version)
+    with pytest.raises(ValidationError):
+        _name(note, author, [accountless.handle, *_handles(author, other_author)])
+    assert _reload(note).working is None
