@@ -150,3 +150,13 @@ def test_every_environment_variable_is_documented_in_the_readme():
     readme = (ROOT / "README.md").read_text()
     missing = sorted(name for name in names if f"`{name}`" not in readme)
     assert not missing, f"undocumented in README.md: {missing}"
+
+
+def test_media_accel_redirect_must_be_a_location_path():
+    """MEDIA_ACCEL_REDIRECT names nginx's internal location: a path with both slashes, else
+    the process stops with a message (a wrong one would send every note image nowhere)."""
+    result = run_manage("check", env={"DEBUG": "1", "MEDIA_ACCEL_REDIRECT": "internal-media"})
+    assert result.returncode != 0
+    assert "MEDIA_ACCEL_REDIRECT must be a path" in result.stderr
+    env = {"DEBUG": "1", "MEDIA_ACCEL_REDIRECT": "/internal-media/"}
+    assert settings_value("settings.MEDIA_ACCEL_REDIRECT", env) == "/internal-media/"
