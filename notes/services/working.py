@@ -96,8 +96,16 @@ def working_copy_write(note: Note, state: dict, user) -> WorkingCopy | None:
     copy.updated_by = user if user is not None and user.is_authenticated else None
     working_copy_render(copy)
     copy.save()
+    working_copy_authors_set(copy)
     note.working_copy = copy
     return copy
+
+
+def working_copy_authors_set(copy: WorkingCopy) -> None:
+    """The copy's author rows from the handles its fields name: who may edit the note
+    (NoteQuerySet.editable_by) follows the authors being edited, at once."""
+    handles = copy.fields.get("authors") or []
+    copy.authors.set(Author.objects.filter(handle__in=handles))
 
 
 def working_context(note: Note, *, reader=None):
