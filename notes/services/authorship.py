@@ -1,7 +1,8 @@
 """Bylines by consent: nobody with an account goes public as an author of a note they did not
 agree to be named on (issue 16). An Author may add co-authors; a co-author who is a user
 confirms (or an Editor does for them) before a version naming them is published. An Author
-cannot take their own name off a note; only Editors pin notes (weight)."""
+cannot take their own name off a note, nor name someone who cannot answer; only Editors pin
+notes (weight) and put them in the feed's promotion slots."""
 
 from __future__ import annotations
 
@@ -97,6 +98,20 @@ def authors_naming_check(*, current: list[str], wanted: list[str], user) -> None
             {
                 "authors": f"You cannot name {names} as an author: without an account of their "
                 "own they cannot confirm or decline it. Ask an Editor to add them."
+            }
+        )
+
+
+def promotion_check(*, state: dict, fields: dict, user) -> None:
+    """Refuse an Author's change to whether the note is in the feed's promotion slots: like
+    pinning, where a note stands in everyone's feed is an Editor's decision."""
+    if "promotion" not in fields or is_editor(user):
+        return
+    if bool(fields["promotion"]) != bool(state.get("promotion")):
+        raise ValidationError(
+            {
+                "promotion": "Only Editors put a note in the feed's promotion slots or take it "
+                "out: ask an Editor."
             }
         )
 

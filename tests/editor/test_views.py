@@ -417,7 +417,8 @@ def test_editor_page_has_every_side_panel_field_and_autocomplete_lists(client, a
 
 def test_side_panel_save_writes_every_field(client, author, other_author, note):
     """One Save writes slug, ordered authors, tags (new ones created), flags, entry-set
-    fields and default bibliographies, as one new version with a revision."""
+    fields and default bibliographies, as one new version with a revision (the promotion
+    an Author's page posts back unchanged)."""
     second = services.author_for_user(other_author)
     bibfile_import(name="bib/main.bib", raw="@book{knuth, title={The Art}, year=1968}")
     client.force_login(author)
@@ -431,7 +432,7 @@ def test_side_panel_save_writes_every_field(client, author, other_author, note):
             institute="Fourier Lab",
             tags="PDE, Heat",
             description="About heat.",
-            promotion="on",
+            promotion="false",  # an Editor's to change: the page posts it back as shown
             search_hidden="on",
             keywords="heat",
             entry_entry_title="Heat equation",
@@ -444,7 +445,7 @@ def test_side_panel_save_writes_every_field(client, author, other_author, note):
     assert [link.author_id for link in saved.authorships.all()] == [second.pk, author.author.pk]
     assert sorted(saved.tags.values_list("name", flat=True)) == ["Heat", "PDE"]
     assert saved.institute == "Fourier Lab" and saved.description == "About heat."
-    assert saved.promotion and saved.search_hidden and not saved.hidden_in_rss
+    assert not saved.promotion and saved.search_hidden and not saved.hidden_in_rss
     assert saved.keywords == ["heat"] and saved.params == {"entryTitle": "Heat equation"}
     assert list(saved.bibliographies.values_list("name", flat=True)) == ["bib/main.bib"]
     # Rendered after the bibliography was attached: the citation resolves.
@@ -656,3 +657,4 @@ def test_macros_saved_from_the_editor_render_the_note_and_bad_ones_are_refused(
     )
     assert bad.status_code == 400 and "errorlist" in bad.content.decode()
     assert Note.objects.get(pk=note.pk).math_macros == macros
+

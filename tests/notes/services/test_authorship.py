@@ -300,3 +300,102 @@ def test_an_authors_naming_is_refused_on_a_published_notes_working_copy(
     with pytest.raises(ValidationError):
         _name(note, author, [accountless.handle, *_handles(author, other_author)])
     assert _reload(note).working is None
+
+
+# --- The feed's promotion slots: an Editor's decision, as pinning is ----------------------------
+
+
+def _promote(note: Note, user, value: bool) -> Note:
+    note = _reload(note)
+    return services.note_save(
+        note_id=note.pk, user=user, base_version=note.version, fields={"promotion": value}
+    ).note
+
+
+@pytest.mark.parametrize("published", [False, True])
+def test_only_editors_change_a_notes_promotion(
+    published, shared_note, author, other_author, editor_user, admin_user, alice
+):
+    """Role matrix, on a draft and on a published note's working copy: an Author on the note
+    who puts it in the promotion slots, or takes it out, is refused on the promotion field and
+    nothing changes; Editors and Admins do both; others may not edit the note at all."""
+    from django.core.exceptions import ValidationError
+
+    if published:
+        note = services.note_save(
+            note_id=shared_note.pk, user=author, base_version=shared_note.version,
+            fields={"body": "A theorem."},
+        ).note  # fmt: skip
+        services.note_publish(note_id=note.pk, user=author, base_version=note.version)
+    roles = _roles(author, other_author, editor_user, admin_user, alice)
+    expected = {
+        "anonymous": PermissionDenied, "unrelated author": PermissionDenied,
+        "author": ValidationError, "co-author": ValidationError, "editor": None, "admin": None,
+    }  # fmt: skip
+    for role, user in roles.items():
+        for value in (True, False):
+            _promote(shared_note, editor_user, not value)  # the other way round to start
+            if expected[role] is None:
+                note = _promote(shared_note, user, value)
+                assert services.working_state(note)["promotion"] is value, role
+                continue
+            with pytest.raises(expected[role]) as refused:
+                _promote(shared_note, user, value)
+            if expected[role] is ValidationError:
+                assert "Only Editors" in refused.value.message_dict["promotion"][0], role
+            assert services.working_state(_reload(shared_note))["promotion"] is not value, role
+    if published:
+        assert _reload(shared_note).promotion is False  # nothing of this went live
+
+
+def test_an_author_saving_a_promoted_note_keeps_its_promotion(shared_note, author, editor_user):
+    """Saving other fields of a note an Editor promoted is no change to its promotion."""
+    _promote(shared_note, editor_user, True)
+    note = _reload(shared_note)
+    note = services.note_save(
+        note_id=note.pk, user=author, base_version=note.version,
+        fields={"body": "More.", "promotion": True},
+    ).note  # fmt: skip
+    assert note.promotion is True and note.body == "More."
+
+
+def test_an_author_restoring_a_revision_keeps_the_promotion(shared_note, author, editor_user):
+    """Restoring a revision from when the note was promoted leaves the promotion an Editor
+    since took away (as the weight): only an Editor's restore brings it back."""
+    note = _promote(shared_note, editor_user, True)
+    promoted = note.revisions.order_by("-number").first()
+    _promote(note, editor_user, False)
+    services.revision_restore(revision_id=promoted.pk, user=author)
+    assert _reload(note).promotion is False
+    services.revision_restore(revision_id=promoted.pk, user=editor_user)
+    assert _reload(note).promotion is True
+
+
+def test_the_editor_form_shows_an_author_the_promotion_read_only_and_refuses_a_change(
+    client, shared_note, author, editor_user
+):
+    """An Author's editor page shows the promotion box disabled with its value in a hidden
+    input: a Save posts it back unchanged; a forged change is refused on the field (400) and
+    nothing is saved. An Editor's box is a plain check box that changes it."""
+    from tests.editor.forms import editor_form
+
+    client.force_login(author)
+    note = _promote(shared_note, editor_user, True)
+    page = client.get(f"/write/{note.pk}/").content.decode()
+    assert '<input type="hidden" name="promotion" value="true">' in page
+    assert '<input type="checkbox" id="id_promotion" disabled checked>' in page
+    response = client.post(f"/write/{note.pk}/", editor_form(note, promotion="true", body="B"))
+    assert response.status_code == 302
+    note = _reload(note)
+    assert note.promotion is True and note.body == "B"
+    refused = client.post(f"/write/{note.pk}/", editor_form(note, promotion="false", body="C"))
+    assert refused.status_code == 400
+    field = refused.content.decode().split('for="id_promotion"', 1)[1].split("</div>", 1)[0]
+    assert "errorlist" in field and "Only Editors" in field
+    note = _reload(note)
+    assert note.promotion is True and note.body == "B"
+    client.force_login(editor_user)
+    page = client.get(f"/write/{note.pk}/").content.decode()
+    assert 'type="checkbox" name="promotion"' in page
+    response = client.post(f"/write/{note.pk}/", editor_form(note, body="D"))  # box unticked
+    assert response.status_code == 302 and _reload(note).promotion is False
