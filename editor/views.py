@@ -18,6 +18,7 @@ from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import mark_safe
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -595,7 +596,17 @@ def authorship_confirm(request, note_id: int, author_id: int):
         messages.error(request, str(error))
     else:
         messages.success(request, "Confirmed: the note may be published with this name.")
-    return redirect(request.POST.get("next") or "editor:dashboard")
+    return redirect(_same_site(request, request.POST.get("next", "")) or "editor:dashboard")
+
+
+def _same_site(request, target: str) -> str | None:
+    """`target` if it is a path or URL of this site (a form's `next`), else None: a redirect
+    never takes a signed-in person elsewhere."""
+    if target and url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return target
+    return None
 
 
 @never_cache

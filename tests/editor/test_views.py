@@ -658,3 +658,41 @@ def test_macros_saved_from_the_editor_render_the_note_and_bad_ones_are_refused(
     assert bad.status_code == 400 and "errorlist" in bad.content.decode()
     assert Note.objects.get(pk=note.pk).math_macros == macros
 
+
+# --- Confirming a byline: back to a page of this site only ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "target",
+    ["//evil.example", "https://evil.example/write/", "/\\evil.example", "javascript:alert(1)"],
+)
+def test_confirming_a_byline_never_redirects_off_site(client, author, other_author, note, target):
+    """A `next` naming another site (protocol-relative, absolute, with a backslash) or a
+    javascript: URL is ignored: the confirmation is made and the dashboard follows."""
+    from notes.models import AuthorConsent
+
+    bert = services.author_for_user(other_author)
+    services.note_save(
+        note_id=note.pk, user=author, base_version=note.version,
+        fields={"authors": [author.author.handle, bert.handle]},
+    )  # fmt: skip
+    client.force_login(other_author)
+    response = client.post(f"/write/{note.pk}/authors/{bert.pk}/confirm/", {"next": target})
+    assert response.status_code == 302 and response["Location"] == "/write/"
+    consent = AuthorConsent.objects.get(note=note, author=bert)
+    assert consent.state == AuthorConsent.State.CONFIRMED
+
+
+def test_confirming_a_byline_goes_back_to_the_page_of_this_site_it_names(
+    client, author, other_author, note
+):
+    """A same-site path as `next` (the editor page's own form sends one) is followed."""
+    bert = services.author_for_user(other_author)
+    services.note_save(
+        note_id=note.pk, user=author, base_version=note.version,
+        fields={"authors": [author.author.handle, bert.handle]},
+    )  # fmt: skip
+    client.force_login(other_author)
+    target = f"/write/{note.pk}/"
+    response = client.post(f"/write/{note.pk}/authors/{bert.pk}/confirm/", {"next": target})
+    assert response.status_code == 302 and response["Location"] == target
