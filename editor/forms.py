@@ -10,6 +10,8 @@ import datetime as dt
 
 from django import forms
 from django.utils import timezone
+from django.utils.html import format_html
+from django.utils.safestring import mark_safe
 from django.utils.text import slugify
 
 from bibliography.models import BibFile
@@ -61,6 +63,23 @@ class CardTitleSelect(forms.NullBooleanSelect):
     def __init__(self, attrs=None):
         super().__init__(attrs)
         self.choices = [("unknown", "Theme rule"), ("true", "Yes"), ("false", "No")]
+
+
+class ReadOnlyCheckbox(forms.CheckboxInput):
+    """A box shown ticked or not that cannot be changed, its value posted in a hidden input:
+    the form posts back the value it shows, so a Save changes nothing there, and a changed
+    value reaches the service, which refuses it on the field."""
+
+    def render(self, name, value, attrs=None, renderer=None):
+        attrs = self.build_attrs(self.attrs, attrs)
+        checked = self.check_test(value)
+        return format_html(
+            '<input type="hidden" name="{}" value="{}"><input type="checkbox" id="{}" disabled{}>',
+            name,
+            "true" if checked else "false",
+            attrs.get("id", ""),
+            mark_safe(" checked") if checked else "",  # noqa: S308
+        )
 
 
 def split_list(text: str, separator: str = ",") -> list[str]:
@@ -163,6 +182,9 @@ class NoteEditorForm(forms.Form):
             # Pinning is an Editor's (notes.services.authorship); the value shows, unchanged.
             self.fields["weight"].disabled = True
             self.fields["weight"].help_text += " Editors set it."
+            # Promotion is an Editor's too: shown, posted back as it is, refused if changed.
+            self.fields["promotion"].widget = ReadOnlyCheckbox()
+            self.fields["promotion"].help_text += " Editors set it."
         self.fields["body"].widget = NoteBodyWidget(note.pk)
         self.entry_sets = list(EntrySet.objects.order_by("key")) or [FALLBACK_ENTRY_SET]
         for entry_set in self.entry_sets:
@@ -172,10 +194,16 @@ class NoteEditorForm(forms.Form):
                 )
         if self.is_bound:
             # Left out of the POST: keep the note's value (see the module docstring).
+            # A read-only box always posts its hidden value: absent, it was left out.
+            boxes = {
+                name
+                for name in CHECKBOXES
+                if not isinstance(self.fields[name].widget, ReadOnlyCheckbox)
+            }
             self.omitted = {
                 name
                 for name in self.fields
-                if name not in CHECKBOXES and name != "base_version" and name not in self.data
+                if name not in boxes and name != "base_version" and name not in self.data
             }
             for name in self.omitted:
                 self.fields[name].required = False

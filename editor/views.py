@@ -13,11 +13,12 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Max, Q
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import mark_safe
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -206,7 +207,7 @@ def _editor_page(request, note, form, *, conflict=None, confirm=None, status=200
             "tag_options": Tag.objects.offered_to(request.user)
             .order_by("name")
             .values_list("name", flat=True),
-            "author_options": Author.objects.filter(is_active=True).values_list("handle", "name"),
+            "author_options": _author_options(request.user, state["authors"]),
             "bib_options": BibFile.objects.usable_by(request.user, note=note).values_list(
                 "name", flat=True
             ),
@@ -233,6 +234,17 @@ def _live_editing(request, note) -> dict | None:
         "color": person.color,
         "user": person.user_id,
     }
+
+
+def _author_options(user, handles: list[str]):
+    """The handles the authors field offers: every active author to Editors; to an Author,
+    those with an account who can confirm (notes.services.authorship) and those named already."""
+    authors = Author.objects.filter(is_active=True)
+    if not services.is_editor(user):
+        authors = authors.filter(
+            Q(user__isnull=False, user__is_active=True) | Q(handle__in=handles)
+        )
+    return authors.values_list("handle", "name")
 
 
 def _completion_data() -> dict:
@@ -303,7 +315,7 @@ def note_edit(request, note_id: int):
         result, problems = _note_edit_write(request, note, form, action, confirmed)
     except (services.AuthorshipError, ValidationError) as error:
         # Nothing was written: the page keeps what was typed and says what is wrong.
-        messages.error(request, " ".join(getattr(error, "messages", [str(error)])))
+        _show_refusal(request, form, error)
         return _editor_page(request, _editable(request, note_id), form, status=400)
     if problems:
         saved = result.note
@@ -327,6 +339,17 @@ def note_edit(request, note_id: int):
     # (a script, the load test) can go on saving without loading the editor again.
     response["X-Note-Version"] = str(result.note.version)
     return response
+
+
+def _show_refusal(request, form, error) -> None:
+    """A service's refusal on the page: next to the form's fields it names (the authors, the
+    body…), else as a message."""
+    by_field = getattr(error, "error_dict", None)
+    if by_field and set(by_field) <= set(form.fields):
+        for name, errors in by_field.items():
+            form.add_error(name, errors)
+        return
+    messages.error(request, " ".join(getattr(error, "messages", [str(error)])))
 
 
 def _done(action: str, result, base_version: int) -> str:
@@ -611,7 +634,17 @@ def authorship_confirm(request, note_id: int, author_id: int):
         messages.error(request, str(error))
     else:
         messages.success(request, "Confirmed: the note may be published with this name.")
-    return redirect(request.POST.get("next") or "editor:dashboard")
+    return redirect(_same_site(request, request.POST.get("next", "")) or "editor:dashboard")
+
+
+def _same_site(request, target: str) -> str | None:
+    """`target` if it is a path or URL of this site (a form's `next`), else None: a redirect
+    never takes a signed-in person elsewhere."""
+    if target and url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return target
+    return None
 
 
 @never_cache

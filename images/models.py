@@ -42,6 +42,20 @@ class NoteImageQuerySet(models.QuerySet):
         """The image whose file has this storage name (`notes/3/ab12….png`)."""
         return self.filter(file=name)
 
+    def public(self, now=None):
+        """Images anyone may load: those the live version of a published, due note shows (its
+        body names the file). A draft's images, a scheduled note's, and those only a published
+        note's unpublished changes use are not public: their URL tells nothing of the draft
+        away to whoever knows or derives it."""
+        shown = Note.objects.published(now).filter(
+            pk=models.OuterRef("note_id"), body__contains=models.OuterRef("file")
+        )
+        return self.filter(models.Exists(shown))
+
+    def editable_by(self, user):
+        """Images of the notes `user` may edit: theirs to see, whatever the note's state."""
+        return self.filter(note__in=Note.objects.editable_by(user).values("pk"))
+
 
 class NoteImage(models.Model):
     note = models.ForeignKey(Note, on_delete=models.CASCADE, related_name="images")

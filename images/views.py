@@ -10,8 +10,9 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.core.files.storage import default_storage
 from django.core.files.uploadhandler import FileUploadHandler, SkipFile
-from django.http import FileResponse, Http404, JsonResponse
+from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
+from django.utils.http import content_disposition_header
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST, require_safe
@@ -92,20 +93,46 @@ def _upload(request, note_id: int, limit: SizeLimit):
 @require_safe
 @csp(MEDIA_POLICY)
 def media(request, name: str):
-    """A stored note image from the default storage, when no web server serves MEDIA_ROOT
-    (runserver, gunicorn alone). Only files recorded as NoteImage rows, with the type Pillow
-    detected at upload, `nosniff` so that no browser reads them as HTML or script, and inline
-    under a safe name."""
+    """A stored note image from the default storage. Only files recorded as NoteImage rows,
+    with the type Pillow detected at upload, `nosniff` so that no browser reads them as HTML or
+    script, and inline under a safe name. To anyone when the live version of a published, due
+    note shows it (cached publicly); else only to those who may edit the note, never cached by
+    others; a 404 to everyone else. Behind nginx (MEDIA_ACCEL_REDIRECT) nginx sends the bytes
+    once this view has decided."""
     image = NoteImage.objects.stored_as(name).first()
     if image is None:
         return _hugo_asset(name)
-    try:
-        handle = image.file.storage.open(image.file.name, "rb")
-    except FileNotFoundError:
-        raise Http404("No such image.") from None
-    response = FileResponse(handle, content_type=image.content_type, filename=image.download_name)
+    shown = NoteImage.objects.filter(pk=image.pk)
+    if shown.public().exists():
+        cache_control = f"public, max-age={MEDIA_MAX_AGE}"
+    elif shown.editable_by(request.user).exists():
+        # A draft's image, to its authors and Editors: kept by no shared cache, and gone from
+        # the browser's once they sign out or leave the note.
+        cache_control = "private, no-store"
+    else:
+        raise Http404("No such image.")  # as for a missing one: nothing says it exists
+    if settings.MEDIA_ACCEL_REDIRECT:
+        response = _accel_redirect(image)
+    else:
+        try:
+            handle = image.file.storage.open(image.file.name, "rb")
+        except FileNotFoundError:
+            raise Http404("No such image.") from None
+        response = FileResponse(
+            handle, content_type=image.content_type, filename=image.download_name
+        )
     response["X-Content-Type-Options"] = "nosniff"
-    response["Cache-Control"] = f"public, max-age={MEDIA_MAX_AGE}"
+    response["Cache-Control"] = cache_control
+    return response
+
+
+def _accel_redirect(image: NoteImage) -> HttpResponse:
+    """The permitted image sent by nginx from its internal location of MEDIA_ROOT
+    (MEDIA_ACCEL_REDIRECT, deploy/nginx.conf): nginx keeps this answer's Content-Type,
+    Content-Disposition and Cache-Control."""
+    response = HttpResponse(content_type=image.content_type)
+    response["X-Accel-Redirect"] = settings.MEDIA_ACCEL_REDIRECT + image.file.name
+    response["Content-Disposition"] = content_disposition_header(False, image.download_name)
     return response
 
 

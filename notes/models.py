@@ -384,11 +384,19 @@ class NoteQuerySet(RenderedQuerySet):
         return self.filter(Q(pk__in=self.published().values("pk")) | Q(pk__in=editable))
 
     def editable_by(self, user):
+        """The notes `user` may edit (the editor and its side endpoints, images of drafts, the
+        live document): every note for Editors and Admins; for an Author, those that name them
+        among the authors being edited: a published note's working copy when it has one, else
+        the note's own authors. Taking someone off in the working copy ends their access at
+        once, though readers see the byline change only when it is published."""
         if not user.is_authenticated or not user.is_active:
             return self.none()
         if user.is_superuser or user.has_perm("notes.edit_any_note"):
             return self.all()
-        return self.filter(Q(created_by=user) | Q(authors__user=user)).distinct()
+        named_in_copy = WorkingCopy.objects.filter(authors__user=user).values("note_id")
+        named_on_row = NoteAuthor.objects.filter(author__user=user).values("note_id")
+        has_copy = models.Exists(WorkingCopy.objects.filter(note=models.OuterRef("pk")))
+        return self.filter(Q(pk__in=named_in_copy) | (Q(pk__in=named_on_row) & ~has_copy))
 
 
 def _authorships() -> models.Prefetch:
@@ -617,6 +625,14 @@ class WorkingCopy(RenderedContent):
     title = models.CharField(max_length=300, blank=True)
     body = models.TextField(blank=True)
     fields = models.JSONField(default=dict, blank=True)
+    # The authors `fields` names, kept in step by notes.services.working: who may edit the
+    # note while it has unpublished changes (NoteQuerySet.editable_by).
+    authors = models.ManyToManyField(
+        Author,
+        related_name="working_copies",
+        blank=True,
+        help_text="The authors being edited, as in fields: they may edit the note.",
+    )
     submitted_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,

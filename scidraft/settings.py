@@ -445,6 +445,17 @@ INSTALLED_APPS.append("images")
 IMAGE_UPLOAD_MAX_BYTES = env_int("IMAGE_UPLOAD_MAX_BYTES", 5 * 1024 * 1024)
 # Largest image accepted, in pixels (width × height): a small file can decode into a huge bitmap.
 IMAGE_UPLOAD_MAX_PIXELS = env_int("IMAGE_UPLOAD_MAX_PIXELS", 24_000_000)
+# nginx's internal location of MEDIA_ROOT (deploy/nginx.conf: /internal-media/): the app
+# decides who may load a note image and nginx sends it (X-Accel-Redirect). Empty: the app
+# sends the file itself.
+MEDIA_ACCEL_REDIRECT = os.environ.get("MEDIA_ACCEL_REDIRECT", "").strip()
+if MEDIA_ACCEL_REDIRECT and not (
+    MEDIA_ACCEL_REDIRECT.startswith("/") and MEDIA_ACCEL_REDIRECT.endswith("/")
+):
+    raise ImproperlyConfigured(
+        f"MEDIA_ACCEL_REDIRECT must be a path that starts and ends with /, got "
+        f"{MEDIA_ACCEL_REDIRECT!r}."
+    )
 
 # --- Writing together -------------------------------------------------------------------------
 # A live document per note, over WebSockets at /live/notes/<id>/ (collaboration/, issue 21).

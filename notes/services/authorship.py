@@ -1,12 +1,14 @@
 """Bylines by consent: nobody with an account goes public as an author of a note they did not
 agree to be named on (issue 16). An Author may add co-authors; a co-author who is a user
 confirms (or an Editor does for them) before a version naming them is published. An Author
-cannot take their own name off a note; only Editors pin notes (weight)."""
+cannot take their own name off a note, nor name someone who cannot answer; only Editors pin
+notes (weight) and put them in the feed's promotion slots."""
 
 from __future__ import annotations
 
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from ..models import Author, AuthorConsent, Note, NoteRevision, Status
@@ -71,6 +73,46 @@ def authors_check(*, note: Note, current: list[str], wanted: list[str], user) ->
         raise AuthorshipError(
             f"You cannot take your own name ({removed[0]}) off the authors. Ask an Editor, "
             "or decline the co-authorship from your dashboard if you were added by someone else."
+        )
+
+
+def authors_naming_check(*, current: list[str], wanted: list[str], user) -> None:
+    """Refuse an Author's change that names someone who cannot answer: an author without an
+    account (an imported or demo name) or whose account is closed could never confirm or
+    decline, so only Editors name them. An Author names themself and people with an account
+    (who are asked to confirm); names already on what is being edited stay as they are."""
+    if is_editor(user):
+        return
+    added = [handle for handle in wanted if handle not in current]
+    if not added:
+        return
+    unanswerable = dict(
+        Author.objects.filter(handle__in=added)
+        .filter(Q(user__isnull=True) | Q(user__is_active=False))
+        .values_list("handle", "name")
+    )
+    refused = [handle for handle in added if handle in unanswerable]
+    if refused:
+        names = ", ".join(f"{unanswerable[handle]} ({handle})" for handle in refused)
+        raise ValidationError(
+            {
+                "authors": f"You cannot name {names} as an author: without an account of their "
+                "own they cannot confirm or decline it. Ask an Editor to add them."
+            }
+        )
+
+
+def promotion_check(*, state: dict, fields: dict, user) -> None:
+    """Refuse an Author's change to whether the note is in the feed's promotion slots: like
+    pinning, where a note stands in everyone's feed is an Editor's decision."""
+    if "promotion" not in fields or is_editor(user):
+        return
+    if bool(fields["promotion"]) != bool(state.get("promotion")):
+        raise ValidationError(
+            {
+                "promotion": "Only Editors put a note in the feed's promotion slots or take it "
+                "out: ask an Editor."
+            }
         )
 
 

@@ -18,7 +18,7 @@ from scidraft.site.caching import deferred_bumps
 
 from ..models import Author, Note, NoteAuthor, NoteRevision, Status
 from . import text_sync
-from .authorship import authors_check, consents_request
+from .authorship import authors_check, authors_naming_check, consents_request, promotion_check
 from .records import body_check, is_editor, note_state, revision_record
 from .renders import note_render_store
 from .working import (
@@ -106,12 +106,15 @@ def _check_fields(fields: dict) -> None:
 
 def _rules_check(note: Note, state: dict, fields: dict, user) -> None:
     """The authorship rules a save must keep (notes.services.authorship): an Author keeps
-    their own name on the note, and only Editors change its weight (pinning)."""
+    their own name on the note and names only people who can confirm, and only Editors
+    change its weight (pinning) and its place in the promotion slots."""
     pinning = "weight" in fields and (fields["weight"] or 0) != (state.get("weight") or 0)
     if pinning and not is_editor(user):
         raise PermissionDenied("Only Editors pin notes: the weight is theirs to set.")
+    promotion_check(state=state, fields=fields, user=user)
     if "authors" in fields:
         authors_check(note=note, current=state["authors"], wanted=fields["authors"], user=user)
+        authors_naming_check(current=state["authors"], wanted=fields["authors"], user=user)
 
 
 @transaction.atomic
@@ -268,9 +271,10 @@ _RESTORED_METADATA = (
 @transaction.atomic
 def revision_restore(*, revision_id: int, user) -> SaveResult:
     """Copy a revision's title, body and metadata into what the note's authors edit: the note
-    itself, or a published note's working copy (restoring never publishes). A weight only an
-    Editor may set is restored by Editors only. Text typed together is saved first (so it is a
-    revision too), and the restored text goes into the live document."""
+    itself, or a published note's working copy (restoring never publishes). A weight and a
+    promotion only an Editor may set are restored by Editors only. Text typed together is
+    saved first (so it is a revision too), and the restored text goes into the live
+    document."""
     revision = NoteRevision.objects.filter(pk=revision_id).first()
     if revision is None:
         raise PermissionDenied("No such revision.")
@@ -284,6 +288,7 @@ def revision_restore(*, revision_id: int, user) -> SaveResult:
     state = working_state(note)
     if not is_editor(user):
         fields.pop("weight", None)
+        fields.pop("promotion", None)
     if note.status == Status.PUBLISHED:
         working_copy_write(note, state_with_fields(state, fields), user)
         version_bump(note)

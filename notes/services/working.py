@@ -98,6 +98,7 @@ def working_copy_write(note: Note, state: dict, user) -> WorkingCopy | None:
     copy.updated_by = user if user is not None and user.is_authenticated else None
     working_copy_render(copy)
     copy.save()
+    working_copy_authors_set(copy)
     note.working_copy = copy
     return copy
 
@@ -109,6 +110,13 @@ def _carries_references(note: Note, copy: WorkingCopy | None) -> bool:
         return False
     live = kept_for(note)
     return live is not None and live.changed
+
+
+def working_copy_authors_set(copy: WorkingCopy) -> None:
+    """The copy's author rows from the handles its fields name: who may edit the note
+    (NoteQuerySet.editable_by) follows the authors being edited, at once."""
+    handles = copy.fields.get("authors") or []
+    copy.authors.set(Author.objects.filter(handle__in=handles))
 
 
 def working_context(note: Note, *, reader=None):

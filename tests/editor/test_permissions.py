@@ -288,3 +288,169 @@ def test_a_new_url_without_a_rule_fails(settings):
     assert "secret" in [pattern.name for pattern in editor_patterns()]
     with pytest.raises(AssertionError, match="add a rule"):
         test_every_editor_url_has_a_rule()
+
+
+# --- Rules inside the editor's form: who names whom -------------------------------------------
+
+
+def _coauthored(note, author, other_author, editor_user) -> Note:
+    """`note` (Ada's) with Bert as a confirmed co-author, added by an Editor."""
+    from notes import services
+
+    return services.note_save(
+        note_id=note.pk, user=editor_user, base_version=note.version,
+        fields={"authors": [author.author.handle, services.author_for_user(other_author).handle]},
+    ).note  # fmt: skip
+
+
+@pytest.mark.django_db
+def test_naming_an_author_without_an_account_through_the_form(
+    author, other_author, editor_user, admin_user, note
+):
+    """Role matrix of the editor's form POST naming an imported author first: the note's
+    Authors get the page back (400) with the error on the authors field and nothing saved;
+    Editors and Admins save it; others are refused as for any edit."""
+    from django.contrib.auth.models import User
+
+    from notes import services
+    from notes.models import Author
+    from tests.editor.forms import editor_form
+
+    Author.objects.create(name="Imported Person", handle="imported-person")
+    note = _coauthored(note, author, other_author, editor_user)
+    own = services.working_state(note)["authors"]
+    outsider = User.objects.create_user("carol")
+    outsider.groups.add(author.groups.first())
+    users = {
+        "anonymous": None, "other": outsider, "own": author, "co-author": other_author,
+        "editor": editor_user, "admin": admin_user,
+    }  # fmt: skip
+    expected = {
+        "anonymous": LOGIN, "other": 404, "own": 400, "co-author": 400,
+        "editor": INTO_APP, "admin": INTO_APP,
+    }  # fmt: skip
+    failures = []
+    for role, user in users.items():
+        client = Client()
+        if user is not None:
+            client.force_login(user)
+        note.refresh_from_db()
+        wanted = ", ".join(["imported-person", *own])
+        response = client.post(f"/write/{note.pk}/", editor_form(note, authors=wanted))
+        location = response.get("Location", "")
+        saved = services.working_state(Note.objects.get(pk=note.pk))["authors"]
+        if expected[role] == LOGIN:
+            ok = location.startswith("/accounts/login/") and saved == own
+        elif expected[role] == INTO_APP:
+            ok = location.startswith("/write/") and saved == ["imported-person", *own]
+        elif expected[role] == 400:
+            page = response.content.decode()
+            field = page.split('for="id_authors"', 1)[-1].split("</div>", 1)[0]
+            ok = (
+                response.status_code == 400
+                and "errorlist" in field
+                and "Imported Person (imported-person)" in field
+                and saved == own
+            )
+        else:
+            ok = response.status_code == expected[role] and saved == own
+        if not ok:
+            failures.append(f"{role}: {response.status_code} {location} {saved}")
+        if saved != own:
+            current = Note.objects.get(pk=note.pk)
+            services.note_save(
+                note_id=note.pk, user=editor_user, base_version=current.version,
+                fields={"authors": own},
+            )  # fmt: skip
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.django_db
+def test_the_authors_field_offers_an_author_only_people_who_can_confirm(author, editor_user, note):
+    """The handles offered to an Author leave out authors without an account; an Editor's
+    list has them."""
+    from notes.models import Author
+
+    Author.objects.create(name="Imported Person", handle="imported-person")
+    for user, offered in ((author, False), (editor_user, True)):
+        client = Client()
+        client.force_login(user)
+        page = client.get(f"/write/{note.pk}/").content.decode()
+        options = page.split('id="editor-author-options"', 1)[1].split("</datalist>", 1)[0]
+        assert ('value="imported-person"' in options) is offered
+        assert f'value="{author.author.handle}"' in options
+
+
+# --- Taken off the authors: access ends at once, on every side endpoint ------------------------
+
+
+def _side_requests(note: Note, revision_ids: list[int]) -> dict:
+    """name → (method, url, request kwargs) for every editor endpoint that takes the note."""
+    note.refresh_from_db()
+    base = f"/write/{note.pk}/"
+    newest, older = revision_ids[-1], revision_ids[0]
+    numbers = sorted(note.revisions.values_list("number", flat=True))
+    return {
+        "editor page": ("get", base, {}),
+        "save": ("post", base, _post_data("edit", note)),
+        "autosave": ("post", f"{base}autosave/", _post_data("autosave", note)),
+        "preview": ("post", f"{base}preview/", _post_data("preview", note)),
+        "revisions": ("get", f"{base}revisions/", {}),
+        "diff": ("get", f"{base}revisions/?a={numbers[0]}&b={numbers[-1]}", {}),
+        "restore": ("get", f"{base}revisions/{older}/restore/", {}),
+        "restore post": ("post", f"{base}revisions/{newest}/restore/", {}),
+        "image upload": ("post", f"{base}images/", _post_data("image_upload", note)),
+        "cite search": ("get", f"{base}cite-search/?q=x", {}),
+        "labels": ("get", f"{base}labels/", {}),
+    }
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("state", ["draft", "published"])
+def test_a_coauthor_taken_off_loses_every_side_endpoint_at_once(
+    state, author, other_author, editor_user, note
+):
+    """Bert, a co-author, is taken off by an Editor: on a draft (the row) or in a published
+    note's working copy (readers still see his name until it is published). From then on every
+    editor endpoint of the note, and the note's draft images, are a 404 for him, while Ada
+    keeps them all."""
+    from images.services import image_upload
+    from notes import services
+    from tests.images.samples import png_upload
+
+    note = _coauthored(note, author, other_author, editor_user)
+    note = services.note_save(
+        note_id=note.pk, user=author, base_version=note.version, fields={"body": "Text."}
+    ).note
+    if state == "published":
+        note = services.note_publish(note_id=note.pk, user=author, base_version=note.version).note
+    draft_image = image_upload(note_id=note.pk, user=author, uploaded_file=png_upload()).image
+    note = services.note_save(
+        note_id=note.pk, user=author, base_version=note.version,
+        fields={"body": f"Text.\n\n{draft_image.markdown}"},
+    ).note  # fmt: skip
+    bert, ada = Client(), Client()
+    bert.force_login(other_author)
+    ada.force_login(author)
+    assert bert.get(f"/write/{note.pk}/").status_code == 200
+    services.note_save(
+        note_id=note.pk, user=editor_user, base_version=note.version,
+        fields={"authors": [author.author.handle]},
+    )  # fmt: skip
+    note.refresh_from_db()
+    if state == "published":
+        live = Client().get(f"/notes/{note.slug}/").content.decode()
+        assert "bert" in live  # the live byline changes when the change is published
+    revisions = list(note.revisions.order_by("number").values_list("pk", flat=True))
+    failures = []
+    for name in _side_requests(note, revisions):
+        for who, client, expected in (("removed co-author", bert, {404}), ("Ada", ada, {200, 302})):
+            method, url, kwargs = _side_requests(note, revisions)[name]  # the current version
+            status = getattr(client, method)(url, **kwargs).status_code
+            if status not in expected:
+                failures.append(f"{name} as {who}: {status}")
+    if bert.get(draft_image.url).status_code != 404:
+        failures.append("the draft's image as the removed co-author")
+    if ada.get(draft_image.url)["Cache-Control"] != "private, no-store":
+        failures.append("the draft's image as the first author")
+    assert not failures, "\n".join(failures)

@@ -418,7 +418,8 @@ def test_editor_page_has_every_side_panel_field_and_autocomplete_lists(client, a
 
 def test_side_panel_save_writes_every_field(client, author, other_author, note):
     """One Save writes slug, ordered authors, tags (new ones created), flags, entry-set
-    fields and default bibliographies, as one new version with a revision."""
+    fields and default bibliographies, as one new version with a revision (the promotion
+    an Author's page posts back unchanged)."""
     second = services.author_for_user(other_author)
     bibfile_import(name="bib/main.bib", raw="@book{knuth, title={The Art}, year=1968}")
     client.force_login(author)
@@ -432,7 +433,7 @@ def test_side_panel_save_writes_every_field(client, author, other_author, note):
             institute="Fourier Lab",
             tags="PDE, Heat",
             description="About heat.",
-            promotion="on",
+            promotion="false",  # an Editor's to change: the page posts it back as shown
             search_hidden="on",
             keywords="heat",
             entry_entry_title="Heat equation",
@@ -445,7 +446,7 @@ def test_side_panel_save_writes_every_field(client, author, other_author, note):
     assert [link.author_id for link in saved.authorships.all()] == [second.pk, author.author.pk]
     assert sorted(saved.tags.values_list("name", flat=True)) == ["Heat", "PDE"]
     assert saved.institute == "Fourier Lab" and saved.description == "About heat."
-    assert saved.promotion and saved.search_hidden and not saved.hidden_in_rss
+    assert not saved.promotion and saved.search_hidden and not saved.hidden_in_rss
     assert saved.keywords == ["heat"] and saved.params == {"entryTitle": "Heat equation"}
     assert list(saved.bibliographies.values_list("name", flat=True)) == ["bib/main.bib"]
     # Rendered after the bibliography was attached: the citation resolves.
@@ -724,3 +725,42 @@ def test_a_working_copy_cut_short_by_time_is_rendered_again_when_its_editor_open
     assert client.get(f"/write/{note.pk}/").status_code == 200
     copy = Note.objects.get(pk=note.pk).editor_copy
     assert "incomplete" not in copy.render_flags and "katex" in copy.rendered_html
+
+
+# --- Confirming a byline: back to a page of this site only ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "target",
+    ["//evil.example", "https://evil.example/write/", "/\\evil.example", "javascript:alert(1)"],
+)
+def test_confirming_a_byline_never_redirects_off_site(client, author, other_author, note, target):
+    """A `next` naming another site (protocol-relative, absolute, with a backslash) or a
+    javascript: URL is ignored: the confirmation is made and the dashboard follows."""
+    from notes.models import AuthorConsent
+
+    bert = services.author_for_user(other_author)
+    services.note_save(
+        note_id=note.pk, user=author, base_version=note.version,
+        fields={"authors": [author.author.handle, bert.handle]},
+    )  # fmt: skip
+    client.force_login(other_author)
+    response = client.post(f"/write/{note.pk}/authors/{bert.pk}/confirm/", {"next": target})
+    assert response.status_code == 302 and response["Location"] == "/write/"
+    consent = AuthorConsent.objects.get(note=note, author=bert)
+    assert consent.state == AuthorConsent.State.CONFIRMED
+
+
+def test_confirming_a_byline_goes_back_to_the_page_of_this_site_it_names(
+    client, author, other_author, note
+):
+    """A same-site path as `next` (the editor page's own form sends one) is followed."""
+    bert = services.author_for_user(other_author)
+    services.note_save(
+        note_id=note.pk, user=author, base_version=note.version,
+        fields={"authors": [author.author.handle, bert.handle]},
+    )  # fmt: skip
+    client.force_login(other_author)
+    target = f"/write/{note.pk}/"
+    response = client.post(f"/write/{note.pk}/authors/{bert.pk}/confirm/", {"next": target})
+    assert response.status_code == 302 and response["Location"] == target

@@ -141,14 +141,14 @@ def test_an_upload_without_the_csrf_token_is_refused(author, note):
 
 
 def test_a_stored_image_is_served_with_nosniff_its_type_and_an_inline_safe_name(
-    client, author, note
+    author_client, author, note
 ):
     """/media/<name>: the bytes with the checked Content-Type, `nosniff`, `inline` under the
     client's name made safe, and a policy under which nothing in the file could run."""
     data = image_bytes("JPEG", size=(8, 8))
     name = 'Résumé "quoted"; <b>.png'
     image = image_upload(note_id=note.pk, user=author, uploaded_file=upload(name, data)).image
-    response = client.get(image.url)
+    response = author_client.get(image.url)
     assert response.status_code == 200
     assert b"".join(response.streaming_content) == data
     assert response["Content-Type"] == "image/jpeg"
@@ -160,23 +160,23 @@ def test_a_stored_image_is_served_with_nosniff_its_type_and_an_inline_safe_name(
     assert response["Content-Length"] == str(len(data))
 
 
-def test_a_gif_html_polyglot_is_served_only_as_a_gif(client, author, note):
+def test_a_gif_html_polyglot_is_served_only_as_a_gif(author_client, author, note):
     """The polyglot that is a real GIF goes out as image/gif with nosniff: no browser reads
     it as a page or a script."""
     polyglot = image_bytes("GIF") + HTML_PAGE
     image = image_upload(
         note_id=note.pk, user=author, uploaded_file=upload("x.html", polyglot, "text/html")
     ).image
-    response = client.get(image.url)
+    response = author_client.get(image.url)
     assert response["Content-Type"] == "image/gif"
     assert response["X-Content-Type-Options"] == "nosniff"
     assert response["Content-Disposition"].startswith("inline; filename=")
     assert response["Content-Disposition"].endswith('.gif"')
 
 
-def test_head_is_answered_too(client, author, note):
+def test_head_is_answered_too(author_client, author, note):
     image = image_upload(note_id=note.pk, user=author, uploaded_file=png_upload()).image
-    response = client.head(image.url)
+    response = author_client.head(image.url)
     assert response.status_code == 200 and response["Content-Type"] == "image/png"
 
 
@@ -189,10 +189,10 @@ def test_only_files_recorded_as_note_images_are_served(client, note):
     assert client.get("/media/%2e%2e/scidraft/settings.py").status_code == 404
 
 
-def test_a_row_whose_file_is_gone_is_a_404(client, author, note):
+def test_a_row_whose_file_is_gone_is_a_404(author_client, author, note):
     image = image_upload(note_id=note.pk, user=author, uploaded_file=png_upload()).image
     default_storage.delete(image.file.name)
-    assert client.get(image.url).status_code == 404
+    assert author_client.get(image.url).status_code == 404
 
 
 def test_media_is_read_only(client, author, note):
@@ -273,3 +273,127 @@ def test_imported_hugo_bundle_resources_are_served_under_media_with_nosniff(clie
     assert client.get("/media/hugo/bundles/notes/demo/other.png").status_code == 404
     (target.parent / "unrecorded.html").write_text("<script>alert(1)</script>")
     assert client.get("/media/hugo/bundles/notes/demo/unrecorded.html").status_code == 404
+
+
+# --- Who may load an image: a draft's only those who may edit it ---------------------------------
+
+MEDIA_VIEWERS = ("anonymous", "unrelated author", "co-author", "editor")
+
+
+@pytest.fixture
+def viewers(author, other_author, editor_user):
+    """A client per role; the co-author (Bert) is put on each note by `image_in_note`."""
+    from tests.people import user_in_group
+
+    users = {
+        "anonymous": None,
+        "unrelated author": user_in_group("carol", "Author"),
+        "co-author": other_author,
+        "editor": editor_user,
+    }
+    clients = {}
+    for role, user in users.items():
+        clients[role] = Client()
+        if user is not None:
+            clients[role].force_login(user)
+    return clients
+
+
+def image_in_note(author, other_author, editor_user, *, state: str):
+    """A note of Ada's with Bert as co-author and an image its body shows, in `state`: a
+    draft, published, scheduled (published, due tomorrow), or published with the image only
+    in its unpublished changes."""
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from notes import services
+
+    note = services.note_create(user=author, title=f"A {state} note")
+    image = image_upload(note_id=note.pk, user=author, uploaded_file=png_upload()).image
+    handles = [author.author.handle, services.author_for_user(other_author).handle]
+    body = f"Text.\n\n{image.markdown}"
+    fields = {"authors": handles, "body": "Text." if state == "changes" else body}
+    if state == "scheduled":
+        fields["date"] = timezone.now() + dt.timedelta(days=1)
+    note = services.note_save(
+        note_id=note.pk, user=editor_user, base_version=note.version, fields=fields
+    ).note
+    if state != "draft":
+        note = services.note_publish(note_id=note.pk, user=author, base_version=note.version).note
+    if state == "changes":
+        note = services.note_save(
+            note_id=note.pk, user=author, base_version=note.version, fields={"body": body}
+        ).note
+    return image
+
+
+# state → role → (status, Cache-Control)
+PRIVATE = (200, "private, no-store")
+PUBLIC = (200, "public, max-age=604800")
+HIDDEN = (404, None)
+MEDIA_RULES = {
+    "draft": {"anonymous": HIDDEN, "unrelated author": HIDDEN, "co-author": PRIVATE,
+              "editor": PRIVATE},
+    "scheduled": {"anonymous": HIDDEN, "unrelated author": HIDDEN, "co-author": PRIVATE,
+                  "editor": PRIVATE},
+    "changes": {"anonymous": HIDDEN, "unrelated author": HIDDEN, "co-author": PRIVATE,
+                "editor": PRIVATE},
+    "published": {"anonymous": PUBLIC, "unrelated author": PUBLIC, "co-author": PUBLIC,
+                  "editor": PUBLIC},
+}  # fmt: skip
+
+
+def test_a_drafts_images_are_served_only_to_those_who_may_edit_it(
+    author, other_author, editor_user, viewers
+):
+    """Matrix of note state × role: an image is public (cached) only when the live version of
+    a published, due note shows it; a draft's, a scheduled note's and one only unpublished
+    changes use go to the note's authors and Editors as `private, no-store`, and are a 404 to
+    everyone else."""
+    failures = []
+    for state, rules in MEDIA_RULES.items():
+        image = image_in_note(author, other_author, editor_user, state=state)
+        for role, (status, cache_control) in rules.items():
+            response = viewers[role].get(image.url)
+            got = (response.status_code, response.get("Cache-Control"))
+            if response.status_code == 404:
+                got = (404, None)
+            else:
+                assert b"".join(response.streaming_content)[:4] == b"\x89PNG"
+            if got != (status, cache_control):
+                failures.append(f"{state} as {role}: {got}")
+    assert not failures, "\n".join(failures)
+
+
+def test_an_image_stops_being_public_when_its_note_is_unpublished(
+    author, other_author, editor_user, viewers
+):
+    """Unpublishing takes the image back with the note: anonymous readers get a 404."""
+    from notes import services
+    from notes.models import Note
+
+    image = image_in_note(author, other_author, editor_user, state="published")
+    assert viewers["anonymous"].get(image.url).status_code == 200
+    note = Note.objects.get(pk=image.note_id)
+    services.note_unpublish(note_id=note.pk, user=author, base_version=note.version)
+    assert viewers["anonymous"].get(image.url).status_code == 404
+    assert viewers["co-author"].get(image.url)["Cache-Control"] == "private, no-store"
+
+
+def test_behind_nginx_a_permitted_image_is_sent_by_nginx(
+    author, other_author, editor_user, viewers, settings
+):
+    """With MEDIA_ACCEL_REDIRECT the app decides and answers with X-Accel-Redirect to nginx's
+    internal location, with the type, safe name and Cache-Control nginx keeps; a refused
+    request gets no redirect."""
+    settings.MEDIA_ACCEL_REDIRECT = "/internal-media/"
+    image = image_in_note(author, other_author, editor_user, state="draft")
+    response = viewers["co-author"].get(image.url)
+    assert response.status_code == 200 and response.content == b""
+    assert response["X-Accel-Redirect"] == f"/internal-media/{image.file.name}"
+    assert response["Content-Type"] == "image/png"
+    assert response["Cache-Control"] == "private, no-store"
+    assert response["Content-Disposition"] == f'inline; filename="{image.download_name}"'
+    refused = viewers["anonymous"].get(image.url)
+    assert refused.status_code == 404 and "X-Accel-Redirect" not in refused

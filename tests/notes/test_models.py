@@ -81,8 +81,8 @@ def test_local_date_prints_in_the_offset_it_was_written_in():
 
 @pytest.mark.django_db
 def test_editable_by_follows_the_roles():
-    """Authors edit their own and co-authored notes; Editors and superusers edit any;
-    anonymous users and inactive accounts edit none."""
+    """Authors edit the notes that name them; Editors and superusers edit any; anonymous
+    users, inactive accounts and a creator no longer named edit none."""
     from django.contrib.auth.models import AnonymousUser
 
     owner = User.objects.create_user("owner")
@@ -91,6 +91,9 @@ def test_editable_by_follows_the_roles():
     editor = User.objects.create_user("editor")
     editor.groups.add(Group.objects.get(name="Editor"))
     mine = make_note("mine", created_by=owner)
+    NoteAuthor.objects.create(
+        note=mine, author=Author.objects.create(name="Owner", handle="owner", user=owner)
+    )
     shared = make_note("shared", created_by=stranger)
     NoteAuthor.objects.create(
         note=shared, author=Author.objects.create(name="Co", handle="co", user=coauthor)
@@ -101,11 +104,49 @@ def test_editable_by_follows_the_roles():
 
     assert editable(owner) == {"mine"}
     assert editable(coauthor) == {"shared"}
+    assert editable(stranger) == set()  # created "shared", is not named on it
     assert editable(editor) == {"mine", "shared"}
     assert editable(AnonymousUser()) == set()
     owner.is_active = False
     assert editable(owner) == set()
     assert mine.pk
+
+
+def test_editable_by_follows_the_authors_being_edited(note, author, other_author, editor_user):
+    """A published note with a working copy: who may edit it is who the copy names. A co-author
+    taken off there loses access at once (the live byline still names him), one added there
+    gains it; discarding the copy puts the live authors back in charge."""
+    from notes import services
+
+    bert = services.author_for_user(other_author).handle
+    note = services.note_save(
+        note_id=note.pk, user=editor_user, base_version=note.version,
+        fields={"body": "Text.", "authors": [author.author.handle, bert]},
+    ).note  # fmt: skip
+    note = services.note_publish(note_id=note.pk, user=author, base_version=note.version).note
+
+    def editable(user) -> bool:
+        return Note.objects.editable_by(user).filter(pk=note.pk).exists()
+
+    assert editable(other_author)
+    note = services.note_save(
+        note_id=note.pk, user=editor_user, base_version=note.version,
+        fields={"authors": [author.author.handle]},
+    ).note  # fmt: skip
+    assert list(note.authors.values_list("handle", flat=True)) == [author.author.handle, bert]
+    assert not editable(other_author) and editable(author)
+    note = services.working_copy_discard(
+        note_id=note.pk, user=editor_user, base_version=note.version
+    ).note
+    assert editable(other_author)
+    from tests.people import user_in_group
+
+    carol = user_in_group("carol", "Author")
+    services.note_save(
+        note_id=note.pk, user=editor_user, base_version=note.version,
+        fields={"authors": [bert, services.author_for_user(carol).handle]},
+    )  # fmt: skip
+    assert editable(other_author) and editable(carol) and not editable(author)
 
 
 @pytest.mark.django_db
@@ -171,3 +212,29 @@ def test_tags_the_order_does_not_name_follow_it_by_name():
     for name in ("Beta", "Linear Algebra", "Zeta", "Alpha"):
         note.tags.add(Tag.objects.create(name=name, slug=name.lower().replace(" ", "-")))
     assert [tag.name for tag in note.ordered_tags()] == ["Zeta", "Linear Algebra", "Alpha", "Beta"]
+
+
+def test_existing_working_copies_get_the_authors_their_fields_name(
+    note, author, other_author, editor_user
+):
+    """The migration that adds WorkingCopy.authors fills it from each copy's fields."""
+    import importlib
+
+    from django.apps import apps
+
+    from notes import services
+
+    migration = importlib.import_module("notes.migrations.0016_workingcopy_authors")
+    note = services.note_save(
+        note_id=note.pk, user=author, base_version=note.version, fields={"body": "Text."}
+    ).note
+    note = services.note_publish(note_id=note.pk, user=author, base_version=note.version).note
+    bert = services.author_for_user(other_author)
+    services.note_save(
+        note_id=note.pk, user=editor_user, base_version=note.version,
+        fields={"authors": [author.author.handle, bert.handle]},
+    )  # fmt: skip
+    copy = Note.objects.get(pk=note.pk).working
+    copy.authors.clear()
+    migration.authors_from_fields(apps, None)
+    assert set(copy.authors.all()) == {author.author, bert}

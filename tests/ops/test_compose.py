@@ -166,6 +166,23 @@ def test_nginx_sends_the_editor_accounts_and_admin_to_the_authoring_pool():
     assert "proxy_pass http://scidraft_web;" in _block(directives, "location / ")
 
 
+def test_nginx_never_serves_note_images_from_the_volume_itself():
+    """Note images go through the app (who may load a draft's), uncached by nginx; the volume
+    is read for them only by the internal location the app's X-Accel-Redirect names."""
+    directives = _nginx_directives()
+    through_app = _block(directives, "location ^~ /media/notes/ ")
+    assert "proxy_pass http://scidraft_web;" in through_app
+    assert "proxy_cache off;" in through_app
+    assert "alias" not in through_app and "expires" not in through_app
+    internal = _block(directives, "location ^~ /internal-media/notes/ ")
+    assert "internal;" in internal and "alias /data/media/notes/;" in internal
+    assert "expires" not in internal  # the app's Cache-Control stands (private, no-store)
+    assert "X-Content-Type-Options" in internal
+    aliases = re.findall(r"alias ([^;]+);", directives)
+    assert sorted(aliases) == ["/data/media/", "/data/media/notes/"]
+    assert not re.search(r"location ~[^{]*media", directives)
+
+
 def test_nginx_sends_live_to_daphne_as_an_unbuffered_websocket():
     """/live/ goes to the live upstream (daphne, no backup: gunicorn cannot answer a
     WebSocket) over HTTP/1.1 with the Upgrade and Connection headers passed on, the browser's

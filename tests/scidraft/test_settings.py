@@ -171,3 +171,13 @@ def test_sqlite_writers_wait_for_each_other(tmp_path):
     assert report["errors"] == []
     assert report["uploads"] == report["updates"] == 40
     assert report["body"] == "".join(f"word {index} " for index in range(40))
+
+
+def test_media_accel_redirect_must_be_a_location_path():
+    """MEDIA_ACCEL_REDIRECT names nginx's internal location: a path with both slashes, else
+    the process stops with a message (a wrong one would send every note image nowhere)."""
+    result = run_manage("check", env={"DEBUG": "1", "MEDIA_ACCEL_REDIRECT": "internal-media"})
+    assert result.returncode != 0
+    assert "MEDIA_ACCEL_REDIRECT must be a path" in result.stderr
+    env = {"DEBUG": "1", "MEDIA_ACCEL_REDIRECT": "/internal-media/"}
+    assert settings_value("settings.MEDIA_ACCEL_REDIRECT", env) == "/internal-media/"
