@@ -1,7 +1,7 @@
 """Who may join a note's live document: exactly who may edit it in the editor
-(Note.objects.editable_by, the editor views' rule), less a co-author the note's working copy
-no longer names: taking someone off the authors takes effect for their access at once, not
-when the change is published. Checked at connect, again whenever the note's authors change
+(Note.objects.editable_by, the editor views' rule, which follows the authors being edited: a
+co-author a working copy no longer names loses access at once, not when the change is
+published). Checked at connect, again whenever the note's authors change
 (on the row or in the working copy) or the person's account does (a group message makes each
 consumer check), and every LIVE_RECHECK_SECONDS."""
 
@@ -13,7 +13,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models.signals import m2m_changed, post_delete, post_init, post_save
 
-from notes.models import Author, Note, NoteAuthor, WorkingCopy
+from notes.models import Note, NoteAuthor, WorkingCopy
 
 from . import groups
 
@@ -26,26 +26,7 @@ def may_edit(user_id: int | None, note_id: int) -> bool:
     if user_id is None:
         return False
     user = get_user_model().objects.filter(pk=user_id).first()
-    if user is None or not Note.objects.editable_by(user).filter(pk=note_id).exists():
-        return False
-    return not taken_off(user, note_id)
-
-
-def taken_off(user, note_id: int) -> bool:
-    """Whether `user` edits the note only as one of its authors, and its working copy's
-    authors (what its authors edit) no longer name them."""
-    if user.is_superuser or user.has_perm("notes.edit_any_note"):
-        return False
-    if Note.objects.filter(pk=note_id, created_by=user).exists():
-        return False
-    handles = (
-        WorkingCopy.objects.filter(note_id=note_id)
-        .values_list("fields__authors", flat=True)
-        .first()
-    )
-    if not isinstance(handles, list):  # no working copy, or one that leaves the authors be
-        return False
-    return not Author.objects.filter(user=user, handle__in=handles).exists()
+    return user is not None and Note.objects.editable_by(user).filter(pk=note_id).exists()
 
 
 def _recheck_later(group: str) -> None:
