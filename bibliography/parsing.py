@@ -39,6 +39,7 @@ from pybtex.exceptions import PybtexError
 from pybtex.scanner import Literal, PybtexSyntaxError, Token
 from pybtex.textutils import normalize_whitespace
 
+from scidraft.bounds import input_path
 from scidraft.markup import limits
 
 # An entry starts with @type{ or @type( (BibTeX allows blanks and newlines in between).
@@ -493,6 +494,7 @@ def parse_seconds(text: str) -> float:
     return max(limits.RENDER_SECONDS, PARSE_SECONDS_PER_MB * len(text) / (1024 * 1024))
 
 
+@input_path("bib-text")
 def parse_bibtex(text: str) -> ParseResult:
     """Every entry of `text` that reads, and a report of every block that does not, in at
     most parse_seconds(text) of CPU time: past it the result is `stopped`, with no entries and

@@ -18,6 +18,7 @@ from pycrdt import Doc, Text
 
 from notes.models import Note, body_size_error
 from notes.services import working_state
+from scidraft.bounds import input_path
 
 from .models import DocumentCheckpoint, DocumentUpdate
 from .protocol import Malformed
@@ -199,6 +200,7 @@ def update_insert(note_id: int, data: bytes, author_id: int | None) -> DocumentU
         return DocumentUpdate.objects.create(note_id=note_id, data=data, author_id=author_id)
 
 
+@input_path("live-update")
 def update_store(note_id: int, data: bytes, author_id: int | None) -> Stored:
     """Apply a client's update to the held document and store it, committed before this
     returns. An update that takes the texts over the note's limits is refused (TooLarge) and
