@@ -16,15 +16,24 @@ PATH = INPUT_PATHS[INPUT_PATH]
 LARGEST = 4 * mathmacros.MAX_PREAMBLE_CHARS
 
 CASES = {
-    "many definitions": lambda n: "".join(f"\\newcommand{{\\m{i}}}{{x_{i}}}\n" for i in range(n // 24)),
+    "many definitions": lambda n: "".join(
+        f"\\newcommand{{\\m{i}}}{{x_{i}}}\n" for i in range(n // 24)
+    ),
     "definitions KaTeX refuses": lambda n: "".join(
         f"\\newcommand{{\\b{i}}}{{\\frac{{x}}\n" for i in range(n // 24)
     ),
-    "doubling": lambda n: "\\def\\a{xx}" + "".join(
-        f"\\def\\a{'b' * (i + 1)}{{\\a{'b' * i}\\a{'b' * i}}}" for i in range(min(200, n // 40))
+    "doubling": lambda n: (
+        "\\def\\a{xx}"
+        + "".join(
+            f"\\def\\a{'b' * (i + 1)}{{\\a{'b' * i}\\a{'b' * i}}}" for i in range(min(200, n // 40))
+        )
     ),
-    "arguments": lambda n: "".join(f"\\newcommand{{\\c{i}}}[9][x]{{#1#9}}\n" for i in range(n // 34)),
-    "operators": lambda n: "".join(f"\\DeclareMathOperator*{{\\o{i}}}{{op}}\n" for i in range(n // 36)),
+    "arguments": lambda n: "".join(
+        f"\\newcommand{{\\c{i}}}[9][x]{{#1#9}}\n" for i in range(n // 34)
+    ),
+    "operators": lambda n: "".join(
+        f"\\DeclareMathOperator*{{\\o{i}}}{{op}}\n" for i in range(n // 36)
+    ),
     "not definitions": lambda n: "x" * n,
 }
 

@@ -42,8 +42,6 @@ CASES = {
 def test_growing_hostile_formulas_are_typeset_or_refused_within_the_bounds(case, size):
     """KaTeX answers (HTML or its error) within the CPU bound of one call, V8 included."""
     tex = CASES[case](size)
-    measured = measure(
-        jsengine.render_tex, tex, display=True, refusals=(jsengine.JSError,)
-    )
+    measured = measure(jsengine.render_tex, tex, display=True, refusals=(jsengine.JSError,))
     assert measured.result or measured.refused
     assert_within(PATH, measured, f"{case} at {len(tex):,} characters")
