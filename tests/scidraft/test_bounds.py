@@ -121,10 +121,7 @@ def test_every_path_has_a_harness_module_and_every_module_a_path():
 def test_each_bound_names_a_real_setting_with_its_default(bound):
     """A bound's setting exists (a Django setting, or a module constant) and has the default
     the registry and the docs give."""
-    if "." in bound.setting:
-        value = _resolve(bound.setting)
-    else:
-        value = getattr(settings, bound.setting)
+    value = _resolve(bound.setting) if "." in bound.setting else getattr(settings, bound.setting)
     if bound.default is not None:
         assert value == bound.default
 
