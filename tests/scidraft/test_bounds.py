@@ -63,13 +63,33 @@ def test_every_parser_shaped_function_is_an_entry_reached_or_excused():
     accounted = {path.entry for path in bounds.INPUT_PATHS.values()}
     accounted |= {name for path in bounds.INPUT_PATHS.values() for name in path.reaches}
     accounted |= set(bounds.NOT_INPUT)
-    shaped = {
-        dotted
-        for dotted, _ in _functions()
-        if bounds.PARSER_NAME.search(dotted.rsplit(".", 1)[1])
-        or dotted.rsplit(".", 2)[-2] in bounds.PARSER_MODULES
-    }
+    shaped = {dotted for dotted, _ in _functions() if _parser_shaped(dotted)}
     assert shaped - accounted == set()
+
+
+def _parser_shaped(dotted: str) -> bool:
+    module, name = dotted.rsplit(".", 1)
+    return (
+        bool(bounds.PARSER_NAME.search(name)) or module.rsplit(".", 1)[-1] in bounds.PARSER_MODULES
+    )
+
+
+@pytest.mark.parametrize(
+    ("dotted", "shaped"),
+    [
+        ("notes.citing.parse_keys", True),
+        ("images.exif.decode_orientation", True),
+        ("editor.completion.query_read", True),
+        ("ops.archive.tokenize", True),
+        ("accounts.reading.anything", True),
+        ("bibliography.parsing.helper", True),
+        ("notes.feed.pagination_window", False),
+        ("notes.rendering.spread", False),
+    ],
+)
+def test_the_rule_names_what_a_new_parser_would_be_called(dotted, shaped):
+    """The naming rule catches parsers by name or by module, and not ordinary functions."""
+    assert _parser_shaped(dotted) is shaped
 
 
 def test_the_known_entry_points_are_registered():
