@@ -6,12 +6,18 @@ set (Linux's VmHWM, reset before the call through /proc/self/clear_refs), which 
 V8's, Pillow's and Yrs's allocations alike. Where the peak cannot be reset, tracemalloc's peak
 stands in (Python's allocations only). `traced` gives tracemalloc's peak on its own: it slows
 allocating code several times over, so it is never the run whose CPU time is held to a bound.
+Memory the process freed earlier may be reused without raising its peak, so the heaviest cases
+are measured again by `fresh`, the same way in a new process.
 """
 
 from __future__ import annotations
 
 import gc
+import json
+import os
 import re
+import subprocess
+import sys
 import time
 import tracemalloc
 from collections.abc import Callable
@@ -22,6 +28,8 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from scidraft.bounds import MB, InputPath
+
+ROOT = Path(__file__).resolve().parents[2]
 
 # Examples per property: hostile inputs are large, so few; the same ones on every run, so a
 # failure in CI is the one seen locally.
@@ -94,6 +102,39 @@ def traced(function: Callable, *args, refusals: tuple = (), **kwargs) -> float:
         peak = tracemalloc.get_traced_memory()[1] / MB
         tracemalloc.stop()
     return peak
+
+
+_FRESH = """
+import importlib, json, os, sys
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "scidraft.settings")
+import django
+django.setup()
+from scidraft.bounds import INPUT_PATHS
+from tests.hostile.harness import measure
+path, module, case, size, warm, keywords = json.loads(sys.argv[1])
+module_name, _, name = INPUT_PATHS[path].entry.rpartition(".")
+entry = getattr(importlib.import_module(module_name), name)
+build = importlib.import_module(module).CASES[case]
+# Libraries and engines load on the first call, before the measured one. The in-process tests
+# check what the path answers; this one only measures.
+measure(entry, build(warm), refusals=(Exception,), **keywords)
+measured = measure(entry, build(size), refusals=(Exception,), **keywords)
+print(json.dumps({"cpu": measured.cpu, "memory_mb": measured.memory_mb}))
+"""
+
+
+def fresh(path: InputPath, module: str, case: str, size: int, warm: int, **keywords) -> Measured:
+    """The path's entry called on `module`'s case at `size` (and `keywords`), measured as
+    `measure` does but in a new process warmed up on the same case at `warm`: no memory the
+    test process freed earlier can hide the call's own."""
+    argument = json.dumps([path.name, module, case, size, warm, keywords])
+    environment = {**os.environ, "DEBUG": "1"}
+    completed = subprocess.run(  # noqa: S603 - this interpreter, a fixed script
+        [sys.executable, "-c", _FRESH, argument],
+        capture_output=True, text=True, cwd=ROOT, env=environment, check=True, timeout=300,
+    )  # fmt: skip
+    figures = json.loads(completed.stdout.strip().splitlines()[-1])
+    return Measured(figures["cpu"], figures["memory_mb"], None, None)
 
 
 def assert_within(path: InputPath, measured: Measured, what: str, *, cpu: float | None = None):

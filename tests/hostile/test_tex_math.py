@@ -3,12 +3,13 @@ path's bounds, V8's threads counted."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 
 from scidraft.bounds import INPUT_PATHS, KB
 from scidraft.markup import jsengine
 
-from .harness import HOSTILE, assert_within, cases, measure, repeated, sizes
+from .harness import HOSTILE, assert_within, cases, fresh, measure, repeated, sizes
 
 INPUT_PATH = "tex-math"
 PATH = INPUT_PATHS[INPUT_PATH]
@@ -45,3 +46,12 @@ def test_growing_hostile_formulas_are_typeset_or_refused_within_the_bounds(case,
     measured = measure(jsengine.render_tex, tex, display=True, refusals=(jsengine.JSError,))
     assert measured.result or measured.refused
     assert_within(PATH, measured, f"{case} at {len(tex):,} characters")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["matrix cells", "long sum", "stretchy"])
+def test_the_largest_formulas_grow_a_fresh_process_within_the_bound(case):
+    """In a new process, V8's heap and threads included, the largest formulas stay within
+    the CPU and memory bounds."""
+    measured = fresh(PATH, __name__, case, LARGEST, warm=64, display=True)
+    assert_within(PATH, measured, f"{case} at {LARGEST:,} characters, in a fresh process")
