@@ -13,6 +13,7 @@ import pytest
 from django.conf import settings
 
 from scidraft import bounds
+from scidraft.bounds import InputPath
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ["scidraft", "notes", "bibliography", "hugosite", "collaboration", "accounts",
@@ -124,13 +125,15 @@ def test_an_unknown_path_cannot_be_marked():
 
 
 def test_every_path_has_a_harness_module_and_every_module_a_path():
-    """tests/hostile/ holds a module per registered path (INPUT_PATH), and names no other."""
-    harnessed = set()
+    """Every registered path is held by a module of tests/hostile/ (the InputPath objects it
+    holds), and every module there holds at least one."""
+    held = {}
     for path in HARNESS.glob("test_*.py"):
         module = importlib.import_module(f"tests.hostile.{path.stem}")
-        harnessed.add(module.INPUT_PATH)
-        harnessed |= {module.AWARENESS.name} if hasattr(module, "AWARENESS") else set()
-    assert harnessed == set(bounds.INPUT_PATHS)
+        names = {value.name for value in vars(module).values() if isinstance(value, InputPath)}
+        assert names, f"{path.name} holds no input path"
+        held.update(dict.fromkeys(names, path.name))
+    assert set(held) == set(bounds.INPUT_PATHS)
 
 
 @pytest.mark.parametrize(
