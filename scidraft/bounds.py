@@ -87,8 +87,10 @@ INPUT_PATHS = _paths(
         "tex-math",
         "scidraft.markup.jsengine.render_tex",
         "One formula's TeX, typeset by KaTeX in V8 (inline, display and environments).",
+        # A call is stopped at CALL_TIMEOUT_SECONDS, or when V8's heap reaches
+        # MEMORY_LIMIT_BYTES; the engine's own memory beside its heap makes 340 MB at most.
         cpu_seconds=6.0,
-        memory_mb=256,
+        memory_mb=384,
         bounds=(
             Bound("macro expansions per formula", "scidraft.markup.jsengine.KATEX_OPTIONS",
                   None, "KaTeX maxExpand (1,000)"),
