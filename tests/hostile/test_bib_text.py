@@ -9,7 +9,7 @@ from hypothesis import given
 from bibliography.parsing import MAX_ENTRY_CHARS, parse_bibtex, parse_seconds
 from scidraft.bounds import INPUT_PATHS, MB
 
-from .harness import HOSTILE, assert_within, cases, measure, repeated, sizes
+from .harness import HOSTILE, assert_within, cases, measure, repeated, sizes, traced
 
 INPUT_PATH = "bib-text"
 PATH = INPUT_PATHS[INPUT_PATH]
@@ -53,6 +53,13 @@ def test_growing_hostile_files_are_read_within_their_budget(case, size):
 def test_the_largest_hostile_files_are_read_within_their_budget(case):
     """At 2 MB (the upload limit is 10 MB), within the budget and the memory bound."""
     _within_budget(CASES[case](2 * MB), f"{case} at 2 MB")
+
+
+@pytest.mark.parametrize("case", ["authors", "entries", "brace groups"])
+def test_python_memory_of_hostile_files_stays_within_a_share_of_the_bound(case):
+    """tracemalloc's peak for 256 KB of the shapes that allocate most per byte stays within a
+    fortieth of the bound, the file limit's share (10 MB is forty times 256 KB)."""
+    assert traced(parse_bibtex, CASES[case](256 * 1024)) <= PATH.memory_mb / 40
 
 
 def _doubling(times: int) -> str:
