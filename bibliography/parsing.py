@@ -48,6 +48,7 @@ from pybtex.exceptions import PybtexError
 from pybtex.scanner import Literal, PybtexSyntaxError, Token
 from pybtex.textutils import normalize_whitespace
 
+from scidraft.bounds import input_path
 from scidraft.markup import limits
 
 from .exports import scholar_reference
@@ -569,6 +570,7 @@ def expanded_chars_limit(text: str) -> int:
     return max(2 * MAX_ENTRY_CHARS, EXPANSION_FACTOR * len(text))
 
 
+@input_path("bib-text")
 def parse_bibtex(text: str) -> ParseResult:
     """Every entry of `text` that reads, and a report of every block that does not, in at
     most parse_seconds(text) of CPU time: past it the result is `stopped`, with no entries and

@@ -28,6 +28,7 @@ from pycrdt import Doc, Text
 
 from notes.models import Note, body_size_error
 from notes.services import working_state
+from scidraft.bounds import input_path
 
 from . import updates
 from .models import DocumentCheckpoint, DocumentUpdate
@@ -332,6 +333,7 @@ def update_admitted(live: LiveDocument, data: bytes) -> None:
         raise TooLarge(message)
 
 
+@input_path("live-update")
 def update_store(note_id: int, data: bytes, author_id: int | None) -> Stored:
     """Store a client's update and apply it to the held document, committed before this
     returns. An update the document does not admit (update_admitted), or that would take the

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pycrdt import YSyncMessageType, create_sync_message, write_message, write_var_uint
 from pycrdt import create_update_message as sync_update
 
+from scidraft.bounds import input_path
+
 SYNC = 0
 AWARENESS = 1
 QUERY_AWARENESS = 3
@@ -74,6 +76,7 @@ class Reader:
             raise Malformed("A string is not UTF-8.") from error
 
 
+@input_path("live-frame")
 def frame_read(data: bytes) -> Frame:
     """The frame's type, sync sub-type and payload (the update, state vector or awareness
     update, without its length)."""
@@ -111,6 +114,7 @@ class Presence:
     state: str
 
 
+@input_path("live-awareness")
 def awareness_read(payload: bytes) -> list[Presence]:
     reader = Reader(payload)
     count = reader.uint()

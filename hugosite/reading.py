@@ -17,6 +17,8 @@ from typing import Any
 
 import yaml
 
+from scidraft.bounds import input_path
+
 from .tree import OUTSIDE, site_file, site_files
 
 CONFIG_NAMES = ("hugo.toml", "config.toml", "hugo.yaml", "hugo.yml", "config.yaml", "config.yml")
@@ -526,6 +528,7 @@ def _read_text(path: Path, root: Path, problems: list[Problem]) -> str | None:
     return None
 
 
+@input_path("hugo-tree")
 def read_site(root: Path | str) -> HugoSite:
     """Everything under a Hugo site folder; unreadable files become problems, not exceptions."""
     root = Path(root)

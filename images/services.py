@@ -31,6 +31,7 @@ from django.template.defaultfilters import filesizeformat
 from PIL import Image, UnidentifiedImageError
 
 from notes.models import Note
+from scidraft.bounds import input_path
 
 from .models import FORMATS, NoteImage
 
@@ -93,6 +94,7 @@ def _too_many_pixels(limit: int, width: int | None = None, height: int | None = 
     )
 
 
+@input_path("image-bytes")
 def image_check(data: bytes) -> CheckedImage:
     """What the bytes are, by content only; ValidationError with a clear message otherwise."""
     if not data:

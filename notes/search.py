@@ -28,6 +28,7 @@ from django.db.models import F, Q
 from django.shortcuts import render
 from django.utils.safestring import SafeString, mark_safe
 
+from scidraft.bounds import input_path
 from scidraft.markup.excerpt import mark
 from scidraft.site.meta import PageMeta, absolute
 from scidraft.site.models import SiteSettings
@@ -180,6 +181,7 @@ def query_problem(query: str) -> str:
     return ""
 
 
+@input_path("search-query")
 def search_notes(query: str, *, language_code: str = "en") -> list[SearchHit]:
     """Every match, best first: notes and standalone pages as ids with their scores.
 

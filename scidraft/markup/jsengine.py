@@ -33,6 +33,8 @@ from py_mini_racer import (
     init_mini_racer,
 )
 
+from scidraft.bounds import input_path
+
 from . import limits
 from .mathmacros import NONE as NO_MACROS
 from .mathmacros import Macros
@@ -611,6 +613,7 @@ def cap_spacing(markup: str) -> str:
     return _SPACING.sub(capped, markup) if "margin-" in markup or "<mspace" in markup else markup
 
 
+@input_path("tex-math")
 def render_tex(tex: str, *, display: bool, macros: Macros = NO_MACROS) -> str:
     """KaTeX HTML+MathML for `tex` after the `macros` definitions; raises JSError with KaTeX's
     message on bad input."""

@@ -13,6 +13,8 @@ import html as html_lib
 import re
 from dataclasses import dataclass
 
+from scidraft.bounds import input_path
+
 from . import (
     code,
     commands,
@@ -142,6 +144,7 @@ def _render_body(
     )
 
 
+@input_path("markdown-body")
 def render(source: str, context: RenderContext | None = None) -> Rendered:
     """Render a note body (Markdown, math, shortcodes) to sanitised HTML, with its warnings."""
     context = context or RenderContext()

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from markdown_it.common.html_re import HTML_TAG_RE
 from markdown_it.rules_inline.autolink import AUTOLINK_RE, EMAIL_RE
 
+from scidraft.bounds import input_path
+
 from . import jsengine, limits, mathlinks, mathmacros
 from .rendered import RenderWarning
 from .stash import OPEN, LineIndex, Stash
@@ -378,6 +380,7 @@ def math_error_html(tex: str, message: str, *, display: bool = False) -> str:
     )
 
 
+@input_path("math-macros")
 def preamble_macros(
     preambles: tuple[mathmacros.Preamble, ...], warnings: list[RenderWarning]
 ) -> mathmacros.Macros:

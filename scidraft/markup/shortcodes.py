@@ -12,6 +12,8 @@ import html
 import re
 from dataclasses import dataclass, field
 
+from scidraft.bounds import input_path
+
 from . import inline_math, limits
 from .context import RenderContext
 from .protect import mask_code, preamble_macros
@@ -101,6 +103,7 @@ def _unquote(value: str) -> str:
     return value
 
 
+@input_path("shortcode-arguments")
 def parse(text: str, lines: LineIndex | None = None) -> list[Shortcode]:
     lines = lines or LineIndex(text)
     found = []
