@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import html
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from scidraft.bounds import input_path
@@ -21,10 +22,8 @@ from .rendered import RenderWarning
 from .sanitise import clean_fragment
 from .stash import LineIndex, Stash
 
-_SHORTCODE = re.compile(
-    r"\{\{(?:<(?P<a>.*?)>|%(?P<b>.*?)%)\}\}",
-    re.S,
-)
+# A shortcode is `{{<` … `>}}` or `{{%` … `%}}`, up to the first closer of its kind.
+_CLOSERS = {"<": ">}}", "%": "%}}"}
 _HEAD = re.compile(
     r"\s*(?P<close>/)?\s*(?P<name>[A-Za-z][\w-]*)(?P<args>.*?)\s*(?P<self>/)?\s*$", re.S
 )
@@ -104,11 +103,29 @@ def _unquote(value: str) -> str:
 
 
 @input_path("shortcode-arguments")
+def _spans(text: str) -> Iterator[tuple[int, int, str]]:
+    """Each shortcode's start, end and text between its delimiters, in one pass: an opener
+    takes the first closer of its kind after it. Once a kind has no closer left, its later
+    openers are passed over at once (a lazy pattern searched to the end of the text for each
+    of them: 256 KB of unclosed `{{< ` took 53 s)."""
+    closed = {"<": True, "%": True}  # whether a closer of the kind may still come
+    index = text.find("{{")
+    while index >= 0:
+        kind = text[index + 2 : index + 3]
+        if kind in _CLOSERS and closed[kind]:
+            end = text.find(_CLOSERS[kind], index + 3)
+            if end >= 0:
+                yield index, end + 3, text[index + 3 : end]
+                index = text.find("{{", end + 3)
+                continue
+            closed[kind] = False
+        index = text.find("{{", index + 1)
+
+
 def parse(text: str, lines: LineIndex | None = None) -> list[Shortcode]:
     lines = lines or LineIndex(text)
     found = []
-    for match in _SHORTCODE.finditer(text):
-        inner = match.group("a") if match.group("a") is not None else match.group("b")
+    for start, end, inner in _spans(text):
         head = _HEAD.match(inner)
         if not head:
             continue
@@ -125,9 +142,9 @@ def parse(text: str, lines: LineIndex | None = None) -> list[Shortcode]:
                 params=params,
                 positional=positional,
                 closing=bool(head.group("close")),
-                start=match.start(),
-                end=match.end(),
-                line=lines.line(match.start()),
+                start=start,
+                end=end,
+                line=lines.line(start),
             )
         )
     return found
