@@ -63,10 +63,10 @@ def _caption_children(children: list[Token]) -> list[Token]:
 
 
 def _placeholder_block(
-    markup: str, stash: Stash, level: int, kind: str, data: dict | None = None, text: str = ""
+    markup: str, stash: Stash, level: int, kind: str, data: dict | None = None
 ) -> Token:
     token = Token("placeholder_block", "", 0)
-    token.content = stash.add(markup, text=text, block=True, kind=kind, data=data)
+    token.content = stash.add(markup, block=True, kind=kind, data=data)
     token.level, token.block = level, True
     return token
 
@@ -100,10 +100,12 @@ def _numbered(kind: str, counters: dict[str, int], label: str, line: int) -> dic
     }
 
 
-def _number_html(target: dict, captioned: bool) -> str:
+def _caption_open(target: dict, stash: Stash, captioned: bool) -> Token:
+    """`<figcaption>` and the number ("Figure 1:" before a caption, "Figure 1" alone)."""
     css = "figure-number" if target["kind"] == "figure" else "table-number"
     words = target["text"] + (":" if captioned else "")
-    return f'<span class="{css}">{html.escape(words)}</span>{" " if captioned else ""}'
+    markup = f'<figcaption><span class="{css}">{html.escape(words)}</span>'
+    return _inline_placeholder(markup + (" " if captioned else ""), stash, words + " ")
 
 
 def opening_html(target: dict) -> str:
@@ -132,9 +134,7 @@ def _figure(paragraph: list[Token], state, counters: dict[str, int]) -> list[Tok
     start.map = opening.map
     body = [
         children[0],
-        _inline_placeholder(
-            "<figcaption>" + _number_html(target, bool(caption)), stash, target["text"] + ": "
-        ),
+        _caption_open(target, stash, bool(caption)),
         *caption,
         _inline_placeholder("</figcaption></figure>", stash),
     ]
@@ -162,18 +162,15 @@ def _table(
     if words:
         state.env["line_end"] = ""
         state.md.inline.parse(words, state.md, state.env, children)
-    start = _placeholder_block(
-        opening_html(target) + "<figcaption>" + _number_html(target, bool(words)),
-        stash,
-        level,
-        "table",
-        target,
-        text=target["text"] + (": " if words else ""),
-    )
+    start = _placeholder_block(opening_html(target), stash, level, "table", target)
     start.map = table[0].map
-    end = _inline_placeholder("</figcaption>", stash)
+    caption_tokens = [
+        _caption_open(target, stash, bool(words)),
+        *_caption_children(children),
+        _inline_placeholder("</figcaption>", stash),
+    ]
     closing = _placeholder_block("</figure>", stash, level, "figure-caption")
-    return [start, *_hidden_paragraph(level, [*_caption_children(children), end]), *table, closing]
+    return [start, *_hidden_paragraph(level, caption_tokens), *table, closing]
 
 
 def _table_end(tokens: list[Token], start: int) -> int:
@@ -240,7 +237,6 @@ def add_labels(
                     f"the label {label} is defined twice",
                 )
             )
-            duplicate = {**target, "anchor": ""}
-            item.html = opening_html(duplicate) + (item.html or "").partition(">")[2]
+            item.html = opening_html({**target, "anchor": ""})
             continue
         labels[label] = {key: target[key] for key in ("kind", "number", "text", "anchor")}
