@@ -35,9 +35,10 @@ from .stash import Stash
 _LABEL = r"[\w:.-]+"
 _FIGURE_LABEL = re.compile(rf"[ \t]*\{{#(fig:{_LABEL})\}}[ \t]*")
 # Pandoc's table caption: `Table:`, `table:` or a bare `:`, then the caption, then the label.
-_TABLE_CAPTION = re.compile(
-    rf"(?:[Tt]able)?:[ \t]+(?P<caption>.*?)[ \t]*\{{#(?P<label>tbl:{_LABEL})\}}[ \t]*", re.S
-)
+# Found as a prefix and the last label, never one pattern with the caption between: that
+# backtracks over every run of spaces in it (a 2 MB caption would take half an hour).
+_CAPTION_PREFIX = re.compile(r"(?:[Tt]able)?:[ \t]+")
+_TABLE_LABEL = re.compile(rf"\{{#(tbl:{_LABEL})\}}[ \t]*")
 _TEXT = frozenset({"text", "text_special"})
 
 KINDS = {"figure": "Figure", "table": "Table"}
@@ -141,23 +142,29 @@ def _figure(paragraph: list[Token], state, counters: dict[str, int]) -> list[Tok
     return [start, *_hidden_paragraph(opening.level, body)]
 
 
-def _table_caption(tokens: list[Token], level: int) -> re.Match | None:
-    """The caption a paragraph of `tokens` (three, or fewer at an edge) gives a table."""
+def _table_caption(tokens: list[Token], level: int) -> tuple[str, str] | None:
+    """The caption and label a paragraph of `tokens` (three, or fewer at an edge) gives a
+    table."""
     if len(tokens) != 3 or tokens[0].type != "paragraph_open" or tokens[0].level != level:
         return None
     content = tokens[1].content
-    if "{#tbl:" not in content:
+    prefix = _CAPTION_PREFIX.match(content)
+    at = content.rfind("{#tbl:")
+    if prefix is None or at < prefix.end():
         return None
-    return _TABLE_CAPTION.fullmatch(content)
+    label = _TABLE_LABEL.fullmatch(content, at)
+    if label is None:
+        return None
+    return content[prefix.end() : at].rstrip(" \t"), label.group(1)
 
 
 def _table(
-    table: list[Token], caption: re.Match, line: int, state, counters: dict[str, int]
+    table: list[Token], caption: tuple[str, str], line: int, state, counters: dict[str, int]
 ) -> list[Token]:
     stash: Stash = state.env["stash"]
     level = table[0].level
-    target = _numbered("table", counters, caption.group("label"), line)
-    words = caption.group("caption")
+    words, label = caption
+    target = _numbered("table", counters, label, line)
     children: list[Token] = []
     if words:
         state.env["line_end"] = ""

@@ -9,6 +9,7 @@ from scidraft.markup import ReferenceTarget, RenderContext, render
 from scidraft.markup import excerpt as ex
 
 from .dom import parse
+from .test_dos import _timed
 from .test_sanitise import BODY_PAYLOADS, violations
 
 TABLE = "| Method | Error |\n|---|---|\n| Euler | 0.1 |\n"
@@ -195,3 +196,18 @@ def test_the_preview_places_the_figure_on_its_source_line():
     """In the editor preview a figure carries the line its image is on."""
     rendered = render("Intro.\n\n![A](a.png){#fig:a}", RenderContext(source_lines=True))
     assert parse(rendered.html).select_one("figure").get("data-source-line") == "3"
+
+
+@pytest.mark.parametrize(
+    "caption",
+    [
+        "Table: a" + " " * 400_000 + "b {#tbl:x}x",
+        ": a" + " \t" * 200_000 + "{#tbl:x} {#tbl:y}.",
+        "Table: " + "{#tbl:" * 100_000,
+    ],
+)
+def test_a_long_caption_line_takes_linear_time(caption):
+    """A caption paragraph of hundreds of thousands of spaces or label openers, with or
+    without a label that ends it, is read in time linear in its length."""
+    rendered = _timed(f"{caption}\n\n{TABLE}")
+    assert "<table>" in rendered.html
