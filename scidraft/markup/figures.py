@@ -183,7 +183,9 @@ def _table(
 def _table_end(tokens: list[Token], start: int) -> int:
     level = tokens[start].level
     end = start + 1
-    while not (tokens[end].type == "table_close" and tokens[end].level == level):
+    while end < len(tokens) - 1 and not (
+        tokens[end].type == "table_close" and tokens[end].level == level
+    ):
         end += 1
     return end
 
