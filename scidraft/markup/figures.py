@@ -137,7 +137,7 @@ def _figure(paragraph: list[Token], state, counters: dict[str, int]) -> list[Tok
         children[0],
         _caption_open(target, stash, bool(caption)),
         *caption,
-        _inline_placeholder("</figcaption></figure>", stash),
+        _inline_placeholder("</figcaption></figure>\n", stash),
     ]
     return [start, *_hidden_paragraph(opening.level, body)]
 
