@@ -74,7 +74,7 @@ def _placeholder_block(
 
 def _inline_placeholder(markup: str, stash: Stash, text: str = "") -> Token:
     token = Token("html_inline", "", 0)
-    token.content = stash.add(markup, text=text, kind="figure-caption")
+    token.content = stash.add(markup, text=text, kind="figure-part")
     return token
 
 
@@ -176,7 +176,7 @@ def _table(
         *_caption_children(children),
         _inline_placeholder("</figcaption>", stash),
     ]
-    closing = _placeholder_block("</figure>", stash, level, "figure-caption")
+    closing = _placeholder_block("</figure>", stash, level, "figure-part")
     return [start, *_hidden_paragraph(level, caption_tokens), *table, closing]
 
 
