@@ -212,11 +212,12 @@ SECTIONS: tuple[Section, ...] = (
     Section(
         "cross-references",
         "Cross-references",
-        "<code>\\ref{label}</code> points at an environment, equation or algorithm of the "
-        "same note; <code>\\ref{slug:label}</code> at a label of another note (the editor "
-        "completes both after <code>\\ref{</code>). As in LaTeX, <code>\\ref</code> prints "
-        "the number, <code>\\eqref</code> the number in parentheses, <code>\\Cref</code> "
-        "the kind and the number (\u201cTheorem 1\u201d, \u201cEquation (1)\u201d), "
+        "<code>\\ref{label}</code> points at an environment, equation, algorithm, figure or "
+        "table of the same note; <code>\\ref{slug:label}</code> at a label of another note "
+        "(the editor completes both after <code>\\ref{</code>). As in LaTeX, "
+        "<code>\\ref</code> prints the number, <code>\\eqref</code> the number in "
+        "parentheses, <code>\\Cref</code> the kind and the number (\u201cTheorem 1\u201d, "
+        "\u201cEquation (1)\u201d), "
         "<code>\\cref</code> the same in lower case (\u201ctheorem 1\u201d, "
         "\u201ceq. (1)\u201d) and <code>\\autoref</code> as hyperref does. A "
         "<code>~</code> before any of them is a non-breaking space.",
@@ -309,6 +310,29 @@ SECTIONS: tuple[Section, ...] = (
                 "{.table-academic}"
             ),
             Example("| Year | Notes |\n|---|---|\n| 2024 | 12 |\n| 2025 | 30 |\n{.table-striped}"),
+        ),
+    ),
+    Section(
+        "figures-and-tables",
+        "Numbered figures and tables",
+        "As in Pandoc and Quarto: an image alone in its paragraph with "
+        "<code>{#fig:label}</code> right after it is a figure, numbered, with its alt text "
+        "as the caption; a paragraph <code>Table: caption {#tbl:label}</code> (or "
+        "<code>: caption {#tbl:label}</code>) right before a table, or after it past a blank "
+        "line, captions and numbers the table. Figures and tables count apart; "
+        "<code>\\Cref{fig:label}</code> prints \u201cFigure 1\u201d, "
+        "<code>\\cref</code> \u201cfig. 1\u201d, <code>\\ref</code> the number, and "
+        "<code>\\Cref{slug:tbl:label}</code> reaches another note's table. Images and "
+        "tables without such a label are shown as before.",
+        (
+            Example(
+                f"![The site's icon, at $2\\times$ size]({GUIDE_IMAGE}){{#fig:icon}}\n\n"
+                "Table: Step sizes and errors {#tbl:errors}\n\n"
+                "| Step \\(h\\) | Error |\n|--:|--:|\n| 0.1 | 0.05 |\n| 0.01 | 0.005 |\n"
+                "{.table-academic}\n\n"
+                "\\Cref{fig:icon} shows the icon; by \\cref{tbl:errors} the error is "
+                "linear in \\(h\\)."
+            ),
         ),
     ),
     Section(

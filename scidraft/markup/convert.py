@@ -28,7 +28,7 @@ from markdown_it.token import Token
 from mdit_py_plugins.deflist import deflist_plugin
 from mdit_py_plugins.footnote import footnote_plugin
 
-from . import attributes, code, fast_rules, goldmark, limits
+from . import attributes, code, fast_rules, figures, goldmark, limits
 from .rendered import RenderWarning
 from .sourcelines import ATTRIBUTE, SourceLine
 from .stash import CLOSE, FILL, OPEN, TOKEN, Stash
@@ -510,6 +510,7 @@ def new_parser(*, fast_paths: bool = True) -> MarkdownIt:
     md.core.ruler.at("inline", _inline)
     md.core.ruler.before("inline", "heading_attributes", _heading_attributes)
     md.core.ruler.push("hugo_blocks", _hugo_blocks)
+    md.core.ruler.push("figures", figures.number_figures)
     md.core.ruler.push("source_lines", _source_lines)
 
     for name, rule in {

@@ -61,23 +61,36 @@ class KindReference:
     now: str
 
 
+# Targets a \ref never printed with their kind: equations, and figures and tables, which
+# only engines whose \ref prints the number alone have numbered.
+_NUMBER_ALWAYS = frozenset({"equation", "figure", "table"})
+_FIGURE_LABEL = re.compile(r"(?:fig|tbl):")
+
+
 def kind_references(source: str, labels: dict, references: dict) -> list[KindReference]:
     """The `\\ref{…}` of `source` (code left out) whose target is numbered and not an
-    equation: the note's own `labels`, or another note's as `references` resolved them."""
+    equation, figure or table: the note's own `labels`, or another note's as `references`
+    resolved them."""
     masked = mask_code(source)
     found = []
     for match in _REF.finditer(masked):
         for key in (key.strip() for key in match.group(1).split(",")):
             target = labels.get(key)
             if target is not None:
+                if target.get("kind") in _NUMBER_ALWAYS:
+                    continue
                 was = target.get("text") or ""
                 now = reference_text("ref", target)
             elif (external := references.get(key)) is not None:
                 was = external.get("text") or ""
+                if _FIGURE_LABEL.match(key.split(":", 1)[-1]) and was.startswith(
+                    ("Figure ", "Table ")
+                ):
+                    continue
                 now = was.rsplit(" ", 1)[-1]
             else:
                 continue
-            if was != now and (target is None or target.get("kind") != "equation"):
+            if was != now:
                 line = masked.count("\n", 0, match.start()) + 1
                 found.append(KindReference(line, key, was, now))
     return found

@@ -20,6 +20,7 @@ from . import (
     commands,
     convert,
     environments,
+    figures,
     fill,
     limits,
     plaintext,
@@ -40,7 +41,8 @@ from .stash import Stash, strip_placeholder_characters
 # with references as their labels and formulas between delimiters; `<!--more-->`; the card's
 # own asset flags; pseudo-algorithms indent every \hspace by 1em, as the theme's loader does.
 # 8: the search text read from the HTML's structure (a `<` in math or code is a character).
-ENGINE_VERSION = "8"
+# 9: numbered figures (`![caption](src){#fig:x}`) and tables (`Table: caption {#tbl:x}`).
+ENGINE_VERSION = "9"
 
 _WORD = re.compile(r"\w[\w'’-]*", re.UNICODE)
 
@@ -120,6 +122,8 @@ def _render_body(
                     "anchor": code.algorithm_anchor(label),
                 },
             )
+    if not converted.fallback:
+        figures.add_labels(stash, labels, warnings, env_state.lines)
 
     references: dict[str, dict | None] = {}
     sanitised = markup

@@ -122,3 +122,34 @@ def test_latex_habits_that_goldmark_reads_otherwise_are_read_as_latex(tmp_path):
         assert hugo_reads in hugos[name], name
         ours = render(body, CONTEXT).html.replace("&nbsp;", "\u00a0")
         assert hugo_reads not in ours and ours_reads in ours, name
+
+
+# Pandoc's (and Quarto's) figure and table labels, which Goldmark has no syntax for: Hugo
+# leaves the label as text after the image or in the caption paragraph; SciDraft numbers them.
+PANDOC_OVER_GOLDMARK = {
+    "labelled-figure": (
+        "![A plot](plot.png){#fig:plot}\n",
+        "{#fig:plot}",
+        '<figure id="fig-plot" class="figure">',
+    ),
+    "table-caption-before": (
+        "Table: Results {#tbl:res}\n\n| a | b |\n|---|---|\n| 1 | 2 |\n",
+        "<p>Table: Results {#tbl:res}</p>",
+        '<figcaption><span class="table-number">Table 1:</span>',
+    ),
+    "table-caption-after": (
+        "| a | b |\n|---|---|\n| 1 | 2 |\n\n: Results {#tbl:res}\n",
+        "<p>: Results {#tbl:res}</p>",
+        '<figure id="tbl-res" class="table-figure">',
+    ),
+}
+
+
+def test_pandoc_figure_and_table_labels_that_goldmark_keeps_as_text_are_numbered(tmp_path):
+    """Each listed case is still text for real Hugo, and a numbered figure or table here."""
+    bodies = {name: body for name, (body, _, _) in PANDOC_OVER_GOLDMARK.items()}
+    hugos = hugo.build(bodies, tmp_path)
+    for name, (body, hugo_reads, ours_reads) in PANDOC_OVER_GOLDMARK.items():
+        assert hugo_reads in hugos[name], name
+        ours = render(body, CONTEXT).html
+        assert hugo_reads not in ours and ours_reads in ours, name

@@ -92,3 +92,18 @@ def test_an_editor_sees_every_notes_labels(client, author, note):
     _labelled(author, "Draft", ":::lemma[D]{#lem-d}\nx\n:::\n")
     client.force_login(user_in_group("eve", "Editor"))
     assert "draft:lem-d" in {e["ref"] for e in _refs(client, note)["results"]}
+
+
+def test_figure_and_table_labels_of_other_notes_are_completed(client, author, other_author, note):
+    """A published note's figures and tables are offered as slug:fig:… and slug:tbl:… with
+    their numbered text; `slug:fig` narrows to its figures."""
+    _labelled(
+        other_author,
+        "Plots",
+        "![Growth](g.png){#fig:growth}\n\nTable: Errors {#tbl:errors}\n\n| a |\n|---|\n| 1 |\n",
+        publish=True,
+    )
+    client.force_login(author)
+    refs = {entry["ref"]: entry["text"] for entry in _refs(client, note, "plots")["results"]}
+    assert refs == {"plots:fig:growth": "Figure 1", "plots:tbl:errors": "Table 1"}
+    assert [e["ref"] for e in _refs(client, note, "plots:fig")["results"]] == ["plots:fig:growth"]

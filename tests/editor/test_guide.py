@@ -59,3 +59,17 @@ def test_renders_are_cached_by_engine_version(monkeypatch):
     monkeypatch.setattr(guide, "ENGINE_VERSION", "next")
     guide.guide_sections()
     assert len(calls) == 2 * first + live
+
+
+def test_the_figures_section_shows_a_numbered_figure_and_table_and_references_them():
+    """The guide's figure and table example renders a captioned, numbered figure and table,
+    and the references to them print "Figure 1" and "tab. 1"."""
+    (section,) = [s for s in guide.guide_sections() if s["slug"] == "figures-and-tables"]
+    (example,) = section["examples"]
+    html = example["html"]
+    assert example["warnings"] == []
+    assert '<figure id="fig-icon" class="figure">' in html and "<figcaption>" in html
+    assert '<span class="figure-number">Figure 1:</span>' in html
+    assert '<span class="table-number">Table 1:</span> Step sizes and errors' in html
+    assert '<a class="ref" href="#fig-icon">Figure 1</a>' in html
+    assert '<a class="ref" href="#tbl-errors">tab. 1</a>' in html

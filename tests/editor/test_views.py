@@ -598,6 +598,15 @@ def test_preview_json_carries_lines_problems_and_labels(client, author, cited_no
     labels = {entry["label"]: entry for entry in data["labels"]}
     assert labels["lem-key"] == {"label": "lem-key", "kind": "lemma", "text": "Lemma 1"}
     assert labels["eq:one"]["kind"] == "equation"
+    figure = client.post(
+        f"/write/{cited_note.pk}/preview/",
+        {"content": "![Plot](p.png){#fig:plot}\n\nTable: T {#tbl:t}\n\n| a |\n|---|\n| 1 |\n"},
+        HTTP_ACCEPT="application/json",
+    ).json()
+    assert figure["labels"] == [
+        {"label": "fig:plot", "kind": "figure", "text": "Figure 1"},
+        {"label": "tbl:t", "kind": "table", "text": "Table 1"},
+    ]
     # markdownx (the admin) still gets its HTML, without source lines.
     html = client.post(f"/write/{cited_note.pk}/preview/", {"content": source}).content.decode()
     assert html.startswith('<div class="editor-problems"') and "data-source-line" not in html

@@ -103,3 +103,30 @@ def test_check_renders_a_live_version_from_its_kept_entries(author, published, b
     out = _check("--all")
     assert f"note {published.slug}" not in out
     assert "0 of" in out
+
+
+@pytest.mark.django_db
+def test_check_names_no_ref_to_a_figure_or_table(author):
+    """A `\\ref` to a figure or table, of the note or of another one, never printed a kind,
+    so --check names none of them."""
+    from notes.services import note_create, note_publish, note_render_store, note_save
+
+    other = note_create(user=author, title="Plots")
+    other = note_save(
+        note_id=other.pk, user=author, base_version=other.version,
+        fields={"body": "![P](p.png){#fig:p}\n"},
+    ).note  # fmt: skip
+    note_publish(note_id=other.pk, user=author, base_version=other.version)
+    note = note_create(user=author, title="Figure refs")
+    body = (
+        "![A](a.png){#fig:a}\n\nTable: T {#tbl:t}\n\n| a |\n|---|\n| 1 |\n\n"
+        "By \\ref{fig:a}, \\ref{tbl:t} and \\ref{plots:fig:p}.\n"
+    )
+    Note.objects.filter(pk=note.pk).update(body=body)
+    note.refresh_from_db()
+    note_render_store(note=note, force=True)
+    assert Note.objects.get(pk=note.pk).render_refs["plots:fig:p"]["text"] == "Figure 1"
+    Note.objects.filter(pk=note.pk).update(render_version="8")
+    out = _check()
+    assert "rows checked" in out
+    assert [line for line in out.splitlines() if "\\ref{" in line] == []
