@@ -30,7 +30,16 @@ from notes.models import DataFile, HugoAsset, Note
 from notes.services import note_render_store
 
 from .loading import LoadPolicy, LoadReport, RowChange, changed_fields, hugo_site_load
-from .reading import FrontMatterError, HugoSite, Problem, jsonable, read_site, split_front_matter
+from .reading import (
+    MAX_DEPTH,
+    FrontMatterError,
+    HugoSite,
+    Problem,
+    expanded_size_check,
+    jsonable,
+    read_site,
+    split_front_matter,
+)
 from .tree import OUTSIDE, site_files
 
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".svg", ".gif", ".webp", ".avif", ".ico", ".bmp"}
@@ -72,7 +81,14 @@ def data_files_import(root: Path, report: LoadReport) -> bool:
         relative = path.relative_to(root).as_posix()
         try:
             text = path.read_text(encoding="utf-8")
-            content = jsonable(_parse_data(path, text))
+            content = _parse_data(path, text)
+            expanded_size_check(content)
+            content = jsonable(content)
+        except RecursionError:
+            report.problems.append(
+                Problem(relative, f"cannot read the data file: nested more than {MAX_DEPTH} deep")
+            )
+            continue
         except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as error:
             line = getattr(getattr(error, "problem_mark", None), "line", None)
             report.problems.append(

@@ -167,6 +167,15 @@ def split_front_matter(text: str) -> FrontMatter:
 
 
 def _parse_front_matter(raw: str, kind: str) -> dict[str, Any]:
+    try:
+        data = _front_matter_data(raw, kind)
+    except RecursionError:  # the parsers recurse once a level: 5,000 `[` ran out of stack
+        raise FrontMatterError(f"nested more than {MAX_DEPTH} levels deep", line=2) from None
+    expanded_size_check(data)
+    return data
+
+
+def _front_matter_data(raw: str, kind: str) -> dict[str, Any]:
     if kind == "toml":
         try:
             data = tomllib.loads(raw)
@@ -241,8 +250,36 @@ def _as_int(value: Any, key: str) -> int:
         raise FrontMatterError(f"{key} must be a whole number, not {value!r}") from None
 
 
+# What one front matter or data file may hold once YAML's aliases are expanded (each use of an
+# anchor is a copy in the JSON it becomes: nine aliases nine deep were 48 M values from 400
+# bytes), and how deeply it may nest.
+MAX_VALUES = 100_000
+MAX_DEPTH = 64
+
+
+def expanded_size_check(value: Any) -> None:
+    """FrontMatterError when `value`, as JSON would spell it out, holds more than MAX_VALUES
+    values or nests deeper than MAX_DEPTH. Walked without recursion, counting every use of a
+    shared (aliased) value, and stopped at the bound."""
+    count, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        count += 1
+        if count > MAX_VALUES:
+            raise FrontMatterError(
+                f"more than {MAX_VALUES:,} values once its YAML aliases are expanded"
+            )
+        if depth > MAX_DEPTH:
+            raise FrontMatterError(f"nested more than {MAX_DEPTH} levels deep")
+        if isinstance(item, dict):
+            stack.extend((child, depth + 1) for child in item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend((child, depth + 1) for child in item)
+
+
 def jsonable(value: Any) -> Any:
-    """Front-matter values kept in params must survive a JSON column."""
+    """Front-matter values kept in params must survive a JSON column (the value passed
+    expanded_size_check when its file was read)."""
     if isinstance(value, dt.datetime | dt.date | dt.time):
         return value.isoformat()
     if isinstance(value, dict):

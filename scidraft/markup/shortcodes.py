@@ -102,7 +102,6 @@ def _unquote(value: str) -> str:
     return value
 
 
-@input_path("shortcode-arguments")
 def _spans(text: str) -> Iterator[tuple[int, int, str]]:
     """Each shortcode's start, end and text between its delimiters, in one pass: an opener
     takes the first closer of its kind after it. Once a kind has no closer left, its later
@@ -122,6 +121,7 @@ def _spans(text: str) -> Iterator[tuple[int, int, str]]:
         index = text.find("{{", index + 1)
 
 
+@input_path("shortcode-arguments")
 def parse(text: str, lines: LineIndex | None = None) -> list[Shortcode]:
     lines = lines or LineIndex(text)
     found = []

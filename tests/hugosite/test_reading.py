@@ -189,3 +189,18 @@ def test_site_math_macros_come_from_params_or_a_mathjax_configuration():
         "\\newcommand{\\R}{\\mathbb{R}}\n\\newcommand{\\E}{\\mathbb{E}}"
     )
     assert "math_macros" not in site_config_from_mapping({"params": {}}).settings
+
+
+def test_front_matter_expanding_past_its_bound_is_a_problem_of_its_file():
+    """YAML aliases that would spell out past MAX_VALUES values (400 bytes made 48 M), and
+    nesting past MAX_DEPTH, are refused when the front matter is read, with a message."""
+    from hugosite.reading import FrontMatterError, split_front_matter
+
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i + 1}: &a{i + 1} [" + ", ".join([f"*a{i}"] * 9) + "]" for i in range(6)]
+    with pytest.raises(FrontMatterError, match="values once its YAML aliases are expanded"):
+        split_front_matter("---\n" + "\n".join(lines) + "\n---\nBody.\n")
+    with pytest.raises(FrontMatterError, match="nested more than 64 levels deep"):
+        split_front_matter("---\na: " + "[" * 100 + "]" * 100 + "\n---\nBody.\n")
+    with pytest.raises(FrontMatterError, match="nested more than 64 levels deep"):
+        split_front_matter("+++\na = " + "[" * 5000 + "]" * 5000 + "\n+++\nBody.\n")
