@@ -215,9 +215,16 @@ class RenderedQuerySet(models.QuerySet):
 
 class NoteQuerySet(RenderedQuerySet):
     def published(self, now: dt.datetime | None = None):
-        """What readers see: published, due, and not empty (theme-spec §1.1)."""
+        """What readers see: published, due, and not empty (theme-spec §1.1). A note in the
+        trash is never published (deleting unpublishes); the test holds that even so."""
         now = now or timezone.now()
-        return self.filter(status=Status.PUBLISHED, date__lte=now, has_body=True)
+        return self.filter(
+            status=Status.PUBLISHED, date__lte=now, has_body=True, deleted_at__isnull=True
+        )
+
+    def trashed(self):
+        """Notes in the trash (note_delete), newest deletion first: Editors restore them."""
+        return self.filter(deleted_at__isnull=False).order_by("-deleted_at", "-pk")
 
     def scheduled(self, now: dt.datetime | None = None):
         return self.filter(status=Status.PUBLISHED, date__gt=now or timezone.now())
@@ -364,7 +371,10 @@ class NoteQuerySet(RenderedQuerySet):
     def awaiting_review(self):
         """Drafts submitted for their first publication and published notes whose changes were
         submitted."""
-        return self.filter(Q(status=Status.REVIEW) | Q(working_copy__submitted_at__isnull=False))
+        return self.filter(
+            Q(status=Status.REVIEW) | Q(working_copy__submitted_at__isnull=False),
+            deleted_at__isnull=True,
+        )
 
     def visible_to(self, user):
         """What `user` may read: published notes, and those `user` may edit (drafts,
@@ -375,11 +385,14 @@ class NoteQuerySet(RenderedQuerySet):
         return self.filter(Q(pk__in=self.published().values("pk")) | Q(pk__in=editable))
 
     def editable_by(self, user):
+        """What `user` may edit; a note in the trash is edited by no one (restore it first),
+        so every editor page, preview and endpoint of it answers 404."""
         if not user.is_authenticated or not user.is_active:
             return self.none()
+        notes = self.filter(deleted_at__isnull=True)
         if user.is_superuser or user.has_perm("notes.edit_any_note"):
-            return self.all()
-        return self.filter(Q(created_by=user) | Q(authors__user=user)).distinct()
+            return notes
+        return notes.filter(Q(created_by=user) | Q(authors__user=user)).distinct()
 
 
 def _authorships() -> models.Prefetch:
@@ -492,6 +505,17 @@ class Note(RenderedContent):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # In the trash since then (note_delete): hidden from every list, its slug still taken,
+    # restorable by an Editor until `manage.py purge_trash` removes it.
+    deleted_at = models.DateTimeField(null=True, blank=True, editable=False)
+    deleted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        editable=False,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
 
     objects = NoteQuerySet.as_manager()
 
@@ -743,6 +767,8 @@ class NoteRevision(models.Model):
         RESTORE = "restore", "Restore"
         CONFLICT = "conflict", "Refused save (conflict)"
         IMPORT = "import", "Import"
+        TRASH = "trash", "Moved to the trash"
+        UNTRASH = "untrash", "Restored from the trash"
 
     note = models.ForeignKey(Note, on_delete=models.CASCADE, related_name="revisions")
     number = models.PositiveIntegerField(help_text="1, 2, … per note.")
