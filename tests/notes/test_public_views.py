@@ -23,7 +23,7 @@ pytestmark = pytest.mark.django_db
 
 TOKYO = dt.timezone(dt.timedelta(hours=9))
 SEP_22 = dt.datetime(2026, 9, 22, 7, 20, tzinfo=TOKYO)  # 2026-09-21 22:20 UTC
-DEMO_BASE = "https://notes.halden.example"
+DEMO_BASE = "http://testserver"  # the request's host: the demo sets no address of its own
 SHARE_ORDER = ["x", "linkedin", "reddit", "facebook", "whatsapp", "telegram", "ycombinator"]
 PREVIEW = "{{< preview >}}\nThe part on the card.\n{{< /preview >}}\n\nThe rest of the note."
 MERMAID = "A diagram:\n\n```mermaid\ngraph TD\n  A --> B\n```\n"
