@@ -16,7 +16,9 @@ from django.core.management import call_command
 
 from bibliography.models import BibFile
 from bibliography.services import bibfile_replace
+from hugosite.models import DemoRow
 from hugosite.reading import read_site
+from hugosite.seeding import row_digest
 from notes.models import Note, NoteRevision, Page
 from notes.services import note_save
 from scidraft.site.models import EntrySet, MenuItem, SiteSettings
@@ -264,3 +266,15 @@ def test_an_address_the_operator_set_is_kept_by_seed_demo():
     site.save()
     make_run_steps()
     assert SiteSettings.objects.current().base_url == "https://notes.example.org/"
+
+
+def test_the_demos_address_written_by_an_earlier_seed_demo_is_cleared():
+    """A settings row holding the demo's address, as the demo wrote it and nobody changed
+    since, loses that address on the next make run."""
+    make_run_steps()
+    site = SiteSettings.objects.current()
+    site.base_url = "https://notes.halden.example/"
+    site.save()
+    DemoRow.objects.filter(kind="settings").update(digest=row_digest(SiteSettings.objects.get()))
+    make_run_steps()
+    assert SiteSettings.objects.current().base_url == ""
