@@ -998,6 +998,13 @@ def make_page(slug: str, body: str, **fields) -> Page:
 PAGE_BODY = "Intro.\n\n## First section\n\nText.\n\n## Second section\n\nMore text.\n"
 
 
+def test_a_pages_reading_time_is_hugos(client, db):
+    """300 words read in 2 min: Hugo rounds reading time up, at 213 words a minute."""
+    site(author="halden-lab")
+    make_page("long", "word " * 300, title="Long", date=SEP_22)
+    assert "2 min" in html(client, "/long/").one("div.post-meta").text
+
+
 def test_standalone_page_with_defaults(client, db):
     """A page: breadcrumbs, h1.post-title, description, meta line (date · N min · author), TOC."""
     site(author="halden-lab")
