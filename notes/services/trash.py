@@ -10,7 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..models import Note, NoteRevision, Status
-from .editing import editable_note
+from .editing import editable_note, flushed_base_version
 from .publishing import note_unpublish
 from .records import is_editor, revision_record
 
@@ -26,9 +26,12 @@ def note_delete(*, note_id: int, user) -> Note:
     """Move a note to the trash. Its authors delete it unless it is published (they
     unpublish it first); Editors delete any note, and a published one is unpublished in the
     same transaction (its unpublished changes become the draft, as note_unpublish keeps
-    them). Revisions stay; the slug stays taken."""
+    them). Revisions stay; the slug stays taken; live editors of the note are disconnected
+    (collaboration.access), as no one may edit it."""
     note = editable_note(note_id=note_id, user=user)
     editor = is_editor(user)
+    # Text typed together is saved first: the trashed note (and its revision) keeps it.
+    flushed_base_version(note, note.version)
     if note.status == Status.PUBLISHED:
         if not editor:
             raise TrashError(

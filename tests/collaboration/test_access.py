@@ -8,8 +8,8 @@ import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 from django.contrib.auth.models import Group
 
-from notes.models import Author, NoteAuthor
-from notes.services import author_for_user
+from notes.models import Author, Note, NoteAuthor
+from notes.services import author_for_user, note_delete
 
 from .editors import Editor
 
@@ -76,6 +76,24 @@ def test_a_removed_coauthor_is_disconnected(author, other_author, note):
     bert = async_to_sync(scenario)()
     assert bert.closed == 4403
     assert bert.errors()[0]["code"] == "forbidden"
+
+
+def test_a_note_moved_to_the_trash_disconnects_its_editors(author, note):
+    """Deleting a note (note_delete) closes its live editors' sockets with 4403, after the
+    text they typed is saved into the trashed note."""
+
+    async def scenario():
+        ada = await Editor.signed_in(note.pk, author)
+        assert await ada.open()
+        await ada.type("Typed together.")
+        await ada.until_stored()
+        await sync_to_async(note_delete)(note_id=note.pk, user=author)
+        await ada.until(lambda: ada.closed is not None)
+        return ada.closed
+
+    assert async_to_sync(scenario)() == 4403
+    trashed = Note.objects.get(pk=note.pk)
+    assert trashed.deleted_at is not None and "Typed together." in trashed.body
 
 
 def test_a_deactivated_account_is_disconnected(editor_user, note):
