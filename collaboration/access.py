@@ -60,6 +60,12 @@ def note_deleted(sender, instance, **kwargs):
     _recheck_later(groups.note_group(instance.pk))
 
 
+def note_trashed(sender, instance, **kwargs):
+    # A note in the trash is edited by no one (note_delete): its live editors check again.
+    if instance.deleted_at is not None:
+        _recheck_later(groups.note_group(instance.pk))
+
+
 def account_changed(sender, instance, created=False, update_fields=None, **kwargs):
     # A new account has no socket; a login only stamps last_login.
     if created or (update_fields is not None and set(update_fields) <= {"last_login"}):
@@ -86,5 +92,6 @@ def connect() -> None:
     post_init.connect(copy_loaded, sender=WorkingCopy, dispatch_uid="live.copy.load")
     post_save.connect(copy_saved, sender=WorkingCopy, dispatch_uid="live.copy.save")
     post_delete.connect(authors_changed, sender=WorkingCopy, dispatch_uid="live.copy.delete")
+    post_save.connect(note_trashed, sender=Note, dispatch_uid="live.note.trash")
     post_save.connect(account_changed, sender=User, dispatch_uid="live.account")
     m2m_changed.connect(roles_changed, sender=User.groups.through, dispatch_uid="live.roles")

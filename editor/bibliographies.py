@@ -337,7 +337,13 @@ def cite_search(request, note_id: int):
         }
         for entry in shown
     ]
-    return JsonResponse({"results": results, "more": len(entries) > CITE_RESULTS})
+    return JsonResponse(
+        {
+            "results": results,
+            "more": len(entries) > CITE_RESULTS,
+            "message": _unusable_key_message(query, usable, found=[e.key for e in shown]),
+        }
+    )
 
 
 def _fits_the_picker(entry: BibEntry) -> bool:
@@ -345,3 +351,25 @@ def _fits_the_picker(entry: BibEntry) -> bool:
     size = sum(len(value) for value in entry.fields.values())
     size += sum(len(name) for names in entry.persons.values() for name in names)
     return size <= PICKER_ENTRY_CHARS
+
+
+# Files named when a key is found only where the author may not cite from.
+UNUSABLE_FILES_NAMED = 3
+
+
+def _unusable_key_message(key: str, usable, *, found: list[str]) -> str:
+    """When `key` is exactly an entry key of files this author may not use (and of none they
+    may), where it is and whom to ask; else "". Only a whole key is looked up, so nothing of
+    another person's file is found by searching its titles or authors."""
+    if not key or key in found:
+        return ""
+    names = list(
+        BibEntry.objects.filter(key=key)
+        .exclude(bibfile__in=usable)
+        .order_by("bibfile__name")
+        .values_list("bibfile__name", flat=True)
+        .distinct()[:UNUSABLE_FILES_NAMED]
+    )
+    if not names:
+        return ""
+    return f"“{key}” is in {', '.join(names)}, which you may not use: ask its owner or an Editor."

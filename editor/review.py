@@ -20,6 +20,7 @@ from scidraft.site.meta import PageMeta
 from scidraft.site.models import SiteSettings
 
 from .references import note_reference_changes
+from .revision_diff import revision_diff
 from .views import for_reviewers
 
 SUBMITTED = services.SUBMITTED  # the revision message of a review request
@@ -88,6 +89,7 @@ def _review_page(request, note: Note, *, comment: str = "", status: int = 200):
             "changes": copy if note.status == Status.PUBLISHED else None,
             "changed_fields": _changed_fields(note, state) if copy is not None else [],
             "reference_changes": note_reference_changes(note),
+            "text_diff": _text_diff(note, state) if copy is not None else None,
             "awaiting": services.awaiting_review(note),
             "authors": [authors[h] for h in state["authors"] if h in authors],
             "unconfirmed": services.unconfirmed_authors(note, state["authors"]),
@@ -110,6 +112,15 @@ def _review_page(request, note: Note, *, comment: str = "", status: int = 200):
         },
         status=status,
     )
+
+
+def _text_diff(note: Note, state: dict) -> dict:
+    """The submitted text against the live version's, as the revision list compares two
+    revisions: a reviewer reads what changed, not the whole note again."""
+    compared = revision_diff(note.body, state["body"], "Published", "Submitted")
+    # Every piece of both texts is escaped by revision_diff; the rest is its own markup.
+    table = mark_safe(compared.html) if compared.html else None  # noqa: S308
+    return {"html": table, "message": compared.message}
 
 
 def _changed_fields(note: Note, state: dict) -> list[str]:

@@ -2,7 +2,7 @@ from django.urls import path
 
 from images import views as image_views
 
-from . import bibliographies, completion, live, people, references, review, views
+from . import bibliographies, completion, live, people, references, review, trash, views
 
 app_name = "editor"
 
@@ -11,6 +11,9 @@ urlpatterns = [
     path("new/", views.note_new, name="new"),
     path("<int:note_id>/", views.note_edit, name="edit"),
     path("<int:note_id>/preview/", views.note_preview, name="preview"),
+    path("<int:note_id>/delete/", trash.note_delete, name="delete"),
+    path("trash/", trash.trash_list, name="trash"),
+    path("trash/<int:note_id>/restore/", trash.trash_restore, name="trash_restore"),
     path("<int:note_id>/autosave/", views.note_autosave, name="autosave"),
     path("<int:note_id>/images/", image_views.upload, name="image_upload"),
     path("<int:note_id>/revisions/", views.revision_list, name="revisions"),

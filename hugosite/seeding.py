@@ -184,6 +184,15 @@ def _demo_keys(site: HugoSite) -> set[tuple[str, str]]:
     return keys
 
 
+def _without_demo_address(site: HugoSite) -> None:
+    """The demo's baseURL is the address of the demo's own deployment, not of this site: links in
+    feeds, mail, canonical and OpenGraph URLs would send a local reader there. The demo sets
+    the address blank (absolute URLs then use the request's host), which also clears it from a
+    settings row the demo wrote and nobody changed since; an operator's address is kept."""
+    if "base_url" in site.config.settings:
+        site.config.settings["base_url"] = ""
+
+
 @transaction.atomic
 def demo_load(*, site: HugoSite, force: bool = False) -> DemoReport:
     """Load the demo `site` as the module docstring says; returns what it did."""
@@ -196,6 +205,7 @@ def demo_load(*, site: HugoSite, force: bool = False) -> DemoReport:
                 "the demo was not loaded and nothing changed. Use --force to add the demo's "
                 "missing rows beside it (no existing row is changed)."
             )
+    _without_demo_address(site)
     policy = DemoPolicy(records)
     report = hugo_site_load(site=site, policy=policy)
     kept = {(change.kind, change.key) for change in report.kept}

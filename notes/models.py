@@ -218,9 +218,16 @@ class RenderedQuerySet(models.QuerySet):
 
 class NoteQuerySet(RenderedQuerySet):
     def published(self, now: dt.datetime | None = None):
-        """What readers see: published, due, and not empty (theme-spec §1.1)."""
+        """What readers see: published, due, and not empty (theme-spec §1.1). A note in the
+        trash is never published (deleting unpublishes); the test holds that even so."""
         now = now or timezone.now()
-        return self.filter(status=Status.PUBLISHED, date__lte=now, has_body=True)
+        return self.filter(
+            status=Status.PUBLISHED, date__lte=now, has_body=True, deleted_at__isnull=True
+        )
+
+    def trashed(self):
+        """Notes in the trash (note_delete), newest deletion first: Editors restore them."""
+        return self.filter(deleted_at__isnull=False).order_by("-deleted_at", "-pk")
 
     def scheduled(self, now: dt.datetime | None = None):
         return self.filter(status=Status.PUBLISHED, date__gt=now or timezone.now())
@@ -373,7 +380,10 @@ class NoteQuerySet(RenderedQuerySet):
     def awaiting_review(self):
         """Drafts submitted for their first publication and published notes whose changes were
         submitted."""
-        return self.filter(Q(status=Status.REVIEW) | Q(working_copy__submitted_at__isnull=False))
+        return self.filter(
+            Q(status=Status.REVIEW) | Q(working_copy__submitted_at__isnull=False),
+            deleted_at__isnull=True,
+        )
 
     def visible_to(self, user):
         """What `user` may read: published notes, and those `user` may edit (drafts,
@@ -388,15 +398,17 @@ class NoteQuerySet(RenderedQuerySet):
         live document): every note for Editors and Admins; for an Author, those that name them
         among the authors being edited: a published note's working copy when it has one, else
         the note's own authors. Taking someone off in the working copy ends their access at
-        once, though readers see the byline change only when it is published."""
+        once, though readers see the byline change only when it is published. A note in the
+        trash is edited by no one (restore it first): its every editor page answers 404."""
         if not user.is_authenticated or not user.is_active:
             return self.none()
+        notes = self.filter(deleted_at__isnull=True)
         if user.is_superuser or user.has_perm("notes.edit_any_note"):
-            return self.all()
+            return notes
         named_in_copy = WorkingCopy.objects.filter(authors__user=user).values("note_id")
         named_on_row = NoteAuthor.objects.filter(author__user=user).values("note_id")
         has_copy = models.Exists(WorkingCopy.objects.filter(note=models.OuterRef("pk")))
-        return self.filter(Q(pk__in=named_in_copy) | (Q(pk__in=named_on_row) & ~has_copy))
+        return notes.filter(Q(pk__in=named_in_copy) | (Q(pk__in=named_on_row) & ~has_copy))
 
 
 def _authorships() -> models.Prefetch:
@@ -511,6 +523,17 @@ class Note(RenderedContent):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # In the trash since then (note_delete): hidden from every list, its slug still taken,
+    # restorable by an Editor until `manage.py purge_trash` removes it.
+    deleted_at = models.DateTimeField(null=True, blank=True, editable=False)
+    deleted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        editable=False,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
 
     objects = NoteQuerySet.as_manager()
 
@@ -772,6 +795,8 @@ class NoteRevision(models.Model):
         RESTORE = "restore", "Restore"
         CONFLICT = "conflict", "Refused save (conflict)"
         IMPORT = "import", "Import"
+        TRASH = "trash", "Moved to the trash"
+        UNTRASH = "untrash", "Restored from the trash"
 
     note = models.ForeignKey(Note, on_delete=models.CASCADE, related_name="revisions")
     number = models.PositiveIntegerField(help_text="1, 2, … per note.")

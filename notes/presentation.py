@@ -23,6 +23,16 @@ MONTHS_LONG = ["January", "February", "March", "April", "May", "June", "July", "
                 "September", "October", "November", "December"]  # fmt: skip
 
 
+# Hugo's .ReadingTime for languages written with spaces: minutes at 213 words a minute,
+# rounded up, which the theme prints as "N min". The editor's live count uses the same
+# (static/js/editor-stats.js).
+WORDS_PER_MINUTE = 213
+
+
+def reading_minutes(words: int) -> int:
+    return (max(words, 0) + WORDS_PER_MINUTE - 1) // WORDS_PER_MINUTE
+
+
 # The theme prints English dates in the offset the note was written in, whatever the server's
 # locale: formats are built here rather than with strftime or the date filter.
 def date_short(moment: dt.datetime) -> str:

@@ -36,6 +36,7 @@ from .presentation import (
     card,
     date_long,
     date_note_page,
+    reading_minutes,
     share_links,
 )
 from .rendering import (
@@ -419,7 +420,7 @@ def _post_meta(page: Page, toggle, author: str) -> list[str]:
     if page.local_date is not None:
         parts.append(date_long(page.local_date))
     if toggle("show_reading_time"):
-        parts.append(f"{max(1, round(page.word_count / 212))} min")
+        parts.append(f"{reading_minutes(page.word_count)} min")
     if page.show_word_count:
         parts.append(f"{page.word_count} words")
     if not page.hide_author and author:

@@ -55,6 +55,9 @@ def env_list(name: str, default: list[str]) -> list[str]:
 
 # https://docs.djangoproject.com/en/5.2/ref/settings/#debug
 DEBUG = env_bool("DEBUG", False)
+# With DEBUG on, unknown pages still show the site's own 404 page (what readers get), unless
+# this asks for Django's technical 404 (the URL patterns tried) while debugging routes.
+DEBUG_TECHNICAL_404 = env_bool("DEBUG_TECHNICAL_404", False)
 
 # A development key is only acceptable while DEBUG is on; production must bring its own.
 # https://docs.djangoproject.com/en/5.2/ref/settings/#secret-key
@@ -114,6 +117,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "scidraft.site.csp.SiteCSPMiddleware",  # django-csp's, plus the authoring pages' rule
+    "scidraft.site.not_found.SiteNotFoundMiddleware",  # the site's 404 page under DEBUG too
 ]
 
 ROOT_URLCONF = "scidraft.urls"

@@ -131,6 +131,14 @@ function argumentAt(context, commands) {
   return { command: match.text.slice(1, match.text.indexOf("{")), typed, from: context.pos - typed.length };
 }
 
+// A key found only in a file the author may not use: shown (with where it is and whom to ask),
+// and choosing it changes nothing.
+function unusableKey(typed, data) {
+  const message = text(data && data.message);
+  if (!message || (Array.isArray(data.results) && data.results.length)) return [];
+  return [{ label: typed, detail: "not usable here", info: infoNode([message]), type: "text", apply: () => {} }];
+}
+
 export function citeSource(url) {
   return (context) => {
     const at = argumentAt(context, "cite|citep|citet");
@@ -147,7 +155,8 @@ export function citeSource(url) {
             info: infoNode([text(entry.title), text(entry.authors), [text(entry.year), text(entry.file)].filter(Boolean).join(" · ")]),
             type: "text",
             boost: -index,
-          })),
+          }))
+          .concat(unusableKey(at.typed, data)),
       }))
       .catch(() => null);
   };
@@ -214,6 +223,8 @@ export function environmentSource(kinds) {
   };
 }
 
+const FIRST_SHORTCODE = "references";
+
 export function shortcodeSource(shortcodes) {
   const byName = {};
   shortcodes.forEach((code) => {
@@ -239,6 +250,8 @@ export function shortcodeSource(shortcodes) {
             detail: text(code.summary),
             info: params.length ? infoNode(["Parameters: " + params.join(", ")]) : undefined,
             type: "type",
+            // The one authors reach for first: a note's reference list.
+            boost: key === FIRST_SHORTCODE ? 1 : 0,
           });
         }),
         validFor: /^\{\{[<%]\s*\/?[\w-]*$/,

@@ -36,6 +36,7 @@ import {
   commandSource,
 } from "./completion.js";
 import { scrollSync } from "./scrollsync.js";
+import { formattingKeymap } from "./formatting.js";
 
 const highlighting = HighlightStyle.define([
   { tag: t.heading1, class: "cm-sd-heading cm-sd-heading1" },
@@ -156,6 +157,7 @@ function mount(textarea) {
     markdown({ base: markdownLanguage, codeLanguages: fenceLanguage, extensions: [noteSyntax] }),
     keymap.of([
       { key: "Mod-s", preventDefault: true, run: save },
+      ...formattingKeymap,
       ...closeBracketsKeymap,
       ...defaultKeymap,
       ...searchKeymap,

@@ -10,6 +10,7 @@
 - review: an Editor's approval or sending back, an author's withdrawal;
 - kept_entries, references: the entries a live version cites, kept when it goes live, and
   what a change to a cited bibliography file does to them (notes.live_references reads them);
+- trash: delete into the trash, an Editor's restore, and the purge after TRASH_DAYS;
 - text_sync: the hooks through which the live document of writing together (collaboration)
   is saved before, and told of, the editor's HTTP writes.
 
@@ -54,6 +55,7 @@ from .review import (
     note_review_send_back,
     note_review_withdraw,
 )
+from .trash import TRASH_DAYS, TrashError, note_delete, note_restore, trash_purge
 from .working import STATE_FIELDS, working_context, working_copy_refresh, working_state
 
 __all__ = [
@@ -62,6 +64,8 @@ __all__ = [
     "REVIEW_COMMENT_MAX_CHARS",
     "STATE_FIELDS",
     "SUBMITTED",
+    "TRASH_DAYS",
+    "TrashError",
     "ReviewError",
     "SaveResult",
     "assign_fields",
@@ -75,10 +79,12 @@ __all__ = [
     "is_editor",
     "note_bibliographies_set",
     "note_create",
+    "note_delete",
     "note_live_save",
     "note_metadata",
     "note_publish",
     "note_render_store",
+    "note_restore",
     "note_review_approve",
     "note_review_send_back",
     "note_review_withdraw",
@@ -88,6 +94,7 @@ __all__ = [
     "revision_record",
     "revision_restore",
     "tag_get_or_create",
+    "trash_purge",
     "unconfirmed_authors",
     "working_context",
     "working_copy_discard",

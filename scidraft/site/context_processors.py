@@ -80,8 +80,19 @@ HEADERS_KEPT = 64
 
 
 def header(request) -> SafeString:
-    """The page header (site title and main menu) for this request's path."""
+    """The page header (site title and main menu) for this request's path; a signed-in
+    person's adds their account links and is rendered for them alone (it carries their name
+    and a CSRF token, so it is never kept for anyone else)."""
     menu = menu_tree(main_menu(request), request.path)
+    user = getattr(request, "user", None)
+    if user is not None and user.is_authenticated:
+        context = {
+            "site": site_settings(request),
+            "menu": menu,
+            "account": {"name": user.get_full_name() or user.get_username()},
+            "in_editor": request.path.startswith("/write/"),
+        }
+        return loader.get_template("partials/header.html").render(context, request)
     headers = rendered_headers.get(request_generation(request))
     key = _active(menu)
     html = headers.get(key)

@@ -72,7 +72,7 @@
     return span;
   }
 
-  function show(items, more) {
+  function show(items, more, message) {
     results = items;
     list.textContent = "";
     items.forEach(function (entry, index) {
@@ -96,10 +96,12 @@
     });
     highlight(items.length ? 0 : -1);
     if (!items.length) {
+      // A key found only in a file this author may not use: where it is, and whom to ask.
       say(
-        input.value.trim()
-          ? "No entry matches."
-          : "No entries: attach or upload a bibliography first."
+        message ||
+          (input.value.trim()
+            ? "No entry matches."
+            : "No entries: attach or upload a bibliography first.")
       );
     } else {
       say(more ? "Showing the first " + items.length + "; type more to narrow." : "");
@@ -118,7 +120,7 @@
         return response.json();
       })
       .then(function (data) {
-        if (mine === sequence) show(data.results || [], data.more);
+        if (mine === sequence) show(data.results || [], data.more, data.message || "");
       })
       .catch(function () {
         if (mine === sequence) say("Search failed; try again.");

@@ -130,3 +130,21 @@ def test_markup_in_an_entry_is_shown_as_text_in_the_results(page):
     page.wait_for_timeout(200)
     assert page.title() != "pwned"
     assert not page.errors, page.errors
+
+
+def test_a_key_in_a_file_the_author_may_not_use_says_where_it_is(page):
+    """Searching a key that only someone else's private file holds offers nothing, and the
+    picker says which file it is in and whom to ask."""
+
+    def elsewhere():
+        owner = User.objects.create_user("bert", "bert@example.org", PASSWORD)
+        bibfile_import(name="bib/bert.bib", raw="@book{berts_key, title={T}}\n", owner=owner)
+
+    in_worker(elsewhere)
+    page.click("button.cite-picker-toggle")
+    page.keyboard.type("berts_key")
+    expect(page.locator(".cite-picker-status")).to_have_text(
+        "“berts_key” is in bib/bert.bib, which you may not use: ask its owner or an Editor."
+    )
+    expect(page.locator("#cite-picker-results li")).to_have_count(0)
+    assert not page.errors, page.errors

@@ -14,7 +14,14 @@ import pytest
 from playwright.sync_api import expect
 
 from notes.models import Note, NoteRevision
-from tests.browser.editing import BODY, body_has_focus, body_text, editor_note, place_cursor
+from tests.browser.editing import (
+    BODY,
+    body_has_focus,
+    body_text,
+    editor_note,
+    place_cursor,
+    selected_text,
+)
 from tests.browser.worker import in_worker
 
 pytestmark = pytest.mark.browser
@@ -183,6 +190,69 @@ def test_environment_shortcode_and_math_completion(open_editor):
     page.keyboard.press("Control+a")
     page.keyboard.type("$x = \\fr")
     assert "\\frac" in _completions(page)
+    assert not page.errors, page.errors
+
+
+def _select(page, start: int, end: int) -> None:
+    page.evaluate(
+        """([from, to]) => {
+           const b = SciDraftBody.of(document.querySelector('textarea[name=body]'));
+           b.view.dispatch({selection: {anchor: from, head: to}}); b.focus(); }""",
+        [start, end],
+    )
+
+
+def test_ctrl_b_i_k_write_bold_italic_and_a_link(open_editor):
+    """Ctrl+B and Ctrl+I wrap the selection in ** and * (again: unwrap), Ctrl+K makes it a
+    link with its url selected, so typing the address replaces the placeholder."""
+    note = editor_note("Formatting", "A key result.\n")
+    page = open_editor(note)
+    _select(page, 2, 5)  # "key"
+    page.keyboard.press("Control+b")
+    assert body_text(page) == "A **key** result.\n" and selected_text(page) == "key"
+    page.keyboard.press("Control+b")
+    assert body_text(page) == "A key result.\n" and selected_text(page) == "key"
+    page.keyboard.press("Control+i")
+    assert body_text(page) == "A *key* result.\n"
+    page.keyboard.press("Control+z")
+    assert body_text(page) == "A key result.\n"
+    _select(page, 6, 12)  # "result"
+    page.keyboard.press("Control+k")
+    assert body_text(page) == "A key [result](url).\n" and selected_text(page) == "url"
+    page.keyboard.type("https://example.org")
+    assert body_text(page) == "A key [result](https://example.org).\n"
+    place_cursor(page, 0)
+    page.keyboard.press("Control+b")
+    page.keyboard.type("New")
+    assert body_text(page).startswith("**New**A key")
+    assert not page.errors, page.errors
+
+
+def test_the_word_count_and_reading_time_follow_typing(open_editor):
+    """Beside the autosave status: the body's words and Hugo's reading time (213 words a
+    minute, rounded up), updated as the author types; link targets are not words."""
+    note = editor_note("Counting", "One two [three](https://example.org/a-b-c).\n")
+    page = open_editor(note)
+    count = page.locator(".editor-word-count")
+    expect(count).to_have_text("3 words · 1 min read")
+    place_cursor(page, 0)
+    page.keyboard.type("Zero, ")
+    expect(count).to_have_text("4 words · 1 min read")
+    page.evaluate(
+        "() => SciDraftBody.of(document.querySelector('textarea[name=body]'))"
+        ".setText('word '.repeat(214))"
+    )
+    expect(count).to_have_text("214 words · 2 min read")
+    assert not page.errors, page.errors
+
+
+def test_shortcode_completion_lists_references_first(open_editor):
+    """{{< offers the reference list before every other shortcode."""
+    note = editor_note("Shortcodes", "\n")
+    page = open_editor(note)
+    place_cursor(page, 0)
+    page.keyboard.type("{{<")
+    assert _completions(page)[0] == "{{< references"
     assert not page.errors, page.errors
 
 

@@ -10,6 +10,7 @@ import re
 
 import pytest
 from django.contrib.auth.models import Permission, User
+from playwright.sync_api import expect
 
 from bibliography.services import bibfile_import
 from notes import services
@@ -459,3 +460,29 @@ def test_the_headers_revision_follows_the_autosaves(open_page):
     )
     assert saved > newest
     assert shown.inner_text() == str(saved)
+
+
+def test_the_account_menu_changes_the_password_and_signs_out(open_page, screenshots):
+    """The editor's header names the person; its menu leads to Change password and signs out
+    with a POST; a public page then shows Sign in, no Sign out."""
+    page = open_page()
+    log_in(page)
+    menu = page.locator("#menu li.account-menu")
+    expect(menu.locator(".menu-label")).to_contain_text("Ada Tester")
+    menu.locator(".menu-label").click()
+    expect(menu.get_by_role("link", name="Change password")).to_be_visible()
+    page.screenshot(path=str(screenshots / "editor-account-menu.png"))
+    menu.get_by_role("link", name="Change password").click()
+    page.wait_for_url(re.compile(r"/accounts/password/change/$"))
+    page.goto("/")
+    header = page.locator("header.header")
+    expect(header.get_by_role("link", name="Write")).to_be_visible()
+    page.screenshot(path=str(screenshots / "site-signed-in-header.png"))
+    header.get_by_role("button", name="Sign out").click()
+    page.wait_for_url(re.compile(r"/$"))
+    expect(page.locator("footer.footer").get_by_role("link", name="Sign in")).to_be_visible()
+    assert page.locator("header.header").get_by_role("button", name="Sign out").count() == 0
+    page.goto("/write/")
+    page.wait_for_url(re.compile(r"/accounts/login/"))
+    page.screenshot(path=str(screenshots / "site-signed-out-footer.png"))
+    assert not page.errors, page.errors

@@ -14,7 +14,7 @@ from django.contrib.auth.models import Group
 from collaboration import access, groups
 from notes import services
 from notes.models import Author, Note, NoteAuthor
-from notes.services import author_for_user
+from notes.services import author_for_user, note_delete
 
 from .editors import Editor
 
@@ -152,6 +152,24 @@ def test_only_a_working_copy_save_that_changes_the_authors_asks_for_a_check(auth
     text_saves, authors_save = async_to_sync(scenario)()
     assert text_saves == [["live.recheck"], [], []]
     assert "live.recheck" in authors_save
+
+
+def test_a_note_moved_to_the_trash_disconnects_its_editors(author, note):
+    """Deleting a note (note_delete) closes its live editors' sockets with 4403, after the
+    text they typed is saved into the trashed note."""
+
+    async def scenario():
+        ada = await Editor.signed_in(note.pk, author)
+        assert await ada.open()
+        await ada.type("Typed together.")
+        await ada.until_stored()
+        await sync_to_async(note_delete)(note_id=note.pk, user=author)
+        await ada.until(lambda: ada.closed is not None)
+        return ada.closed
+
+    assert async_to_sync(scenario)() == 4403
+    trashed = Note.objects.get(pk=note.pk)
+    assert trashed.deleted_at is not None and "Typed together." in trashed.body
 
 
 def test_a_deactivated_account_is_disconnected(editor_user, note):

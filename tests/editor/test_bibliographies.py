@@ -523,3 +523,17 @@ def test_cite_search_and_attach_offer_public_files(client, editor_user, note, pi
     assert BibFile.objects.usable_by(own.owner, note=note).filter(pk=theirs.pk).exists()
     services.note_bibliographies_set(note_id=note.pk, user=own.owner, bibfile_ids=[theirs.pk])
     assert list(note.bibliography_links.values_list("bibfile_id", flat=True)) == [theirs.pk]
+
+
+def test_cite_search_names_the_file_an_unusable_key_is_in(client, author, note, picker_files):
+    """A key found only in another author's private file is not offered, but the picker says
+    where it is and whom to ask; a title search reveals nothing of that file."""
+    client.force_login(author)
+    data = _search(client, note, "their_graph")
+    assert data["results"] == []
+    assert data["message"] == (
+        "“their_graph” is in bib/theirs.bib, which you may not use: ask its owner or an Editor."
+    )
+    assert _search(client, note, "Bondy")["message"] == ""
+    assert _search(client, note, "own_graph")["message"] == ""
+    assert _search(client, note, "no_such_key")["message"] == ""

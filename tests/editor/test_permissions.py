@@ -14,6 +14,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from bibliography.services import bibfile_create
+from notes import services
 from notes.models import Note
 from tests.images.samples import png_upload
 
@@ -70,11 +71,24 @@ RULES: dict[str, dict[str, dict[str, object]]] = {
         "POST": {
             "anonymous": LOGIN,
             "own": 403,
+    # GET asks first; POST moves the (draft) note to the trash, which the matrix then undoes.
+    "delete": {
+        "GET": ALL_ALLOWED_GET,
+        "POST": {
+            "anonymous": LOGIN,
+            "own": INTO_APP,
             "other": 404,
             "editor": INTO_APP,
             "admin": INTO_APP,
         },
     },  # fmt: skip
+    # The trash (editor/trash.py): Editors and Admins. The matrix's note is not in the trash,
+    # so a permitted restore finds nothing to restore (404).
+    "trash": {"GET": REVIEWERS_GET, "POST": POST_ONLY_GET},
+    "trash_restore": {
+        "GET": POST_ONLY_GET,
+        "POST": {**REVIEWERS_GET, "editor": 404, "admin": 404},
+    },
     "cite_search": {"GET": ALL_ALLOWED_GET, "POST": POST_ONLY_GET},
     # The labels of other notes, for completing \ref{slug:label} (editor/completion.py).
     "labels": {"GET": ALL_ALLOWED_GET, "POST": POST_ONLY_GET},
@@ -268,6 +282,8 @@ def test_permission_matrix(author, other_author, editor_user, admin_user, note):
                     ok = response.status_code == expected
                 if not ok:
                     failures.append(f"{method} {url} as {role}: {response.status_code} {location}")
+                if Note.objects.trashed().filter(pk=note.pk).exists():
+                    services.note_restore(note_id=note.pk, user=admin_user)
     assert not failures, "\n".join(failures)
 
 

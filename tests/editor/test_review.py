@@ -225,3 +225,38 @@ def test_dashboard_links_reviewers_to_the_queue_and_admins_to_settings(
     text = client.get(reverse("editor:dashboard")).content.decode()
     assert reverse("editor:people") in text
     assert reverse("admin:site_sitesettings_changelist") in text
+
+
+def test_review_of_changes_shows_the_diff_against_the_live_version(
+    client, author, editor_user, note, review_required
+):
+    """Submitted changes to a published note are shown as a diff of the live text, lines
+    removed and added marked, the whole note folded away."""
+    body = "First line stays.\n\nThe old claim.\n\nLast line stays.\n"
+    result = services.note_save(
+        note_id=note.pk, user=author, base_version=note.version, fields={"body": body}
+    )
+    services.note_publish(note_id=note.pk, user=editor_user, base_version=result.note.version)
+    note = _reload(note)
+    result = services.note_save(
+        note_id=note.pk, user=author, base_version=note.version,
+        fields={"body": body.replace("The old claim.", "The new claim.")},
+    )  # fmt: skip
+    services.note_publish(note_id=note.pk, user=author, base_version=result.note.version)
+    client.force_login(editor_user)
+    text = client.get(reverse("editor:review_note", args=[note.pk])).content.decode()
+    diff = text.split('id="review-diff-heading"')[1].split("</section>")[0]
+    assert "revision-diff" in diff and "Published → Submitted" in diff
+    assert "diff-removed" in diff and "diff-added" in diff
+    assert "old" in diff and "new" in diff
+    assert "<details" in text and "A first publication" not in text
+
+
+def test_review_of_a_first_publication_shows_the_whole_text_and_says_why(
+    client, editor_user, submitted
+):
+    """With no live version to compare with, the whole text is shown and the page says so."""
+    client.force_login(editor_user)
+    text = client.get(reverse("editor:review_note", args=[submitted.pk])).content.decode()
+    assert "A first publication" in text and "review-diff-heading" not in text
+    assert 'class="katex"' in text

@@ -16,7 +16,9 @@ from django.core.management import call_command
 
 from bibliography.models import BibFile
 from bibliography.services import bibfile_replace
+from hugosite.models import DemoRow
 from hugosite.reading import read_site
+from hugosite.seeding import row_digest
 from notes.models import Note, NoteRevision, Page
 from notes.services import note_save
 from scidraft.site.models import EntrySet, MenuItem, SiteSettings
@@ -240,3 +242,39 @@ def test_a_site_with_content_the_demo_did_not_write_gets_nothing(tmp_path):
     assert Note.objects.get(slug="delta").body == "delta text v2.\n"  # missing: added
     assert "note alpha: kept (not the demo's); would be updated: body" in forced
     assert "settings: kept (not the demo's)" in forced
+
+
+def test_the_demo_leaves_the_address_blank_so_links_use_the_requests_host(client):
+    """After seed_demo the site has no address of its own: feeds, sitemap and canonical URLs
+    use the host the reader asked (a local install never links to the demo's deployment)."""
+    make_run_steps()
+    assert SiteSettings.objects.current().base_url == ""
+    host = {"HTTP_HOST": "127.0.0.1:8000"}
+    feed = client.get("/index.xml", **host).content.decode()
+    assert "http://127.0.0.1:8000/notes/" in feed and "halden.example" not in feed
+    note = Note.objects.published().order_by("slug").first()
+    page = client.get(f"/notes/{note.slug}/", **host).content.decode()
+    canonical = f'<link rel="canonical" href="http://127.0.0.1:8000/notes/{note.slug}/">'
+    assert canonical in page and "halden.example" not in page
+
+
+def test_an_address_the_operator_set_is_kept_by_seed_demo():
+    """A base URL set by a person after the demo loaded stays through make run's steps."""
+    make_run_steps()
+    site = SiteSettings.objects.current()
+    site.base_url = "https://notes.example.org/"
+    site.save()
+    make_run_steps()
+    assert SiteSettings.objects.current().base_url == "https://notes.example.org/"
+
+
+def test_the_demos_address_written_by_an_earlier_seed_demo_is_cleared():
+    """A settings row holding the demo's address, as the demo wrote it and nobody changed
+    since, loses that address on the next make run."""
+    make_run_steps()
+    site = SiteSettings.objects.current()
+    site.base_url = "https://notes.halden.example/"
+    site.save()
+    DemoRow.objects.filter(kind="settings").update(digest=row_digest(SiteSettings.objects.get()))
+    make_run_steps()
+    assert SiteSettings.objects.current().base_url == ""

@@ -29,7 +29,7 @@ def test_cite_this_note_in_three_formats(client, demo_loaded, suffix, content_ty
     assert response["Content-Type"].startswith(content_type)
     body = response.content.decode()
     assert body.startswith(start)
-    assert f"https://notes.halden.example/notes/{SLUG}/" in body
+    assert f"http://testserver/notes/{SLUG}/" in body
 
 
 @pytest.mark.django_db
@@ -141,7 +141,7 @@ def test_cite_this_note_follows_the_site_style(client, demo_loaded):
     bump_generation()  # a settings write does this; update() bypasses the write path
     page = client.get(f"/notes/{SLUG}/").content.decode()
     text = page.split('class="cite-text"')[1].split("</p>")[0]
-    assert "[Internet]" not in text and "https://notes.halden.example/notes/" in text
+    assert "[Internet]" not in text and "http://testserver/notes/" in text
 
 
 @pytest.mark.django_db

@@ -17,7 +17,7 @@ from scidraft.site.models import SiteSettings
 
 pytestmark = pytest.mark.django_db
 
-BASE = "https://notes.halden.example"
+BASE = "http://testserver"  # the request's host: the demo sets no address of its own
 NS = {"atom": "http://www.w3.org/2005/Atom", "content": "http://purl.org/rss/1.0/modules/content/"}
 SITEMAP = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
 

@@ -1,10 +1,15 @@
-"""notes.presentation: which assets a page loads for the notes (or cards) on it."""
+"""notes.presentation: which assets a page loads for the notes (or cards) on it, and reading
+time as the theme computes it."""
 
 from __future__ import annotations
 
+import re
 from types import SimpleNamespace
 
-from notes.presentation import assets_for
+import pytest
+
+from notes.presentation import WORDS_PER_MINUTE, assets_for, reading_minutes
+from tests.conftest import ROOT
 
 
 def _note(**flags):
@@ -39,3 +44,17 @@ def test_any_card_needing_an_asset_loads_it():
     assert assets_for([plain, drawn, plain], cards=True)["mermaid"]
     assert not any(assets_for([], cards=True).values())
     assert not any(assets_for([_note()]).values())
+
+
+@pytest.mark.parametrize(
+    ("words", "minutes"), [(0, 0), (1, 1), (213, 1), (214, 2), (300, 2), (426, 2), (427, 3)]
+)
+def test_reading_time_is_hugos(words, minutes):
+    """Hugo's .ReadingTime: words at 213 a minute, rounded up (300 words read in 2 min)."""
+    assert reading_minutes(words) == minutes
+
+
+def test_the_editor_counts_reading_time_at_the_same_rate():
+    """The editor's live reading time (static/js/editor-stats.js) uses the same rate."""
+    script = (ROOT / "static/js/editor-stats.js").read_text()
+    assert re.search(r"WORDS_PER_MINUTE = (\d+);", script).group(1) == str(WORDS_PER_MINUTE)

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.django_db
 
 TOKYO = dt.timezone(dt.timedelta(hours=9))
 SEP_22 = dt.datetime(2026, 9, 22, 7, 20, tzinfo=TOKYO)  # 2026-09-21 22:20 UTC
-DEMO_BASE = "https://notes.halden.example"
+DEMO_BASE = "http://testserver"  # the request's host: the demo sets no address of its own
 SHARE_ORDER = ["x", "linkedin", "reddit", "facebook", "whatsapp", "telegram", "ycombinator"]
 PREVIEW = "{{< preview >}}\nThe part on the card.\n{{< /preview >}}\n\nThe rest of the note."
 MERMAID = "A diagram:\n\n```mermaid\ngraph TD\n  A --> B\n```\n"
@@ -1059,6 +1059,13 @@ def make_page(slug: str, body: str, **fields) -> Page:
 
 
 PAGE_BODY = "Intro.\n\n## First section\n\nText.\n\n## Second section\n\nMore text.\n"
+
+
+def test_a_pages_reading_time_is_hugos(client, db):
+    """300 words read in 2 min: Hugo rounds reading time up, at 213 words a minute."""
+    site(author="halden-lab")
+    make_page("long", "word " * 300, title="Long", date=SEP_22)
+    assert "2 min" in html(client, "/long/").one("div.post-meta").text
 
 
 def test_standalone_page_with_defaults(client, db):

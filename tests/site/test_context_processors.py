@@ -54,3 +54,43 @@ def test_menu_entry_with_a_script_url_renders_without_href(client):
     assert "javascript:" not in html and "data:text/html" not in html
     assert "Evil" in html and "Child" in html
     assert 'href="/notes/"' in html
+
+
+NOTE_URL = "/notes/result-theorem-gronwall-inequality/"
+
+
+@pytest.mark.django_db
+def test_signed_in_people_see_write_and_sign_out_in_the_header(client, demo_loaded, author):
+    """A signed-in reader's header links the editor and signs out with a POST form."""
+    client.force_login(author)
+    html = client.get(NOTE_URL).content.decode()
+    header = html.split("</header>")[0]
+    assert 'href="/write/"' in header and ">Write<" in header
+    assert 'action="/accounts/logout/"' in header and 'method="post"' in header
+    assert "Sign out" in header and "csrfmiddlewaretoken" in header
+    assert "Sign in" not in html
+
+
+@pytest.mark.django_db
+def test_an_anonymous_reader_never_sees_a_signed_in_header(client, demo_loaded, author):
+    """Pages and headers rendered for someone signed in never reach anonymous readers."""
+    client.force_login(author)
+    assert "Sign out" in client.get(NOTE_URL).content.decode()
+    assert "Sign out" in client.get("/").content.decode()
+    client.logout()
+    client.cookies.clear()
+    for _ in range(2):  # the render, then the cached copy
+        for url in (NOTE_URL, "/"):
+            html = client.get(url).content.decode()
+            assert "Sign out" not in html and "Lovelace" not in html and "Write<" not in html
+            assert 'href="/accounts/login/"' in html.split('<footer class="footer"')[1]
+
+
+@pytest.mark.django_db
+def test_the_editor_has_an_account_menu(client, author):
+    """In the editor the header names the person, with Change password and Sign out."""
+    client.force_login(author)
+    header = client.get("/write/").content.decode().split("</header>")[0]
+    assert "Ada Lovelace" in header
+    assert 'href="/accounts/password/change/"' in header and "Change password" in header
+    assert "Sign out" in header
