@@ -71,6 +71,11 @@ RULES: dict[str, dict[str, dict[str, object]]] = {
         "POST": {
             "anonymous": LOGIN,
             "own": 403,
+            "other": 404,
+            "editor": INTO_APP,
+            "admin": INTO_APP,
+        },
+    },  # fmt: skip
     # GET asks first; POST moves the (draft) note to the trash, which the matrix then undoes.
     "delete": {
         "GET": ALL_ALLOWED_GET,
