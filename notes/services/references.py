@@ -17,7 +17,7 @@ from ..models import LiveBibliography, Note, Status, WorkingCopy
 from .kept_entries import live_bibliography_keep
 from .records import note_state
 from .renders import note_render_store
-from .working import working_copy_render
+from .working import working_copy_authors_set, working_copy_render
 
 
 def live_references_publish(note: Note) -> None:
@@ -44,6 +44,7 @@ def reference_update_copy(note: Note, user) -> WorkingCopy:
     copy.updated_by = user if user is not None and user.is_authenticated else None
     working_copy_render(copy)
     copy.save()
+    working_copy_authors_set(copy)  # who may edit the note follows the copy's authors
     note.working_copy = copy
     return copy
 
