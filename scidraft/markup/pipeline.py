@@ -38,7 +38,8 @@ from .stash import Stash, strip_placeholder_characters
 # with references as their labels and formulas between delimiters; `<!--more-->`; the card's
 # own asset flags; pseudo-algorithms indent every \hspace by 1em, as the theme's loader does.
 # 8: the search text read from the HTML's structure (a `<` in math or code is a character).
-ENGINE_VERSION = "8"
+# 9: code blocks, diagrams and algorithms, which scroll sideways, take keyboard focus.
+ENGINE_VERSION = "9"
 
 _WORD = re.compile(r"\w[\w'’-]*", re.UNICODE)
 
