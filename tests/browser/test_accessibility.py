@@ -59,6 +59,23 @@ def test_readers_pages_have_no_serious_violations(new_page, name, scheme):
     assert serious_violations(page) == []
 
 
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_on_a_phone_wide_formulas_can_be_scrolled_by_keyboard(new_page, scheme):
+    """At 390 px, where display math is wider than the column and scrolls inside its box, the
+    home page and a note with equations: axe finds nothing serious."""
+    page, _ = new_page(color_scheme=scheme, viewport={"width": 390, "height": 844})
+    found = []
+    for name in ("home", "note with a theorem and equations"):
+        page.goto(READERS_PAGES[name])
+        page.wait_for_load_state("networkidle")
+        page.evaluate(
+            "() => document.fonts.ready.then(() => new Promise("
+            "(done) => requestAnimationFrame(() => requestAnimationFrame(done))))"
+        )
+        found += [f"{name}: {line}" for line in serious_violations(page)]
+    assert found == []
+
+
 def _note_of_an_author() -> int:
     """axel, an Author, and his note with math, a citation, a diagram and code wider than the
     column, longer than the editor's height (its source and preview scroll, and the line
