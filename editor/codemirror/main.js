@@ -170,6 +170,10 @@ function mount(textarea) {
     EditorView.contentAttributes.of({
       "aria-label": "Body of the note (Markdown with LaTeX)",
       "aria-describedby": "editor-body-keys",
+      // Editable text is in the tab order anyway; said outright, checkers that do not count
+      // contenteditable (axe) see that the scroller around it has focusable content (its own
+      // tabindex is -1, CodeMirror's, so Tab does not stop twice).
+      tabindex: "0",
       spellcheck: "true",
       autocapitalize: "sentences",
     }),

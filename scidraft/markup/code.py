@@ -20,6 +20,9 @@ from .stash import Stash
 # Catppuccin Macchiato, the theme's Chroma palette (theme-spec §2.7).
 PYGMENTS_STYLE = "catppuccin-macchiato"
 _FORMATTER = HtmlFormatter(nowrap=True)
+# On a block that may scroll sideways: in the tab order, so that a keyboard can scroll it
+# (WCAG 2.1.1), as Hugo's own code blocks are.
+SCROLLS = ' tabindex="0"'
 
 
 def highlight_css() -> str:
@@ -149,6 +152,9 @@ def code_block(
         lexer = None  # the render's time budget is spent: the code stays uncoloured
     body = _highlighted(code, lexer) if lexer else html.escape(code)
     code_attributes = f' class="language-{label}" data-lang="{label}"' if language else ""
+    # The <code> is the box that scrolls sideways (overflow-x in the stylesheet): a keyboard
+    # reaches and scrolls it only if it takes focus.
+    code_attributes += SCROLLS
     head = (
         f'<div class="highlight" data-lang="{label}"><span class="code-lang">{label}</span>'
         if language
@@ -171,8 +177,9 @@ def code_block(
 
 
 def mermaid_block(code: str) -> str:
-    # Escaped source: Mermaid reads textContent in the browser (securityLevel "strict").
-    return f'<pre class="mermaid">{html.escape(code)}</pre>'
+    # Escaped source: Mermaid reads textContent in the browser (securityLevel "strict"). The
+    # drawn diagram scrolls sideways inside the <pre> when wider than the column.
+    return f'<pre class="mermaid"{SCROLLS}>{html.escape(code)}</pre>'
 
 
 _ALGORITHM_OPTION = re.compile(r"(\\begin\{algorithm(?:ic)?\})\s*\[[^\]]*\]")
@@ -217,11 +224,14 @@ def algorithm_block(
             RenderWarning(line, "algorithm-error", f"pseudo-algorithm: {error.message}")
         )
         rendered = (
-            f'<pre class="algorithm-src algorithm-error" title="{html.escape(error.message)}">'
+            f'<pre class="algorithm-src algorithm-error" title="{html.escape(error.message)}"'
+            f"{SCROLLS}>"
             f"{html.escape(code)}</pre>"
         )
         ok = False
-    return f'<div class="pseudo-algorithm"{anchor}>{rendered}</div>', labels, ok
+    # The box that scrolls: the algorithm's <div>, or the <pre> of the source shown instead.
+    focus = SCROLLS if ok else ""
+    return f'<div class="pseudo-algorithm"{anchor}{focus}>{rendered}</div>', labels, ok
 
 
 def protect_code(text: str, stash: Stash, warnings: list[RenderWarning], counters: dict) -> str:

@@ -42,7 +42,8 @@ from .stash import Stash, strip_placeholder_characters
 # own asset flags; pseudo-algorithms indent every \hspace by 1em, as the theme's loader does.
 # 8: the search text read from the HTML's structure (a `<` in math or code is a character).
 # 9: numbered figures (`![caption](src){#fig:x}`) and tables (`Table: caption {#tbl:x}`).
-ENGINE_VERSION = "9"
+# 10: code blocks, diagrams and algorithms, which scroll sideways, take keyboard focus.
+ENGINE_VERSION = "10"
 
 _WORD = re.compile(r"\w[\w'’-]*", re.UNICODE)
 

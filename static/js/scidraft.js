@@ -6,6 +6,7 @@
  *   2. menu toggle           6. smooth scrolling for #anchor links
  *   3. header reflow         7. copy buttons on code blocks (body[data-copy-code])
  *   4. menu scroll memory    8. glossary panel
+ *   9. wide formulas and tables take keyboard focus while they scroll
  */
 (function () {
   "use strict";
@@ -537,6 +538,55 @@
     update();
   }
 
+  /* 9. Wide formulas and tables. ------------------------------------------------------------
+   * One wider than the column scrolls sideways inside its box; while it does, the box is in
+   * the tab order, so that a keyboard can scroll it (WCAG 2.1.1). Only then: a note has many
+   * formulas, and one that fits would be a tab stop with nothing to do. Code blocks, diagrams
+   * and algorithms come from the server focusable (scidraft/markup/code.py). */
+  function setupScrollingBoxes() {
+    var boxes = doc.querySelectorAll(
+      ".katex-display, .math-error-display, .md-content table:not(.highlighttable)"
+    );
+    if (!boxes.length) {
+      return;
+    }
+    function update() {
+      each(boxes, function (box) {
+        var scrolls = box.scrollWidth > box.clientWidth;
+        if (scrolls && !box.hasAttribute("tabindex")) {
+          box.setAttribute("tabindex", "0");
+          box.setAttribute("data-scrolls", "");
+        } else if (!scrolls && box.hasAttribute("data-scrolls")) {
+          box.removeAttribute("tabindex");
+          box.removeAttribute("data-scrolls");
+        }
+      });
+    }
+    var pending = false;
+    function schedule() {
+      if (!pending) {
+        pending = true;
+        window.requestAnimationFrame(function () {
+          pending = false;
+          update();
+        });
+      }
+    }
+    update();
+    if (window.ResizeObserver) {
+      var observer = new ResizeObserver(schedule);
+      each(boxes, function (box) {
+        observer.observe(box);
+      });
+    } else {
+      window.addEventListener("resize", schedule);
+    }
+    // KaTeX's fonts change a formula's width once they load.
+    if (doc.fonts && doc.fonts.ready) {
+      doc.fonts.ready.then(schedule);
+    }
+  }
+
   function start() {
     var steps = [
       setupThemeToggle,
@@ -546,7 +596,8 @@
       setupTopLink,
       setupSmoothScroll,
       setupCopyButtons,
-      setupGlossary
+      setupGlossary,
+      setupScrollingBoxes
     ];
     steps.forEach(function (step) {
       try {

@@ -98,6 +98,6 @@ def test_survey_note_keeps_tex_intact_and_numbers_its_algorithm(context):
         body(EXAMPLE_SITE / "content/notes/demo-note-survey-chain-of-thought.md"), context
     )
     assert "Algorithm 1" in rendered.html
-    assert '<pre class="mermaid">' in rendered.html
+    assert '<pre class="mermaid" tabindex="0">' in rendered.html
     assert rendered.html.count('class="katex"') > 5
     assert "\\cite{" not in rendered.html.split('class="references"')[0]

@@ -314,3 +314,30 @@ def test_algorithm_indents_read_the_same_whatever_the_hspace_width():
     assert rendered("0.5cm").replace("0.5cm", "1em") == one_em
     assert "0.5cm" in rendered("0.5cm")  # the prose "and 0.5cm" is kept
     assert "algorithm-error" not in one_em
+
+
+def test_blocks_that_scroll_sideways_take_keyboard_focus():
+    """The box that scrolls of a code block (its <code>, with or without a language or line
+    numbers), a diagram's <pre>, an algorithm's <div> and a failed algorithm's source <pre> is in
+    the tab order (tabindex 0), so a keyboard can scroll it; a line-number column is not."""
+    bad = "```pseudo-algorithm\n\\begin{algorithm}\n\\State\n```"
+    source = (
+        "```python\nx = 1\n```\n\n```\nplain\n```\n\n```go {linenos=true}\nvar x int\n```\n\n"
+        "```mermaid\nflowchart LR\n  A --> B\n```\n\n"
+        + _algorithm("Fine", "alg:fine")
+        + "\n\n"
+        + bad
+        + "\n"
+    )
+    doc = parse(render(source).html)
+    focusable = [
+        doc.select_one("pre.chroma > code.language-python"),
+        next(code for code in doc.select("pre.chroma > code") if code.text == "plain"),
+        doc.select(".lntable pre.chroma > code")[1],
+        doc.select_one("pre.mermaid"),
+        doc.select("div.pseudo-algorithm")[0],
+        doc.select_one("div.pseudo-algorithm > pre.algorithm-src"),
+    ]
+    assert [element.get("tabindex") for element in focusable] == ["0"] * 6
+    assert doc.select(".lntable pre.chroma > code")[0].get("tabindex") is None
+    assert doc.select("div.pseudo-algorithm")[1].get("tabindex") is None

@@ -37,7 +37,8 @@ def _heading_ids(ours: str, expected: str) -> tuple[str, str]:
 
 _CODE_BLOCK = re.compile(
     r'<div class="highlight"(?: data-lang="[^"]*")?>(?:<span class="code-lang">[^<]*</span>)?'
-    r'<pre class="chroma"><code( class="language-[^"]*")?(?: data-lang="[^"]*")?>(.*?)'
+    r'<pre class="chroma"><code( class="language-[^"]*")?(?: data-lang="[^"]*")?'
+    r'(?: tabindex="0")?>(.*?)'
     r"</code></pre></div>",
     re.S,
 )

@@ -497,7 +497,7 @@ def test_mermaid_source_is_escaped_text():
         '```mermaid\ngraph TD\nA["<img src=x onerror=alert(1)>"]\n'
         'click A href "javascript:alert(1)"\n```'
     )
-    assert '<pre class="mermaid">' in rendered.html
+    assert '<pre class="mermaid" tabindex="0">' in rendered.html
     assert "&lt;img src=x onerror=alert(1)&gt;" in rendered.html
     assert "<img" not in rendered.html
     assert not violations(rendered.html)

@@ -663,7 +663,7 @@ def test_search_hidden(client, db):
     _search_page()
     make_note("shown", "Zeppelin findable words.")
     make_note("hidden", "Zeppelin findable words.", search_hidden=True)
-    results = html(client, "/search/?q=zeppelin").select("li.search-result-item h3 a")
+    results = html(client, "/search/?q=zeppelin").select("li.search-result-item h2 a")
     assert [a.get("href") for a in results] == ["/notes/shown/"]
     permalinks = [entry["permalink"] for entry in json.loads(get(client, "/index.json").content)]
     assert any(p.endswith("/notes/shown/") for p in permalinks)
