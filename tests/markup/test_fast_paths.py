@@ -16,9 +16,10 @@ import time
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from markdown_it.rules_block.table import escapedSplit
 
 from hugosite.reading import split_front_matter
-from scidraft.markup import convert, fast_rules, goldmark, limits, pipeline, protect
+from scidraft.markup import convert, goldmark, limits, pipeline, protect, table_rule
 from scidraft.markup.stash import Stash
 from tests.conftest import EXAMPLE_SITE, ROOT
 
@@ -88,7 +89,7 @@ def test_fast_rules_render_what_the_librarys_rules_render_on_the_demo_notes():
 @given(row=st.text(alphabet="|\\ab` ", max_size=30))
 def test_table_cells_split_as_the_library_splits(row):
     """The regex split of a table row gives markdown-it's escapedSplit cells."""
-    assert fast_rules._table_cells(row) == fast_rules.LIBRARY_TABLE_CELLS(row)
+    assert table_rule.table_cells(row) == escapedSplit(row)
 
 
 def _anchor_by_loop(text: str) -> str:
