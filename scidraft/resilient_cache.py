@@ -1,10 +1,9 @@
-"""Django's Redis cache backend, made to degrade instead of fail when Redis is unreachable.
+"""A Redis cache backend that degrades instead of failing when Redis is unreachable.
 
 SciDraft's cache only ever holds copies (rendered pages, the content generation read from the
 database, typeset formulas; the login counters are in the database): losing it must cost speed,
-never a page
-(issue 10, "Faults"). So a connection or timeout error from Redis makes a read a miss and a
-write a no-op, logged once per outage and then at most every `LOG_INTERVAL` seconds, instead of
+never a page. So a connection or timeout error from Redis makes a read a miss and a write a
+no-op, logged once per outage and then at most every `LOG_INTERVAL` seconds, instead of
 becoming a 500. Short socket timeouts keep a hung or unreachable Redis from stalling requests.
 
 After a failure, reads and stores skip Redis for `retry_after` seconds (a request then costs no
@@ -12,20 +11,35 @@ connect attempt at all); deletes are always attempted, because a skipped delete 
 stale value (the content generation) behind. redis-py opens a fresh connection on the next
 command after a failure, so the cache comes back by itself once Redis answers again.
 
-Options (in CACHES["default"]["OPTIONS"], beside redis-py's own): `retry_after` (seconds,
-default 1.0); `socket_connect_timeout` and `socket_timeout` default to 0.25 s here.
+It is built on Django's documented base for cache backends (`BaseCache`) and redis-py's client,
+not on Django's `RedisCache`: that one builds a `redis.Redis`, and with it a table of some 170
+response callbacks, for every command (most of a cache hit's cost: a hit takes 1.5 to 3 times
+as long), and the client class it builds from can only be changed through its private
+attributes. This backend keeps one `redis.Redis` per server, which is thread-safe over
+its connection pool (redis-py resets the pool after a fork). Keys, timeouts, the serialisation
+(pickle, integers as they are, so that incr works) and the choice of server (writes to the
+first of several LOCATIONs, reads from the others) are Django's RedisCache's, so either backend
+reads what the other wrote.
+
+Options (in CACHES["default"]["OPTIONS"]): `retry_after` (seconds, default 1.0); `pool_class`
+(a redis-py connection pool class or its dotted path); the rest are redis-py's connection
+options, with `socket_connect_timeout` and `socket_timeout` defaulting to 0.25 s here.
 Errors that are not about reaching Redis (a full memory with noeviction, a bad value) still
 raise: they are bugs or configuration to fix, not outages to ride out.
 """
 
 from __future__ import annotations
 
+import pickle
+import random
+import re
 import time
 from functools import wraps
 from urllib.parse import urlsplit
 
-from django.core.cache.backends.base import DEFAULT_TIMEOUT
-from django.core.cache.backends.redis import RedisCache, RedisCacheClient
+import redis
+from django.core.cache.backends.base import DEFAULT_TIMEOUT, BaseCache
+from django.utils.module_loading import import_string
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -61,14 +75,14 @@ def _degrades(fallback, *, always_try: bool = False):
     def decorate(method):
         @wraps(method)
         def wrapper(self, *args, **kwargs):
-            if not always_try and self._cooling_down():
+            if not always_try and self.cooling_down():
                 return fallback(*args, **kwargs)
             try:
                 result = method(self, *args, **kwargs)
             except OUTAGE_ERRORS as error:
-                self._outage.failed(method.__name__, error)
+                self.outage.failed(method.__name__, error)
                 return fallback(*args, **kwargs)
-            self._outage.succeeded()
+            self.outage.succeeded()
             return result
 
         return wrapper
@@ -89,81 +103,149 @@ def _false(*args, **kwargs):
     return False
 
 
-class SharedClientRedisCacheClient(RedisCacheClient):
-    """Django builds a redis.Redis for every command, and with it a table of some 170 response
-    callbacks: most of a cache hit's cost. One client per connection pool is enough, since a
-    redis.Redis is thread-safe over its pool (which redis-py resets after a fork)."""
-
-    def __init__(self, servers, **options):
-        super().__init__(servers, **options)
-        self._clients: dict[int, object] = {}
-
-    def get_client(self, key=None, *, write=False):
-        pool = self._get_connection_pool(write)
-        client = self._clients.get(id(pool))
-        if client is None:
-            client = self._clients.setdefault(id(pool), self._client(connection_pool=pool))
-        return client
+def dumps(value) -> bytes | int:
+    """Django's RedisCache serialisation: integers as they are (incr works on them), anything
+    else pickled."""
+    # type(), not isinstance(): a bool is pickled, as Django does.
+    if type(value) is int:
+        return value
+    return pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
 
 
-class ResilientRedisCache(RedisCache):
-    """RedisCache whose outages are misses and no-ops, with short socket timeouts."""
+def loads(data: bytes):
+    try:
+        return int(data)
+    except ValueError:
+        return pickle.loads(data)  # noqa: S301 - values this backend stored itself
+
+
+class ResilientRedisCache(BaseCache):
+    """A Redis cache whose outages are misses and no-ops, with short socket timeouts."""
 
     def __init__(self, server, params):
+        super().__init__(params)
         options = dict(params.get("OPTIONS") or {})
-        self._retry_after = float(options.pop("retry_after", RETRY_AFTER))
+        self.retry_after = float(options.pop("retry_after", RETRY_AFTER))
+        pool_class = options.pop("pool_class", None) or redis.ConnectionPool
+        self.pool_class = import_string(pool_class) if isinstance(pool_class, str) else pool_class
         options.setdefault("socket_connect_timeout", SOCKET_TIMEOUT)
         options.setdefault("socket_timeout", SOCKET_TIMEOUT)
-        super().__init__(server, {**params, "OPTIONS": options})
-        self._class = SharedClientRedisCacheClient
-        self._outage = _outage_for(",".join(self._servers))
+        self.pool_options = options
+        self.servers = re.split("[;,]", server) if isinstance(server, str) else list(server)
+        self.clients: dict[int, redis.Redis] = {}
+        self.outage = _outage_for(",".join(self.servers))
 
-    def _cooling_down(self) -> bool:
-        # Per process, not per thread: once any thread saw Redis fail, the others skip it too.
-        outage = self._outage
-        return outage.down and time.monotonic() < outage.last_failure + self._retry_after
+    def client(self, *, write: bool = False) -> redis.Redis:
+        """The client of the server for a write (the first) or a read (any other, if any)."""
+        index = 0
+        if not write and len(self.servers) > 1:
+            index = random.randint(1, len(self.servers) - 1)  # noqa: S311 - spreading reads
+        client = self.clients.get(index)
+        if client is None:
+            pool = self.pool_class.from_url(self.servers[index], **self.pool_options)
+            client = self.clients.setdefault(index, redis.Redis(connection_pool=pool))
+        return client
+
+    def cooling_down(self) -> bool:
+        """Redis failed less than `retry_after` seconds ago, in any thread of the process."""
+        outage = self.outage
+        return outage.down and time.monotonic() < outage.last_failure + self.retry_after
+
+    def get_backend_timeout(self, timeout=DEFAULT_TIMEOUT):
+        """Seconds to live: None for ever, 0 to delete (Redis takes relative expiries)."""
+        if timeout == DEFAULT_TIMEOUT:
+            timeout = self.default_timeout
+        return None if timeout is None else max(0, int(timeout))
 
     @_degrades(_false)
     def add(self, key, value, timeout=DEFAULT_TIMEOUT, version=None):
-        return super().add(key, value, timeout, version)
+        key = self.make_and_validate_key(key, version=version)
+        timeout = self.get_backend_timeout(timeout)
+        client = self.client(write=True)
+        if timeout == 0:
+            added = bool(client.set(key, dumps(value), nx=True))
+            if added:
+                client.delete(key)
+            return added
+        return bool(client.set(key, dumps(value), ex=timeout, nx=True))
 
     @_degrades(lambda key, default=None, version=None: default)
     def get(self, key, default=None, version=None):
-        return super().get(key, default, version)
+        key = self.make_and_validate_key(key, version=version)
+        value = self.client().get(key)
+        return default if value is None else loads(value)
 
     @_degrades(_nothing)
     def set(self, key, value, timeout=DEFAULT_TIMEOUT, version=None):
-        return super().set(key, value, timeout, version)
+        key = self.make_and_validate_key(key, version=version)
+        timeout = self.get_backend_timeout(timeout)
+        client = self.client(write=True)
+        if timeout == 0:
+            client.delete(key)
+        else:
+            client.set(key, dumps(value), ex=timeout)
 
     @_degrades(_false)
     def touch(self, key, timeout=DEFAULT_TIMEOUT, version=None):
-        return super().touch(key, timeout, version)
+        key = self.make_and_validate_key(key, version=version)
+        timeout = self.get_backend_timeout(timeout)
+        client = self.client(write=True)
+        if timeout is None:
+            return bool(client.persist(key))
+        return bool(client.expire(key, timeout))
 
     @_degrades(_false, always_try=True)
     def delete(self, key, version=None):
-        return super().delete(key, version)
+        key = self.make_and_validate_key(key, version=version)
+        return bool(self.client(write=True).delete(key))
 
     @_degrades(lambda *args, **kwargs: {})
     def get_many(self, keys, version=None):
-        return super().get_many(keys, version)
+        key_map = {self.make_and_validate_key(key, version=version): key for key in keys}
+        if not key_map:
+            return {}
+        values = self.client().mget(list(key_map))
+        return {
+            key_map[key]: loads(value)
+            for key, value in zip(key_map, values, strict=True)
+            if value is not None
+        }
 
     @_degrades(_false)
     def has_key(self, key, version=None):
-        return super().has_key(key, version)
+        key = self.make_and_validate_key(key, version=version)
+        return bool(self.client().exists(key))
 
     @_degrades(_miss_on_incr)
     def incr(self, key, delta=1, version=None):
-        return super().incr(key, delta, version)
+        key = self.make_and_validate_key(key, version=version)
+        client = self.client(write=True)
+        if not client.exists(key):
+            raise ValueError(f"Key {key!r} not found.")
+        return client.incr(key, delta)
 
     # Django's contract: the keys that were not stored.
     @_degrades(lambda data, *args, **kwargs: list(data))
     def set_many(self, data, timeout=DEFAULT_TIMEOUT, version=None):
-        return super().set_many(data, timeout, version)
+        if not data:
+            return []
+        values = {self.make_and_validate_key(key, version=version): v for key, v in data.items()}
+        timeout = self.get_backend_timeout(timeout)
+        pipeline = self.client(write=True).pipeline()
+        pipeline.mset({key: dumps(value) for key, value in values.items()})
+        if timeout is not None:
+            # MSET sets no expiry: one EXPIRE a key, in the same round trip.
+            for key in values:
+                pipeline.expire(key, timeout)
+        pipeline.execute()
+        return []
 
     @_degrades(_nothing, always_try=True)
     def delete_many(self, keys, version=None):
-        return super().delete_many(keys, version)
+        keys = [self.make_and_validate_key(key, version=version) for key in keys]
+        if keys:
+            self.client(write=True).delete(*keys)
 
     @_degrades(_false, always_try=True)
     def clear(self):
-        return super().clear()
+        return bool(self.client(write=True).flushdb())

@@ -175,8 +175,8 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 if REDIS_URL:
     CACHES = {
         "default": {
-            # Django's RedisCache whose outages are misses and no-ops (short timeouts, logged):
-            # the cache only holds copies, so Redis down must cost speed, not pages.
+            # Redis whose outages are misses and no-ops (short timeouts, logged): the cache
+            # only holds copies, so Redis down must cost speed, not pages.
             "BACKEND": "scidraft.resilient_cache.ResilientRedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": os.environ.get("CACHE_KEY_PREFIX", "scidraft"),

@@ -2,38 +2,24 @@
 
 markdown-it tests every rule that could end a paragraph at every line of every paragraph (and
 the setext-heading rule does it once more beforehand), runs a Python loop over every
-character of a table, logs every block rule's entry and pushes two tokens per line break of
-wrapped prose. Those were most of the Markdown stage. The forms here skip only work whose
-answer is known (a rule that cannot start on the line's first character, a line that cannot
-underline a heading) and keep the library's tokens and output: tests/markup/test_fast_paths.py
-renders with and without them.
+character of a table and pushes two tokens per line break of wrapped prose. Those were most of
+the Markdown stage. The forms here skip only work whose answer is known (a rule that cannot
+start on the line's first character, a line that cannot underline a heading) and keep the
+library's tokens and output: tests/markup/test_fast_paths.py renders with and without them.
+They are registered on the stage's own parser through markdown-it's rulers; the library's
+modules, the rules and loggers other parsers in the process use, are left as they are.
 """
 
 from __future__ import annotations
 
-import importlib
-import logging
-import re
-import sys
-
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import mdTrim
-from markdown_it.rules_block import lheading, table
+from markdown_it.rules_block import lheading
 from markdown_it.rules_core import normalize
 from markdown_it.rules_inline import newline
 
-from . import limits
+from . import table_rule
 from .stash import OPEN
-
-
-def _table(state, start_line: int, end_line: int, silent: bool) -> bool:
-    """GFM tables, turning away at once a block whose first line has no pipe (markdown-it's
-    rule refuses those too, after checking the line below): most blocks are not tables."""
-    start = state.bMarks[start_line] + state.tShift[start_line]
-    if state.src.find("|", start, state.eMarks[start_line]) < 0:
-        return False
-    return table(state, start_line, end_line, silent)
-
 
 # The characters each rule that can end a paragraph may start on (read off each rule's first
 # test). A rule not named here is asked on every line.
@@ -67,7 +53,7 @@ class _Paragraph:
             self.ruler, self.by_char = ruler, {}
         rules = self.by_char.get(char)
         if rules is None:
-            names = {rule.fn: rule.name for rule in ruler.__rules__}
+            names = dict(zip(ruler.getRules(""), ruler.get_active_rules(), strict=True))
             rules = self.by_char[char] = tuple(
                 rule
                 for rule in ruler.getRules("paragraph")
@@ -165,43 +151,6 @@ def _line_break(state, silent: bool) -> bool:
     return True
 
 
-class _Silent:
-    """A logger that drops DEBUG records without a call into Python: markdown-it-py logs the
-    entry of every block rule, for every block start and every paragraph line, which cost a
-    sixth of this stage even with DEBUG off."""
-
-    debug = "".format  # accepts any arguments, returns at C speed
-
-
-_CELL_SEPARATOR = re.compile(r"(?<!\\)\|")
-
-
-def _table_cells(row: str) -> list[str]:
-    """markdown-it's escapedSplit (a row's cells at each `|` not after a backslash, and `\\|`
-    as `|` inside them) with a regex instead of its loop over every character of the table.
-    Called once a row, it checks the render's budget: a table of 2 MB is one block."""
-    limits.check()
-    return [cell.replace("\\|", "|") for cell in _CELL_SEPARATOR.split(row)]
-
-
-def _silence_block_rule_loggers() -> None:
-    for name, module in list(sys.modules.items()):
-        if not name.startswith("markdown_it.rules_block."):
-            continue
-        logger = getattr(module, "LOGGER", None)
-        if isinstance(logger, logging.Logger) and not logger.isEnabledFor(logging.DEBUG):
-            module.LOGGER = _Silent()
-
-
-_silence_block_rule_loggers()
-# The package's name `table` is the rule; the module is looked up by its full name.
-_TABLE_MODULE = importlib.import_module("markdown_it.rules_block.table")
-# The library's function, kept for tests/markup/test_fast_paths.py to compare against.
-LIBRARY_TABLE_CELLS = getattr(_TABLE_MODULE.escapedSplit, "library", _TABLE_MODULE.escapedSplit)
-_table_cells.library = LIBRARY_TABLE_CELLS
-_TABLE_MODULE.escapedSplit = _table_cells
-
-
 def _normalize(state) -> None:
     """markdown-it's normalize rule, skipped when there is nothing to change: it rewrites
     every line ending with a regex (each `\n` by itself too), 5% of the stage on a long note,
@@ -213,7 +162,7 @@ def _normalize(state) -> None:
 def install(md: MarkdownIt) -> None:
     """Put the faster rules in place of the library's in `md`."""
     md.core.ruler.at("normalize", _normalize)
-    md.block.ruler.at("table", _table, {"alt": ["paragraph", "reference"]})
+    md.block.ruler.at("table", table_rule.table, {"alt": ["paragraph", "reference"]})
     paragraph = _Paragraph()
     md.block.ruler.at("lheading", _SetextHeading(paragraph))
     md.block.ruler.at("paragraph", paragraph)

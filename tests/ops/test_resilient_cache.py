@@ -88,17 +88,33 @@ def test_unanswered_connections_time_out_quickly():
         assert time.perf_counter() - began < 1.0
 
 
-def test_reads_skip_redis_while_cooling_down_but_deletes_are_tried(dead, monkeypatch):
+def _connections(listener: socket.socket) -> int:
+    """How many connections reached `listener` since the last call (accepted and closed)."""
+    listener.setblocking(False)
+    count = 0
+    while True:
+        try:
+            connection, _ = listener.accept()
+        except BlockingIOError:
+            return count
+        connection.close()
+        count += 1
+
+
+def test_reads_skip_redis_while_cooling_down_but_deletes_are_tried():
     """After a failure, reads answer at once without a connection attempt for retry_after
     seconds; deletes still try (a skipped delete could leave a stale value)."""
-    dead.get("first")  # records the outage
-    attempts = []
-    client = dead._cache
-    monkeypatch.setattr(client, "get", lambda *a, **k: attempts.append("get"))
-    monkeypatch.setattr(client, "delete", lambda *a, **k: attempts.append("delete"))
-    assert dead.get("page", "fallback") == "fallback"
-    dead.delete("page")
-    assert attempts == ["delete"]
+    with socket.socket() as listener:  # a hung Redis: connections queue, nothing answers
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(64)
+        backend = _backend(listener.getsockname()[1], socket_timeout=0.05, retry_after=60)
+        assert backend.get("first", "fallback") == "fallback"  # records the outage
+        assert _connections(listener) >= 1
+        assert backend.get("page", "fallback") == "fallback"
+        assert backend.set("page", "html") is None
+        assert _connections(listener) == 0
+        backend.delete("page")
+        assert _connections(listener) >= 1
 
 
 def test_an_outage_is_logged_once_then_throttled(dead, caplog):
@@ -180,14 +196,82 @@ def test_cache_comes_back_after_a_redis_restart(redis_server, caplog):
     assert any("reachable again" in r.getMessage() for r in caplog.records)
 
 
-def test_one_redis_client_serves_every_command(settings):
-    """Django's RedisCache builds a redis.Redis per command; this backend keeps one per pool."""
+def test_one_redis_client_serves_every_command():
+    """Django's RedisCache builds a redis.Redis per command; this backend keeps one a server."""
     import os
-
-    from scidraft.resilient_cache import ResilientRedisCache
 
     location = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/11"
     backend = ResilientRedisCache(location, {"KEY_PREFIX": "shared-client-test"})
-    client = backend._cache.get_client()
-    assert backend._cache.get_client() is client
-    assert backend._cache.get_client(write=True) is client  # one server: one pool
+    client = backend.client()
+    assert backend.client() is client
+    assert backend.client(write=True) is client  # one server: one client
+
+
+def test_writes_go_to_the_first_server_and_reads_to_the_others():
+    """Several LOCATIONs, as Django's RedisCache takes them: the first is written, the others
+    are read."""
+    backend = ResilientRedisCache(
+        "redis://127.0.0.1:1/0,redis://127.0.0.1:2/0;redis://127.0.0.1:3/0", {}
+    )
+    written = backend.client(write=True).connection_pool.connection_kwargs["port"]
+    read = {backend.client().connection_pool.connection_kwargs["port"] for _ in range(50)}
+    assert written == 1
+    assert read == {2, 3}
+
+
+def test_the_backend_stands_on_djangos_public_cache_api():
+    """It subclasses BaseCache, Django's documented base for cache backends, and neither
+    defines nor assigns any of its underscored names: no private attribute of Django's is
+    overridden."""
+    from django.core.cache.backends.base import BaseCache
+
+    assert ResilientRedisCache.__bases__ == (BaseCache,)
+
+    def private(names) -> set[str]:
+        return {name for name in names if name.startswith("_") and not name.endswith("__")}
+
+    parents = set().union(*(private(vars(cls)) for cls in ResilientRedisCache.__mro__[1:]))
+    plain = BaseCache({"KEY_PREFIX": "p", "OPTIONS": {}})
+    parents |= private(vars(plain))
+    backend = _backend(_free_port())
+    assert private(vars(ResilientRedisCache)) & parents == set()
+    assert private(vars(backend)) <= private(vars(plain))
+    for name in private(vars(backend)):
+        assert getattr(backend, name) == getattr(plain, name)
+
+
+def test_values_round_trip_as_djangos_redis_cache_stores_them(settings):
+    """Integers stay integers in Redis (incr works on them), anything else is pickled, and
+    Django's RedisCache reads what this backend wrote and the reverse."""
+    import os
+
+    from django.core.cache.backends.redis import RedisCache
+
+    location = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/11"
+    params = {"KEY_PREFIX": "round-trip-test"}
+    ours, djangos = ResilientRedisCache(location, params), RedisCache(location, params)
+    try:
+        values = {"n": 41, "b": True, "s": "é", "d": {"a": [1, 2.5]}, "none": None}
+        ours.set_many(values, timeout=60)
+        assert djangos.get_many(list(values)) == values
+        assert ours.incr("n") == 42 and djangos.get("n") == 42
+        djangos.set("theirs", ("t", 1))
+        assert ours.get("theirs") == ("t", 1)
+        assert ours.add("theirs", 0) is False and ours.add("new", 0, timeout=0) is True
+        assert ours.get("new", "gone") == "gone"
+        assert ours.touch("theirs", None) is True and ours.has_key("theirs")
+        assert ours.get_or_set("computed", lambda: 7) == 7
+    finally:
+        ours.delete_many(["n", "b", "s", "d", "none", "theirs", "new", "computed"])
+    assert djangos.get("theirs") is None
+
+
+def test_a_pool_class_is_taken_by_dotted_path_and_options_reach_the_connections():
+    """OPTIONS' pool_class names redis-py's pool; the others are its connections' settings."""
+    import redis
+
+    backend = _backend(_free_port(), pool_class="redis.BlockingConnectionPool", socket_timeout=2)
+    pool = backend.client().connection_pool
+    assert isinstance(pool, redis.BlockingConnectionPool)
+    assert pool.connection_kwargs["socket_timeout"] == 2
+    assert pool.connection_kwargs["socket_connect_timeout"] == 0.25

@@ -116,7 +116,7 @@ def test_database_url_and_redis_url_select_postgresql_and_redis():
     assert result.returncode == 0, result.stderr
     engine, cache, location = result.stdout.split()
     assert engine == "django.db.backends.postgresql"
-    # Django's RedisCache, degrading to misses when Redis is down (scidraft.resilient_cache).
+    # A Redis backend degrading to misses when Redis is down (scidraft.resilient_cache).
     assert cache == "scidraft.resilient_cache.ResilientRedisCache"
     assert location == "redis://127.0.0.1:6379/3"
 
