@@ -39,6 +39,11 @@ def _line(state: StateBlock, line: int) -> str:
     return state.src[state.bMarks[line] + state.tShift[line] : state.eMarks[line]]
 
 
+# Cells read or written between two checks of the render's budget: one row may hold half a
+# million of them (2 MB of `|`), seconds of tokens.
+_CELLS_BETWEEN_CHECKS = 4096
+
+
 def _cells(state: StateBlock, line: int) -> list[str]:
     columns = table_cells(mdTrim(_line(state, line)))
     if columns and columns[0] == "":
@@ -64,6 +69,8 @@ def _aligns(state: StateBlock, line: int) -> list[str] | None:
     columns = _line(state, line).split("|")
     aligns = []
     for index, column in enumerate(columns):
+        if index % _CELLS_BETWEEN_CHECKS == _CELLS_BETWEEN_CHECKS - 1:
+            limits.check()
         cell = mdTrim(column)
         if not cell:
             # Empty columns only before and after the table: ` |---| `, never ` ---||--- `.
@@ -85,6 +92,8 @@ def _row(state: StateBlock, line: int, cells: list[str], aligns: list[str], tag:
     token = state.push("tr_open", "tr", 1)
     token.map = [line, line + 1]
     for index, align in enumerate(aligns):
+        if index % _CELLS_BETWEEN_CHECKS == _CELLS_BETWEEN_CHECKS - 1:
+            limits.check()
         token = state.push(f"{tag}_open", tag, 1)
         if align:
             token.attrs = {"style": "text-align:" + align}
