@@ -87,7 +87,10 @@ class NoteImage(models.Model):
 
     @property
     def url(self) -> str:
-        return self.file.url
+        """The site's own address of the image, whatever the storage: images.views.media
+        decides who may see it (a bucket's own URL would show a draft's image to anyone who
+        has it)."""
+        return settings.MEDIA_URL + self.file.name
 
     @property
     def markdown(self) -> str:

@@ -8,7 +8,7 @@ from csp.decorators import csp
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.core.files.storage import default_storage
+from django.core.files.storage import FileSystemStorage, default_storage
 from django.core.files.uploadhandler import FileUploadHandler, SkipFile
 from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
@@ -111,7 +111,7 @@ def media(request, name: str):
         cache_control = "private, no-store"
     else:
         raise Http404("No such image.")  # as for a missing one: nothing says it exists
-    if settings.MEDIA_ACCEL_REDIRECT:
+    if settings.MEDIA_ACCEL_REDIRECT and isinstance(image.file.storage, FileSystemStorage):
         response = _accel_redirect(image)
     else:
         try:

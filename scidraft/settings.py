@@ -422,9 +422,11 @@ LOGGING["formatters"]["json"] = {"()": "ops.logging.JsonFormatter"}
 LOGGING["handlers"]["stdout"].update({"stream": "ext://sys.stdout", "formatter": LOG_FORMAT})
 
 # Uploaded media: MEDIA_ROOT (a volume in docker-compose.yml) unless a bucket is configured;
-# then S3 or any S3-compatible store (MinIO, Ceph, R2…) through django-storages. URLs are
-# unsigned, since stored pages embed them: the bucket (or AWS_S3_CUSTOM_DOMAIN) must let
-# anyone read. Without keys, boto3's usual chain (instance role, ~/.aws) applies.
+# then S3 or any S3-compatible store (MinIO, Ceph, R2…) through django-storages. Note images
+# are addressed on the site (/media/…) whatever the storage, and images.views.media reads
+# them from the bucket for those who may see them (a draft's only to its authors and Editors),
+# so the bucket may stay private. Without keys, boto3's usual chain (instance role, ~/.aws)
+# applies.
 # https://django-storages.readthedocs.io/en/latest/backends/amazon-S3.html
 if os.environ.get("AWS_STORAGE_BUCKET_NAME"):
     STORAGES["default"] = {

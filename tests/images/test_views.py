@@ -397,3 +397,28 @@ def test_behind_nginx_a_permitted_image_is_sent_by_nginx(
     assert response["Content-Disposition"] == f'inline; filename="{image.download_name}"'
     refused = viewers["anonymous"].get(image.url)
     assert refused.status_code == 404 and "X-Accel-Redirect" not in refused
+
+
+@pytest.mark.parametrize("accel", ["", "/internal-media/"])
+def test_with_a_bucket_images_are_addressed_on_the_site_and_a_drafts_stay_private(
+    author, other_author, editor_user, viewers, settings, accel
+):
+    """A storage with public URLs of its own (a bucket: here Django's in-memory storage with
+    a bucket's address): the editor inserts the site's address, so a draft's image is read
+    from the storage by the app for its authors only; a bucket's URL never reaches the page.
+    nginx's internal location holds the volume's files, not the bucket's: not used."""
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {
+            "BACKEND": "django.core.files.storage.InMemoryStorage",
+            "OPTIONS": {"base_url": "https://bucket.example/"},
+        },
+    }
+    settings.MEDIA_ACCEL_REDIRECT = accel
+    image = image_in_note(author, other_author, editor_user, state="draft")
+    assert image.url.startswith("/media/") and "bucket.example" not in image.markdown
+    assert image.file.url.startswith("https://bucket.example/")
+    assert viewers["anonymous"].get(image.url).status_code == 404
+    response = viewers["co-author"].get(image.url)
+    assert response.status_code == 200 and response["Cache-Control"] == "private, no-store"
+    assert b"".join(response.streaming_content)[:4] == b"\x89PNG"
