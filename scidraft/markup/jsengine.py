@@ -169,6 +169,12 @@ class JSStopped(JSError):
     marked cut short: limits.Outcome)."""
 
 
+class JSTimedOut(JSError):
+    """The call ran its whole time limit and was stopped: maybe the formula, maybe a busy
+    machine. Shown as the formula's error, but never cached or shared, so the render's
+    completion in the background (with more time) calls it again."""
+
+
 class ContextFull(Exception):
     """Raised by a call's `before`: this context holds enough already; the call goes to a
     fresh one and this one is closed."""
@@ -500,7 +506,7 @@ def _checked_call(context: MiniRacer, pool: _Pool, function: str, args: tuple, t
         limits.cut_short()
         if timeout < CALL_TIMEOUT_SECONDS * limits.time_scale():
             raise JSStopped("the note took too long to render and this was stopped") from None
-        raise JSError(f"took longer than {timeout:g} s and was stopped") from None
+        raise JSTimedOut(f"took longer than {timeout:g} s and was stopped") from None
     except JSOOMException:
         pool.discard(context)
         raise JSError("used too much memory and was stopped") from None
@@ -582,7 +588,7 @@ def _tex_cached(tex: str, display: bool, version: str, macros: Macros) -> tuple[
             "scidraftTex", tex, display, macros.text, macros.digest, macros.parent, macros.added
         )
         result = (True, cap_spacing(markup))
-    except JSStopped:
+    except (JSStopped, JSTimedOut):
         raise  # not a property of the formula: neither cached here nor shared
     except JSError as error:
         result = (False, error.message)
@@ -629,7 +635,7 @@ def render_tex(tex: str, *, display: bool, macros: Macros = NO_MACROS) -> str:
 def _macros_checked(macros: Macros, version: str) -> str:
     try:
         _call("scidraftDefine", macros.text, macros.digest)
-    except JSStopped:
+    except (JSStopped, JSTimedOut):
         raise
     except JSError as error:
         return error.message
@@ -658,7 +664,7 @@ def tex_cache_clear() -> None:
 def _pseudocode_cached(source: str, caption_count: int, version: str) -> tuple[bool, str]:
     try:
         return True, cap_spacing(_call("scidraftPseudocode", source, caption_count))
-    except JSStopped:
+    except (JSStopped, JSTimedOut):
         raise
     except JSError as error:
         return False, error.message

@@ -329,3 +329,15 @@ def test_a_budget_with_more_time_gives_its_calls_more_time(monkeypatch):
             "scidraftTestSpin", 400, before=lambda context: context.eval(_SPIN)
         )
     assert answer == 400 and outcome.cut_short is False
+
+
+def test_a_formula_stopped_at_its_whole_time_limit_is_not_cached(monkeypatch):
+    """A formula whose call ran out its whole time limit shows as an error, but the error is
+    not kept: a busy machine, not the formula, may have stopped it, and the render's
+    completion with more time (or the next render) typesets it."""
+    jsengine.tex_cache_clear()
+    monkeypatch.setattr(jsengine, "CALL_TIMEOUT_SECONDS", 1e-6)
+    with pytest.raises(jsengine.JSTimedOut, match="longer than"):
+        jsengine.render_tex("\\sum_{i=1}^{n} i^{42}", display=True)
+    monkeypatch.setattr(jsengine, "CALL_TIMEOUT_SECONDS", 5.0)
+    assert "katex" in jsengine.render_tex("\\sum_{i=1}^{n} i^{42}", display=True)
