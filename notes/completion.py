@@ -82,6 +82,24 @@ def _complete(key: tuple[str, int]) -> None:
         connection.close()  # this thread's own connection, not kept open between rows
 
 
+def complete_owed() -> int:
+    """Complete every stored render of a note or page that waits for one (a bulk write, such
+    as an import, whose process ends before a background thread would), and wait for them;
+    how many there were."""
+    from django.db.models import Q
+
+    from .models import Note, Page
+    from .rendering import INCOMPLETE, PENDING
+
+    owed = Q(render_flags__has_key=INCOMPLETE) | Q(render_flags__has_key=PENDING)
+    keys = [(NOTE, pk) for pk in Note.objects.filter(owed).values_list("pk", flat=True)]
+    keys += [(PAGE, pk) for pk in Page.objects.filter(owed).values_list("pk", flat=True)]
+    for kind, pk in keys:
+        submit(kind, pk)
+    wait()
+    return len(keys)
+
+
 def wait(timeout: float | None = None) -> bool:
     """Block until no completion is queued or running (commands and tests); whether none is."""
     with _lock:

@@ -351,3 +351,26 @@ def test_promotion_visual_images_resolve_to_imported_media(tmp_path):
     html = Note.objects.get(slug="promo").rendered_html
     assert 'src="/media/hugo/bundles/resume-templates/modern-professional-resume/a.jpg"' in html
     assert Page.objects.count() == 0  # a headless bundle is no page
+
+
+@pytest.mark.django_db(transaction=True)  # the completion's thread reads what the import wrote
+def test_renders_cut_short_by_time_are_completed_before_the_command_ends(
+    tmp_path, settings, monkeypatch
+):
+    """An import on a machine too busy to render in time: the command completes every render
+    cut short before it ends (a background thread would die with its process), so no note is
+    left waiting; one that never fits is stored final with a warning that says so."""
+    from notes import completion
+    from notes.rendering import render_owed
+
+    monkeypatch.setattr(completion, "RETRY_SECONDS", 0)
+    settings.RENDER_TIME_PERCENT = 1e-7
+    output = run_import(small_site(tmp_path / "site"))
+    assert "render(s) cut short by time were completed" in output
+    notes = list(Note.objects.all())
+    assert notes and not [note.slug for note in notes if render_owed(note)]
+    assert all(
+        "render-cut-short" in [w["code"] for w in note.render_warnings]
+        for note in notes
+        if note.body.strip()
+    )

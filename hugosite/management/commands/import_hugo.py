@@ -5,6 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from hugosite.importing import KINDS, import_site
 from hugosite.loading import CONFIG_PARTS, LoadPolicy
+from notes import completion
 
 
 class Command(BaseCommand):
@@ -42,6 +43,9 @@ class Command(BaseCommand):
         dry_run = options["dry_run"]
         policy = LoadPolicy(replace=options["replace"] or ())
         report, warnings, _ = import_site(root, dry_run=dry_run, policy=policy)
+        if not dry_run and (owed := completion.complete_owed()):
+            # Renders cut short by time (a busy machine), completed before the command ends.
+            self.stdout.write(f"{owed} render(s) cut short by time were completed.")
         if dry_run:
             self.stdout.write(self.style.WARNING("Dry run: nothing was saved. It WOULD do:"))
         kinds = KINDS + tuple(k for k in report.counts if k not in KINDS)
