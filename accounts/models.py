@@ -2,8 +2,8 @@
 
 Not in the cache: a cache evicts (allkeys-lru dropped the counters during a page-cache flood)
 or, full and without eviction, refuses writes (and the limiter then let every attempt
-through). The database keeps every row until the limiter's own sweep removes it (issue 16,
-item 8; ARCHITECTURE, "Rate limits").
+through). The database keeps every row until the limiter's own sweep removes it
+(docs/architecture.md, "Rate limits").
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ at the end, the Admin's management of people (invite, role, deactivate).
 The counts are rows of RateLimitEvent (accounts.models), one per counted event, not cache keys:
 a cache evicts them (allkeys-lru, under a flood of cached pages) or, full and without
 eviction, refuses to store them, and a limiter that cannot count must not let attempts
-through (issue 16, item 8). Each limit is a sliding window: an event counts for `window`
+through. Each limit is a sliding window: an event counts for `window`
 seconds after it happened. An attempt is recorded first (committed on its own) and the counts
 read after, so of any number of parallel attempts at most the limit see a count within it.
 Rows that have left every window are deleted by a sweep, at most once a minute per process.

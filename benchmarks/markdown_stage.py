@@ -57,7 +57,7 @@ STAGE_RUNS = 21
 CORPUS_RUNS = 7
 COLD_RUNS = 5
 WARM_RUNS = 11
-# The goals (#17): the stage at least twice as fast, the longest note warm in 20 ms.
+# The goals: the stage at least twice as fast, the longest note warm in 20 ms.
 TARGET_SPEEDUP = 2.0
 TARGET_WARM_CPU_MS = 20.0
 DASH = "—"

@@ -7,11 +7,11 @@ editor's preview POST does, on a fresh SQLite database in a temporary directory.
 - large: a synthetic note of 5,000 words with 200 distinct formulas, ten citations and a
   reference list.
 Each request changes one word at the end, as typing does; the formulas stay the same, so after
-a warm-up render the formula cache is warm, which is the state the issue's targets are for.
+a warm-up render the formula cache is warm, which is the state the targets are for.
 
 Two answers are measured side by side, their requests interleaved: the HTML that markdownx
-(the admin) asks for, which the editor used before CodeMirror, and the editor's JSON (issue 20:
-blocks with their source lines, problems and labels).
+(the admin) asks for, which the editor used before CodeMirror, and the editor's JSON
+(blocks with their source lines, problems and labels).
 
 Standalone: `python benchmarks/preview.py`, or `make bench` for every benchmark. It reports
 and never gates: the exit code is 0 even when a target fails, so FAIL is printed where a reader
@@ -43,7 +43,7 @@ FORMULAS = 200
 CITED = 10
 WARMUP = 3
 RUNS = {"typical": 40, "large": 25}
-# Targets from the issue (p95, warm formula cache).
+# Targets (p95, warm formula cache).
 TARGET_MS = {"typical": 100.0, "large": 400.0}
 
 _PROSE_TEXT = (
@@ -125,7 +125,7 @@ def django_setup(directory: str) -> None:
 
 
 MODES = {
-    "html": {},  # markdownx's answer (the admin; the editor before issue 20)
+    "html": {},  # markdownx's answer (the admin's)
     "json": {"HTTP_ACCEPT": "application/json"},  # the editor's: source lines, labels
 }
 

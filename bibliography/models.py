@@ -69,7 +69,7 @@ class BibFileQuerySet(models.QuerySet):
     def public(self, published_notes):
         """Files anyone may download at /bib/<name>: marked public by an Editor, or used by a
         published note, as a default bibliography or as the file a cited entry came from (the
-        NoteCitation rows of its stored render). Other uploads stay private (issue 16: every
+        NoteCitation rows of its stored render). Other uploads stay private (every
         upload was served). `published_notes` is Note.objects.published(), passed in because
         notes builds on bibliography, not the reverse."""
         return self.filter(
@@ -134,7 +134,7 @@ class BibFile(models.Model):
         `{{< references bib=… >}}` without attaching it: a shared file (no owner: imported by
         a command), a public one, or the creator's own upload. Any other file must be attached
         to the note first, which only its owner or an Editor can do (usable_by): naming a file
-        would otherwise show its entries to whoever writes the note (issue 16). Co-authors'
+        would otherwise show its entries to whoever writes the note. Co-authors'
         and Editors' rights count through that attachment only, because an Author may add
         anyone as a co-author."""
         if self.owner_id is None or self.is_public:

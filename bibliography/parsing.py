@@ -18,7 +18,7 @@ How the text is read, and why:
   `@type{` at the start of a line at the entry's own level (outside any value) means the entry
   was never closed: it is reported and the next entry starts there. If braces never balance
   before the end of the file, the entry ends at the first `@type{` line.
-* The work is linear in the text (issue 16: entries that never close were quadratic), and
+* The work is linear in the text (entries that never close were quadratic), and
   every parse runs within parse_seconds(text) of CPU time, the renderer's budget mechanism
   (scidraft.markup.limits). A parse that runs out of it is `stopped`: no entries, and a
   report line saying where, so callers refuse the file instead of keeping part of it.
@@ -71,7 +71,7 @@ _KEY = {
 _LOST_DATA = re.compile(r"[{}]|[A-Za-z][\w-]*\s*=\s*\S")
 _LINE_IN_MESSAGE = re.compile(r" in line (\d+)")
 _NON_ENTRIES = {"string", "comment", "preamble"}
-# Bounds on one entry (issue #10, a .bib with a 1 MB field). Plain text is cheap for pybtex
+# Bounds on one entry (a .bib with a 1 MB field). Plain text is cheap for pybtex
 # (a 1 MB abstract is kept), but its work grows with every brace group and every name: an
 # entry over these bounds is refused with a report line instead of holding the upload for
 # seconds. Real entries are a few KB with a few dozen groups; 5,000 authors are about 150 KB.
@@ -86,7 +86,7 @@ MAX_FIELD_CHARS = MAX_ENTRY_CHARS
 EXPANSION_FACTOR = 2
 # Names in one person field that are parsed; the rest become "others" (BibTeX's "et al.").
 MAX_PERSONS = 10_000
-# CPU seconds a parse may take per MB of text, and at least the renderer's budget (issue 16).
+# CPU seconds a parse may take per MB of text, and at least the renderer's budget.
 # Parsing is linear, about 0.6 s per MB of ordinary entries (the 5,000-entry benchmark file,
 # 2 MB, takes 1.2 s), so a real file stays well inside this; whatever input still finds a slow
 # path in pybtex is stopped here instead of holding a worker, its transaction and its locks.
@@ -423,7 +423,7 @@ class _Structure:
 
     Scanning each block from its `@` until it closes is linear while blocks close, but an entry
     that never closes is scanned to the end of the file, and the next one starts on its next
-    line: `"@misc{k, title = {x\n" * N` was scanned N times (26 s for 80 KB, issue 16). So the
+    line: `"@misc{k, title = {x\n" * N` would be scanned N times (26 s for 80 KB). So the
     braces are matched once for the whole text, with a stack: where a `{` closes depends only
     on the text after it, so one pass serves every block, wherever it starts. A `(` entry ends
     at a `)` outside braces and quotes; it is walked over its own level only (brace groups are

@@ -84,7 +84,7 @@ def bibfile_import(
     `only_new`, an existing file of that name is refused instead of updated. `parsed` is
     bib_parse(raw) when the caller has already read it (a form that shows the report).
 
-    The text is parsed before the transaction and the row lock (issue 16: a parse that took
+    The text is parsed before the transaction and the row lock (a parse that took
     minutes held both), within its CPU budget; a parse that runs out of it raises
     BibParseStopped and writes nothing, so the file keeps its previous text and entries.
     """
@@ -210,7 +210,7 @@ def bibfile_replace(*, user, bibfile_id: int, raw: bytes | str) -> BibImportResu
 
 
 def may_set_public(user) -> bool:
-    """Only Editors and admins decide that a file is public (issue 16)."""
+    """Only Editors and admins decide that a file is public."""
     return bool(
         user.is_authenticated
         and user.is_active

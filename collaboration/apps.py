@@ -2,7 +2,7 @@ from django.apps import AppConfig
 
 
 class CollaborationConfig(AppConfig):
-    """Writing together (issue 21): a live document per note over WebSockets."""
+    """Writing together: a live document per note over WebSockets."""
 
     default_auto_field = "django.db.models.BigAutoField"
     name = "collaboration"

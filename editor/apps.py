@@ -2,7 +2,7 @@ from django.apps import AppConfig
 
 
 class EditorConfig(AppConfig):
-    """The web editor at /write/ (issue 6): dashboard, editor, preview, revisions."""
+    """The web editor at /write/: dashboard, editor, preview, revisions."""
 
     default_auto_field = "django.db.models.BigAutoField"
     name = "editor"

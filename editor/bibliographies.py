@@ -1,4 +1,4 @@
-"""Bibliography files in the editor (issue 6): an author's own .bib files (Editors and admins:
+"""Bibliography files in the editor: an author's own .bib files (Editors and admins:
 every file), their parse reports and entries, and the entry search behind the cite picker.
 
 Thin views: files are looked up in BibFile.objects.editable_by(request.user) (404 otherwise)

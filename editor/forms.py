@@ -19,7 +19,7 @@ from notes.models import Author, Note, body_size_error, tag_name
 from notes.services import is_editor, working_state
 from scidraft.site.models import MATH_MACROS_MAX_CHARS, EntrySet, validate_math_macros
 
-# The entry-set fields of theme-spec §1.3 when the site configures no set.
+# The entry-set fields of docs/theme.md#entry-sets when the site configures no set.
 FALLBACK_ENTRY_SET = EntrySet(
     key="entry",
     title_field="entryTitle",
@@ -210,7 +210,7 @@ class NoteEditorForm(forms.Form):
         else:
             self.omitted = set()
 
-    # --- Entry sets (theme-spec §1.3), kept in Note.params under the set's field names -------
+    # --- Entry sets (docs/theme.md#entry-sets), kept in Note.params under the set's field names ---
 
     @staticmethod
     def entry_field(entry_set: EntrySet, part: str) -> str:

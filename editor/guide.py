@@ -1,4 +1,4 @@
-"""The syntax guide (issue 20): every syntax the engine reads, each example rendered by the
+"""The syntax guide: every syntax the engine reads, each example rendered by the
 engine itself. Public at /help/syntax/; the editor's help panel shows the same page.
 
 The examples are rendered in a guide context: the site's environment kinds, a small example

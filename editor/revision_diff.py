@@ -1,6 +1,5 @@
 """The diff of two revisions as a person reads one: changed hunks with a few lines of context,
-and within a changed line the words that changed (issue 20, item 6), in bounded time (issue 16,
-item 5).
+and within a changed line the words that changed, in bounded time.
 
 Lines are matched by difflib's SequenceMatcher (about half a second for two 10,000-line
 revisions, the most a page should spend, hence MAX_LINES). Within a rewritten passage the

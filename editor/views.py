@@ -1,4 +1,4 @@
-"""The web editor (issue 6). Thin views: every write goes through notes.services, and every
+"""The web editor. Thin views: every write goes through notes.services, and every
 view that takes a note looks it up in Note.objects.editable_by(request.user): 404 otherwise."""
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def problems_html(warnings) -> str:
 
 def for_reviewers(request, html: str) -> str:
     """Rendered note HTML as the editor, review and admin pages show it: images from other
-    sites are not loaded, a note says why (issue 16; their CSP blocks them as well)."""
+    sites are not loaded, a note says why (their CSP blocks them as well)."""
     return mark_external_images(html, site_host=request.get_host())
 
 
@@ -222,7 +222,7 @@ def _editor_page(request, note, form, *, conflict=None, confirm=None, status=200
 
 
 def _live_editing(request, note) -> dict | None:
-    """What the page's script needs to join the note's shared document (issue 21), or None
+    """What the page's script needs to join the note's shared document, or None
     where live editing is off. The colour follows the user id, so a person keeps theirs on
     every note and two co-authors with neighbouring ids never share one."""
     if not settings.LIVE_EDITING:

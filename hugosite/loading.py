@@ -132,7 +132,7 @@ class LoadPolicy:
     slug and name, idempotently). Settings, menus and entry sets are site-wide: a part is
     loaded into a fresh site (no settings changed from the defaults, no menu, no entry set)
     or when named in `replace`; otherwise a part that differs stays as it is, and the report
-    says so and what would change (issue 16, item 14).
+    says so and what would change.
     """
 
     def __init__(self, *, replace: Collection[str] = ()):

@@ -7,7 +7,7 @@ from django.db import models
 class DemoRow(models.Model):
     """A row seed_demo wrote. While the row's state still has this digest nobody changed it,
     and the demo may bring it up to date; once it differs, a person changed it and seed_demo
-    leaves it be (issue 16, item 13)."""
+    leaves it be."""
 
     kind = models.CharField(max_length=30, help_text="notes, pages, menus, settings…")
     key = models.CharField(max_length=255, blank=True, help_text="Slug, identifier or name.")

@@ -1,9 +1,9 @@
 """Read a Hugo site that uses the SciDraft theme: config, notes, standalone pages, .bib files.
 
 Model-free, like scidraft.markup: it turns files into plain data with SciDraft's field names
-(theme-spec §1) and reports what it cannot read, file by file, without stopping. The services
-(hugosite.loading.hugo_site_load) write that data to the database; `seed_demo` and `import_hugo`
-both go through here.
+(docs/theme.md#front-matter) and reports what it cannot read, file by file, without stopping. The
+services (hugosite.loading.hugo_site_load) write that data to the database; `seed_demo` and
+`import_hugo` both go through here.
 """
 
 from __future__ import annotations
@@ -289,7 +289,7 @@ def jsonable(value: Any) -> Any:
     return value
 
 
-# Hugo lower-cases front-matter keys, so matching is case-insensitive (theme-spec §1.1).
+# Hugo lower-cases front-matter keys, so matching is case-insensitive (docs/theme.md#front-matter).
 _NOTE_BOOLEANS = {
     "showtitle": "show_title",
     "promotion": "promotion",

@@ -1,8 +1,8 @@
 """`seed_demo`: the demo site (demo/, a Hugo site) loaded without ever overwriting a person's work.
 
-`make run` runs seed_demo every time, so it must be safe to re-run on a site people use
-(issue 16, item 13: it used to reset settings, menus, entry sets and same-slug pages, and undo
-an edit saved in the editor). The rule:
+`make run` runs seed_demo every time, so it must be safe to re-run on a site people use: it
+never resets settings, menus, entry sets or same-slug pages, nor undoes an edit saved in the
+editor. The rule:
 
 - Into an empty site the demo loads whole, and every row it wrote is recorded (DemoRow) with
   a digest of the row's state: its editable fields, its links (authors, tags, bibliographies)

@@ -1,4 +1,4 @@
-"""Images uploaded into notes (issue 6 "Images", issue 10 "Upload safety").
+"""Images uploaded into notes.
 
 Each file lives in its note's folder of the default storage (MEDIA_ROOT, or the bucket when
 one is configured) under a name made from its content hash and the extension of the format
@@ -16,7 +16,7 @@ from django.utils.text import slugify
 from notes.models import Note
 
 # The formats accepted, as Pillow names them: extension and Content-Type of each. SVG is not
-# among them: it is a document that can carry scripts, not a picture (issue 10).
+# among them: it is a document that can carry scripts, not a picture.
 FORMATS = {
     "PNG": ("png", "image/png"),
     "JPEG": ("jpg", "image/jpeg"),

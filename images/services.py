@@ -1,11 +1,11 @@
 """Image uploads into a note: checked by content, stored in the note's folder.
 
-The client's file name and Content-Type are never trusted (issue 10 "Upload safety"): Pillow
+The client's file name and Content-Type are never trusted: Pillow
 must recognise the bytes as PNG, JPEG, GIF or WebP and decode them; the stored name is the
 content hash with the extension of the detected format, and the Content-Type served later is
 the detected one. SVG is refused: it is a document that can carry scripts.
 
-Decoding is bounded (issue 16: a 91 KB PNG of 24 megapixels decodes into 96 MB, and 8 at
+Decoding is bounded (a 91 KB PNG of 24 megapixels decodes into 96 MB, and 8 at
 once grew a worker by 770 MB). The pixel count is read from the header and refused above
 IMAGE_UPLOAD_MAX_PIXELS before anything is decoded, with Pillow's own decompression-bomb guard
 set to the same number. A PNG's pixel data is then checked as it is inflated, a piece at a

@@ -1,4 +1,4 @@
-"""Entry indexes: the A–Z and category views of an entry set (theme-spec §3.6).
+"""Entry indexes: the A–Z and category views of an entry set (docs/theme.md#entry-maps).
 
 The rendering engine calls `render_entry_index` for `{{< entry-a-to-z set="…" >}}` and
 `{{< entry-categories set="…" >}}`. A note belongs to a set when its front matter carries the

@@ -1,10 +1,10 @@
 """What a feed, a list, a search result or a page's meta quotes of a note or a page.
 
-One rule (theme-spec §1.1, §3.4, §3.5, §3.8), in `excerpt_of`: the text the author wrote for
-it wins (the description where the theme prefers it, then the summary), whole; otherwise the
-opening words of the card, read by the engine from the stored render
-(scidraft.markup.excerpt): references as their labels, formulas whole, no diagrams, code or
-algorithms. Search asks for the passage around a match first.
+One rule (docs/theme.md#front-matter, #tag-and-list-pages, #search-and-the-search-index,
+#feeds-sitemap-and-meta), in `excerpt_of`: the text the author wrote for it wins (the description
+where the theme prefers it, then the summary), whole; otherwise the opening words of the card, read
+by the engine from the stored render (scidraft.markup.excerpt): references as their labels, formulas
+whole, no diagrams, code or algorithms. Search asks for the passage around a match first.
 
 Callers choose the form: `.text()` for plain text (index.json, meta and OpenGraph
 descriptions: TeX between `\\(…\\)`), `.html()` where HTML is shown (RSS descriptions, tag and
@@ -24,7 +24,7 @@ META_WORDS = 30  # a meta description search engines show whole
 # A written description or summary quoted in a page's head (meta, OpenGraph, JSON-LD) at most:
 # real ones are a few sentences; a longer field is cut, not copied into every page's head.
 META_CHARS = 1_000
-SEARCH_CHARS = 300  # the theme's search preview (§3.5)
+SEARCH_CHARS = 300  # the theme's search preview (docs/theme.md#search-and-the-search-index)
 
 SUMMARY = ("summary",)
 DESCRIPTION = ("description", "summary")

@@ -1,6 +1,6 @@
 """The feed's arithmetic: pages, the numbered-pagination window, promotion placement.
 
-Pure functions (no queries), following theme-spec §3.1. Random draws are seeded: the theme
+Pure functions (no queries), following docs/theme.md#the-feed. Random draws are seeded: the theme
 uses its build time, SciDraft its content generation, so a page looks the same on every
 reload and is rearranged only when the site's content changes.
 """

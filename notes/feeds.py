@@ -1,5 +1,5 @@
-"""Pages for machines (theme-spec §3.5, §3.8): index.json, RSS 2.0, sitemap.xml, robots.txt,
-and the archives page (PaperMod's `layout: archives`).
+"""Pages for machines (docs/theme.md#search-and-the-search-index, #feeds-sitemap-and-meta):
+index.json, RSS 2.0, sitemap.xml, robots.txt, and the archives page (PaperMod's `layout: archives`).
 
 Each view runs a fixed number of queries whatever the number of notes. Dates print in the
 offset each note was written in, formatted from tuples so the process locale never matters.

@@ -1,4 +1,4 @@
-"""Who a note is by: note → site settings → theme defaults (theme-spec §1.1)."""
+"""Who a note is by: note → site settings → theme defaults (docs/theme.md#front-matter)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""URLs for machines: RSS, sitemap, robots.txt, index.json (theme-spec §3.5, §3.8).
+"""URLs for machines: RSS, sitemap, robots.txt, index.json
+(docs/theme.md#search-and-the-search-index, #feeds-sitemap-and-meta).
 
 Included before notes.urls, without a namespace: the names are global (`rss`, `tag_rss`,
 `sitemap`, `robots_txt`, `index_json`).

@@ -1,7 +1,7 @@
 """Notes, standalone pages, authors, tags, theorem-like environment kinds and revisions.
 
-Field names follow the theme's front matter (theme-spec §1) so that a Hugo site imports and
-exports without loss; keys the model has no column for (entry-set fields such as `mathTitle`,
+Field names follow the theme's front matter (docs/theme.md#front-matter) so that a Hugo site imports
+and exports without loss; keys the model has no column for (entry-set fields such as `mathTitle`,
 and any unknown key) are kept verbatim in `params`.
 """
 
@@ -78,7 +78,7 @@ class TagQuerySet(models.QuerySet):
     def public(self, now: dt.datetime | None = None):
         """Tags readers may see: those a published, due note carries. A tag typed on a draft
         or a scheduled note stays private until that note goes live, as a Hugo term exists only
-        through the pages that carry it (issue 16: draft tags had public pages)."""
+        through the pages that carry it (draft tags had public pages)."""
         return self.filter(
             models.Exists(Note.objects.published(now).filter(tags=models.OuterRef("pk")))
         )
@@ -218,8 +218,8 @@ class RenderedQuerySet(models.QuerySet):
 
 class NoteQuerySet(RenderedQuerySet):
     def published(self, now: dt.datetime | None = None):
-        """What readers see: published, due, and not empty (theme-spec §1.1). A note in the
-        trash is never published (deleting unpublishes); the test holds that even so."""
+        """What readers see: published, due, and not empty (docs/theme.md#front-matter). A note in
+        the trash is never published (deleting unpublishes); the test holds that even so."""
         now = now or timezone.now()
         return self.filter(
             status=Status.PUBLISHED, date__lte=now, has_body=True, deleted_at__isnull=True
@@ -435,13 +435,13 @@ def tag_names(names) -> list[str]:
 
 
 class Note(RenderedContent):
-    """A note: the one content type of the theme, of any length (theme-spec §1)."""
+    """A note: the one content type of the theme, of any length (docs/theme.md#front-matter)."""
 
     slug = models.SlugField(max_length=200, unique=True, allow_unicode=True)
     title = models.CharField(max_length=300, blank=True)
     body = models.TextField(blank=True, help_text="Markdown with LaTeX math and shortcodes.")
-    # Kept by save(): an empty note is "not yet published" (theme-spec §1.1), and testing the
-    # body itself in every feed query reads every body (160 ms at 10,000 notes).
+    # Kept by save(): an empty note is "not yet published" (docs/theme.md#front-matter), and testing
+    # the body itself in every feed query reads every body (160 ms at 10,000 notes).
     has_body = models.BooleanField(default=False, editable=False)
     date = models.DateTimeField(
         default=timezone.now, help_text="Sort key; a future date schedules the note."
@@ -602,7 +602,8 @@ class Note(RenderedContent):
 
     @property
     def local_date(self) -> dt.datetime:
-        """The date in the offset it was written in (theme-spec §1.1: times print in it)."""
+        """The date in the offset it was written in (docs/theme.md#front-matter: times print in
+        it)."""
         return in_written_offset(self.date, self.date_offset_minutes)
 
     @property
@@ -835,7 +836,8 @@ class PageQuerySet(RenderedQuerySet):
 
 
 class Page(RenderedContent):
-    """A standalone page at the site root: about, A–Z pages, search, archives (theme-spec §3.3).
+    """A standalone page at the site root: about, A–Z pages, search, archives
+    (docs/theme.md#standalone-pages).
 
     The PaperMod toggles are nullable: blank follows the site setting of the same name.
     """

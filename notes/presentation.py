@@ -1,4 +1,5 @@
-"""How notes appear to readers: cards, dates, titles, share links (theme-spec §3.1–§3.2).
+"""How notes appear to readers: cards, dates, titles, share links (docs/theme.md#the-feed,
+#the-note-page).
 
 Rendered HTML comes from the stored render, which the engine sanitised; it is marked safe
 here and nowhere else.
@@ -56,8 +57,8 @@ def month_name(month: int) -> str:
 
 
 def card_shows_title(note: Note) -> bool:
-    """theme-spec §1.2: set → as set; unset → shown only when the note has preview markers.
-    A note without a title never gets an empty heading."""
+    """docs/theme.md#card-titles: set → as set; unset → shown only when the note has preview
+    markers. A note without a title never gets an empty heading."""
     if not note.title:
         return False
     if note.show_title is not None:
@@ -111,8 +112,8 @@ def assets_for(notes, *, cards: bool = False) -> dict[str, bool]:
     """Which vendor CSS/JS a page needs: only what its notes use (Mermaid only with a diagram).
 
     With `cards`, only what the notes' cards show (`card_html`, the preview region): a feed
-    page whose cards hold no diagram loads no Mermaid, even if a note behind a card has one
-    (issue 19, item 2). A render stored before the engine recorded its card's flags counts
+    page whose cards hold no diagram loads no Mermaid, even if a note behind a card has one.
+    A render stored before the engine recorded its card's flags counts
     the whole note, as before: an asset too many, never one missing."""
     flags = [note.render_flags or {} for note in notes]
     prefix = "card_" if cards else ""

@@ -112,7 +112,7 @@ def references_in(notes) -> Callable[[Collection[tuple[str, str]]], dict]:
 
 
 def public_references(pairs: Collection[tuple[str, str]]) -> dict[tuple[str, str], ReferenceTarget]:
-    """Targets among the notes every reader sees: the stored render is public (issue 16: a
+    """Targets among the notes every reader sees: the stored render is public (a
     \\ref to a draft showed its label, and linked to it, on the published page)."""
     return references_in(Note.objects.published())(pairs)
 
@@ -135,7 +135,8 @@ def stale_references(rows) -> list:
     ]
 
 
-# The headless bundle whose images promotion-visual rows name (theme-spec §2.10).
+# The headless bundle whose images promotion-visual rows name
+# (docs/theme.md#promotions-and-galleries).
 PROMOTION_BUNDLE = "resume-templates/modern-professional-resume"
 
 

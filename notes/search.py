@@ -1,4 +1,5 @@
-"""Server-side search (theme-spec §3.5): PostgreSQL full-text search, a fallback elsewhere.
+"""Server-side search (docs/theme.md#search-and-the-search-index): PostgreSQL full-text search, a
+fallback elsewhere.
 
 * PostgreSQL: `websearch_to_tsquery` (quoted phrases, `-word`, `or`) against each row's
   stored weighted vector (notes.search_index): title (A) > summary and description (B) >
@@ -45,7 +46,8 @@ MIN_QUERY_LENGTH = 2
 MAX_QUERY_LENGTH = 200
 MAX_QUERY_WORDS = 16
 EXCLUDED_LAYOUTS = (Page.Layout.SEARCH, Page.Layout.ARCHIVES)
-# The search preview's lead: the summary, as the theme's (§3.5), then the description.
+# The search preview's lead: the summary, as the theme's
+# (docs/theme.md#search-and-the-search-index), then the description.
 SEARCH_LEAD = ("summary", "description")
 _NOTHING = re.compile(r"(?!)")
 

@@ -106,7 +106,7 @@ promotion_pool = PerGeneration(_promotion_pool)
 
 
 def feed(request, page: int = 1, base: str = "/"):
-    """The notes feed at / and /notes/ (theme-spec §3.1)."""
+    """The notes feed at / and /notes/ (docs/theme.md#the-feed)."""
     if page == 1 and request.path.endswith("/page/1/"):
         return HttpResponsePermanentRedirect(base)
     site = site_settings(request)
@@ -157,7 +157,7 @@ def feed(request, page: int = 1, base: str = "/"):
 
 
 def note_detail(request, slug: str):
-    """A note as a large card with its navigation (theme-spec §3.2)."""
+    """A note as a large card with its navigation (docs/theme.md#the-note-page)."""
     site = site_settings(request)
     note = get_object_or_404(
         Note.objects.published().prefetch_related(*card_prefetches()), slug=slug
@@ -264,8 +264,8 @@ def _json_ld(note: Note, identity, site: SiteSettings, url: str, tags, descripti
 
 
 def _entries(notes) -> list[dict]:
-    """Tag and author list entries: the plain summary of theme-spec §3.4, its formulas typeset,
-    and `...` when the card's opening words were cut."""
+    """Tag and author list entries: the plain summary of docs/theme.md#tag-and-list-pages, its
+    formulas typeset, and `...` when the card's opening words were cut."""
     entries = []
     for note in notes:
         summary = excerpt_of(note)
@@ -347,7 +347,8 @@ def page_query(request, slug: str) -> tuple[str, ...]:
 
 
 def page_detail(request, slug: str):
-    """A standalone page at the site root (theme-spec §3.3); search and archives have layouts."""
+    """A standalone page at the site root (docs/theme.md#standalone-pages); search and archives have
+    layouts."""
     page = get_object_or_404(Page.objects.published(), slug=slug)
     if page.layout == Page.Layout.SEARCH:
         from .search import search_page

@@ -1,4 +1,4 @@
-"""Riding out an unreachable database or cache (issue 10, "Faults").
+"""Riding out an unreachable database or cache.
 
 `DatabaseOutageMiddleware` turns a lost database into a clear 503, never a 500: a page for
 people and, for the editor's autosave (which the browser retries), the JSON

@@ -1,4 +1,4 @@
-"""`make reliability`: the fault and load scenarios of issue 10 against the running system.
+"""`make reliability`: the fault and load scenarios against the running system.
 
 It starts its own redis-server (port 6391) and PostgreSQL cluster (initdb, port 5491) in a
 temporary folder, so that it can stop and start them without touching the machine's services;

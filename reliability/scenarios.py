@@ -1,4 +1,4 @@
-"""The three scenarios of `make reliability` (issue 10, "Faults" and "Load").
+"""The three scenarios of `make reliability` ("Faults" and "Load").
 
 a. Redis stopped for ~10 s under load, then started again (empty): no 5xx, no stale page after
    a publish, and the shared cache holds the generation and pages again afterwards.
@@ -11,7 +11,7 @@ c. 200 readers for RELIABILITY_SECONDS (60) while 5 authors autosave and publish
    none missing, none doubled, each with the text its save sent), no stale page after a publish;
    it reports the rate the authors achieved (autosaves and publishes per second per author)
    and the load generator's own CPU time.
-d. A flood of random query strings on cached pages and random searches (issue 16, items 7
+d. A flood of random query strings on cached pages and random searches (items 7
    and 8) under Redis capped as docker-compose.yml caps it (256mb, allkeys-lru), while an
    attacker tries 25 wrong passwords on an account, then its right one, and the account's
    owner logs in from elsewhere and from a browser behind the attacker's address; then
@@ -19,7 +19,7 @@ d. A flood of random query strings on cached pages and random searches (issue 16
    Passes if no flood request fails, Redis grows by at most FLOOD_MEMORY_BOUND and evicts
    nothing, at most the limits' number of wrong passwords are checked, the right password is
    refused to the attacker, and the owner always logs in.
-e. Writing together (issue 21): 20 co-authors, 5 on each of 4 notes, type for
+e. Writing together: 20 co-authors, 5 on each of 4 notes, type for
    RELIABILITY_SECONDS at 5–10 characters a second at random places, through pycrdt and the
    y-websocket protocol (live_editor.py), on two daphne servers sharing Redis (the channel
    layer) and PostgreSQL, each note's co-authors split across both. It measures the
@@ -392,7 +392,7 @@ OWNER_ELSEWHERE = "198.51.100.7"
 WRONG = 25
 SPREAD = 12  # addresses of the shared-out guesses, 5 wrong passwords each
 # Redis may grow by this much over the flood (formulas of search excerpts, claims); a flood
-# that made entries would add ~270 KB a request (55 MB for 200 before issue 16).
+# that made entries would add ~270 KB a request.
 FLOOD_MEMORY_BOUND = 16 * 1024 * 1024
 MB = 1024 * 1024
 

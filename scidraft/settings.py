@@ -312,7 +312,7 @@ MARKDOWNX_SERVER_CALL_LATENCY = 400
 
 # Largest .bib file accepted by upload or import, in bytes.
 SCIDRAFT_BIB_MAX_BYTES = env_int("SCIDRAFT_BIB_MAX_BYTES", 10 * 1024 * 1024)
-# Largest note body accepted by the write paths and rendered, in UTF-8 bytes (issue #10): a
+# Largest note body accepted by the write paths and rendered, in UTF-8 bytes: a
 # larger one is refused with a clear message; the renderer shows an error instead of working.
 NOTE_BODY_MAX_BYTES = env_int("NOTE_BODY_MAX_BYTES", 2 * 1024 * 1024)
 # The render's time budget (scidraft.markup.limits: 1 s of CPU, 1.5 s of V8's work, 5 s a
@@ -464,7 +464,7 @@ if MEDIA_ACCEL_REDIRECT and not (
     )
 
 # --- Writing together -------------------------------------------------------------------------
-# A live document per note, over WebSockets at /live/notes/<id>/ (collaboration/, issue 21).
+# A live document per note, over WebSockets at /live/notes/<id>/ (collaboration/).
 # daphne first: its runserver serves WebSockets beside the pages, so `make run` has both.
 INSTALLED_APPS.insert(0, "daphne")
 INSTALLED_APPS.append("collaboration")

@@ -1,4 +1,4 @@
-// Completion from the site's own data (issue 20, item 2):
+// Completion from the site's own data:
 // - \cite{…}: entries of the bibliographies usable in the note (the cite search endpoint);
 // - \ref{…}, \eqref{…}: this note's labels (from the live preview) and other notes'
 //   slug:label (the labels endpoint);

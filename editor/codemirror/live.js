@@ -1,4 +1,4 @@
-// Writing together (issue 21): the note's Y.Doc shared over /live/notes/<id>/ (y-websocket's
+// Writing together: the note's Y.Doc shared over /live/notes/<id>/ (y-websocket's
 // protocol plus our message type 100: stored, saved, error), bound to CodeMirror and to the
 // title input. A separate chunk, loaded by main.js only when the form has data-live-url, so the
 // editor of a site without live editing downloads none of Yjs.

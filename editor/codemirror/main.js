@@ -1,4 +1,4 @@
-// The note editor (issue 20): CodeMirror 6 over the body's textarea. The textarea stays the
+// The note editor: CodeMirror 6 over the body's textarea. The textarea stays the
 // form's field (the page works and posts without JavaScript); this module hides it, edits its
 // text in CodeMirror, writes the text back whenever the form is submitted, and registers the
 // editor with static/js/editor-body.js, the one interface through which the editor's other

@@ -1,4 +1,4 @@
-// Source and preview scroll together (issue 20, item 3). The preview's blocks carry the source
+// Source and preview scroll together. The preview's blocks carry the source
 // line they start on (data-source-line, set by the renderer for the editor preview only); the
 // line at the top of one side is found on the other by interpolating between the two blocks
 // around it. Whichever side the reader scrolls leads; the other follows without echoing back.

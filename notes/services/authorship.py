@@ -1,5 +1,5 @@
 """Bylines by consent: nobody with an account goes public as an author of a note they did not
-agree to be named on (issue 16). An Author may add co-authors; a co-author who is a user
+agree to be named on. An Author may add co-authors; a co-author who is a user
 confirms (or an Editor does for them) before a version naming them is published. An Author
 cannot take their own name off a note, nor name someone who cannot answer; only Editors pin
 notes (weight) and put them in the feed's promotion slots."""

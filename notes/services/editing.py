@@ -306,7 +306,7 @@ def revision_restore(*, revision_id: int, user) -> SaveResult:
     return SaveResult(note=note, conflict=False, revision=result)
 
 
-# --- Default bibliographies (issue 6): the files a note's reference lists search -------------
+# --- Default bibliographies: the files a note's reference lists search ----------------------------
 
 
 def attachable_bibfiles(user, note: Note, state: dict):

@@ -118,7 +118,7 @@ def revision_record(
 
 def body_check(body: str) -> None:
     """Refuse a body over NOTE_BODY_MAX_BYTES (UTF-8) with a ValidationError on "body" that
-    says both sizes (issue #10): it is checked before anything is written, revisions included,
+    says both sizes: it is checked before anything is written, revisions included,
     so the caller still holds the text and can show the error next to it."""
     if message := body_size_error(body):
         raise ValidationError({"body": message})

@@ -1,4 +1,5 @@
-"""Citations and reference lists, with the theme's scoping rules (theme-spec §2.4).
+"""Citations and reference lists, with the theme's scoping rules
+(docs/theme.md#citations-and-reference-lists).
 
 Each list takes the citations that precede it and that no earlier list took. Keys are numbered
 from 1 per list in order of first appearance; a repeated key reuses its number. Every marker
@@ -9,7 +10,7 @@ CSL styles through citation-js (bibliography.formatting). A numbered style keeps
 `[n]` markers and citation order; an author–date style prints its own in-text citations
 (`(Vaswani et al., 2017)`) and orders the list as the style sorts it.
 
-Bounds (issue #16): a note may hold thousands of lists, and name a style per list: past
+Bounds: a note may hold thousands of lists, and name a style per list: past
 context.max_citation_styles distinct styles a list takes the site's. Each file is looked up
 once per render, lists past MAX_LISTS and lists reached once the render's budget is spent are
 not formatted (their entries show the key), and each formatting call is bounded by what is
@@ -101,7 +102,8 @@ def resolve(
     # keep the theme's rules.
     automatic = pending and not lists and context.auto_references
     if pending and card and (card_bibs is not None or automatic):
-        # The card's own list reads the files of the body's first list (theme-spec §2.4).
+        # The card's own list reads the files of the body's first list
+        # (docs/theme.md#citations-and-reference-lists).
         bibs = list(card_bibs or ()) or list(context.default_bibliographies)
         lists.append(_List(None, bibs, "", "", pending))
         pending = []

@@ -17,7 +17,7 @@ from .protect import _INLINE_CODE, find_fences
 from .rendered import RenderWarning
 from .stash import Stash
 
-# Catppuccin Macchiato, the theme's Chroma palette (theme-spec §2.7).
+# Catppuccin Macchiato, the theme's Chroma palette (docs/theme.md#code-blocks).
 PYGMENTS_STYLE = "catppuccin-macchiato"
 _FORMATTER = HtmlFormatter(nowrap=True)
 # On a block that may scroll sideways: in the tab order, so that a keyboard can scroll it
@@ -190,7 +190,8 @@ _HSPACE = re.compile(r"\\hspace\{[^}]*\}")
 
 
 def clean_pseudocode(source: str) -> tuple[str, list[str]]:
-    """The theme's clean-up before pseudocode.js (theme-spec §2.6); returns labels found."""
+    """The theme's clean-up before pseudocode.js (docs/theme.md#mermaid-and-pseudo-algorithms);
+    returns labels found."""
     labels = re.findall(r"\\label\{([^{}]*)\}", source)
     source = _ALGORITHM_OPTION.sub(r"\1", source)
     source = re.sub(r"\\footnotesize\b|\\label\{[^{}]*\}", "", source)

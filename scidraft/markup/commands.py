@@ -2,8 +2,9 @@
 
 `\\cite{…}`, `\\ref{…}` and `\\eqref{…}` become placeholders resolved in `fill` (their numbers
 depend on the whole note). `\\textbf`, `\\textit`, `\\emph` and `\\texttt` become HTML with the
-braces matched by counting, as the theme's latex-text.js does (theme-spec §2.3); an unbalanced
-argument is left as written. Code and math are already stashed, so none of this touches them.
+braces matched by counting, as the theme's latex-text.js does (docs/theme.md#latex-text-commands);
+an unbalanced argument is left as written. Code and math are already stashed, so none of this
+touches them.
 """
 
 from __future__ import annotations

@@ -122,7 +122,7 @@ class RenderContext:
     citation_locale: str | None = None  # the site's language (en-us): the CSL locale
     # Every (note slug, label) of a render's \ref{slug:label} at once → the targets found in
     # other notes (a missing pair has none). One call per render, so the site can look them
-    # all up in one query (issue 16: 20,000 references took a query each, 15 s), and against
+    # all up in one query (20,000 references took a query each, 15 s), and against
     # the notes the render's reader may see only.
     resolve_references: Callable[
         [Collection[tuple[str, str]]], Mapping[tuple[str, str], ReferenceTarget]

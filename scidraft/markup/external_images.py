@@ -1,4 +1,4 @@
-"""External images in rendered HTML shown to authors and reviewers (issue 16, item 12).
+"""External images in rendered HTML shown to authors and reviewers.
 
 An image a note loads from another site tells that site who read the draft, and when: the
 editor and review pages therefore load images from this site only (their Content-Security-

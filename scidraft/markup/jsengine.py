@@ -52,7 +52,7 @@ KATEX_OPTIONS = {
     "strict": "ignore",
     "maxSize": 40,
     "maxExpand": 1000,
-    # The theme's authors write \amp for & (theme-spec §2.1); \lt and \gt are built in.
+    # The theme's authors write \amp for & (docs/theme.md#math); \lt and \gt are built in.
     # \mbox is MathJax's (and LaTeX's) and missing from KaTeX: a text box.
     "macros": {"\\amp": "&", "\\mbox": "\\text{#1}"},
 }
@@ -130,7 +130,7 @@ function scidraftDefine(preamble, digest) {
   return true;
 }
 // pseudocode.js calls the global katex.renderToString(tex) with KaTeX's defaults, among them
-// no maxSize: \\rule{3000em}{3000em} in an algorithm was drawn 3,000 em wide (issue 16). For
+// no maxSize: \\rule{3000em}{3000em} in an algorithm was drawn 3,000 em wide. For
 // the call, the global is a KaTeX that applies the math stage's options.
 function scidraftPseudocode(source, captionCount) {
   var katexItself = katex;
@@ -597,7 +597,7 @@ def _tex_cached(tex: str, display: bool, version: str, macros: Macros) -> tuple[
 
 
 # KaTeX caps sizes at maxSize but only from above: \hspace{-3000em} or \kern-3000em is a margin
-# of -3,000 em that moves the text after it far outside the note (issue 16). Spacing is a
+# of -3,000 em that moves the text after it far outside the note. Spacing is a
 # margin in KaTeX's HTML (and an <mspace> in its MathML); no real formula needs one wider than
 # maxSize either way.
 _SPACING = re.compile(r'(margin-(?:left|right):|<mspace width=")(-?\d+(?:\.\d+)?)em')

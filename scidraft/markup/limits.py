@@ -1,4 +1,4 @@
-"""Bounds on the work one render may do (issue #10, "Denial-of-service inputs").
+"""Bounds on the work one render may do.
 
 A hostile or broken note gets a warning and a plainer rendering, never minutes of CPU or a
 crash: the body has a size limit, deeply nested blocks are shown as escaped text, and every

@@ -39,7 +39,7 @@ class Rendered:
     has_code: bool = False
     has_citations: bool = False
     # The same four for the card alone (card_html, the preview region): a feed page loads the
-    # assets its cards show, not those of the notes behind them (issue 19, item 2).
+    # assets its cards show, not those of the notes behind them.
     card_has_math: bool = False
     card_has_mermaid: bool = False
     card_has_algorithm: bool = False

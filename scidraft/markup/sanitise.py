@@ -92,7 +92,7 @@ def _filter(tag: str, attribute: str, value: str) -> str | None:
 _LINED_ATTRIBUTES = {**AUTHOR_ATTRIBUTES, "*": _COMMON | {SOURCE_LINE}}
 
 
-# --- Nesting, bounded before nh3 (issue 16) ------------------------------------------------------
+# --- Nesting, bounded before nh3 ------------------------------------------------------------------
 #
 # html5ever, under nh3, looks through the open elements for most block-level tags, so nesting
 # costs time quadratic in depth (`<div>` × 100,000, 0.5 MB: 29 s). And a formatting element
@@ -624,7 +624,8 @@ def _link_targets(html: str) -> str:
 
 
 def external_links(html: str) -> str:
-    """Links to other sites open in a new tab, without access to this one (theme-spec §2.14).
+    """Links to other sites open in a new tab, without access to this one
+    (docs/theme.md#links-and-images).
 
     Any other link an author gave target="_blank" gets rel="noopener" too."""
     return _ANCHOR.sub(lambda match: _rewrite_anchor(match, external_tabs=True), html)

@@ -503,8 +503,9 @@ def preview_regions(source: str) -> list[str]:
 
 
 def first_references_bibs(source: str) -> tuple[str, ...] | None:
-    """Files of the body's first references list, which the card's list reads (theme-spec
-    §2.4): () when that list names none (the note's defaults apply), None when there is none."""
+    """Files of the body's first references list, which the card's list reads
+    (docs/theme.md#citations-and-reference-lists): () when that list names none (the note's defaults
+    apply), None when there is none."""
     for code in parse(mask_code(source)):
         if code.name == "references" and not code.closing:
             bibs = code.params.get("bib", "")

@@ -93,8 +93,8 @@ def _load_generation() -> tuple[int, float | None]:
 def _shared_generation() -> bool:
     """Whether the generation is kept in the cache. Only a cache every process shares can hold
     it: a local-memory cache (no REDIS_URL) would keep a number that another process's write
-    (manage.py, another worker) has replaced, for SCIDRAFT_GENERATION_TTL seconds (issue 16,
-    item 15). Without one it is read from the database, leased as with one."""
+    (manage.py, another worker) has replaced, for SCIDRAFT_GENERATION_TTL seconds.
+    Without one it is read from the database, leased as with one."""
     return settings.SCIDRAFT_GENERATION_TTL > 0
 
 

@@ -1,5 +1,5 @@
 """Compressed public pages: each page the cache stores is compressed once, with brotli and
-gzip, and every reader is served the encoding they accept (issue 19, item 2).
+gzip, and every reader is served the encoding they accept.
 
 A feed page is about 300 KB of HTML and 25 KB in brotli. Compressing when the page is stored,
 not per response, costs one compression per page and content generation across all

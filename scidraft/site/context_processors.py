@@ -48,9 +48,9 @@ class MenuEntry:
 def _is_current(url: str, path: str) -> bool:
     if not url or url.startswith(("http://", "https://")):
         return False
-    # The homepage shows the notes feed, so it and the feed's pages count as /notes/ (theme-spec
-    # §3.7). Otherwise only the page itself: the theme's pages built by Hugo mark nothing on a
-    # note page (/notes/<slug>/ is not /notes/).
+    # The homepage shows the notes feed, so it and the feed's pages count as /notes/
+    # (docs/theme.md#header-menus-and-palette). Otherwise only the page itself: the theme's pages
+    # built by Hugo mark nothing on a note page (/notes/<slug>/ is not /notes/).
     feed = path == "/" or path.startswith(("/page/", "/notes/page/"))
     return ("/notes/" if feed else path) == url
 

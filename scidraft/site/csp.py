@@ -3,7 +3,7 @@ for authors and reviewers (the editor, /write/, and the admin with its note prev
 stricter directives of settings.AUTHORING_CSP_REPLACE.
 
 Those pages show drafts: an image a draft loads from another site would tell that site who
-read it, and when (issue 16, item 12). Readers' pages keep the site's policy.
+read it, and when. Readers' pages keep the site's policy.
 """
 
 from __future__ import annotations

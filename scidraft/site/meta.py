@@ -1,5 +1,6 @@
 """What a page says about itself in <head>: title, description, canonical URL, robots,
-OpenGraph and Twitter cards, schema.org JSON-LD and Google Scholar tags (theme-spec §3.8)."""
+OpenGraph and Twitter cards, schema.org JSON-LD and Google Scholar tags
+(docs/theme.md#feeds-sitemap-and-meta)."""
 
 from __future__ import annotations
 

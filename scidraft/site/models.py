@@ -1,7 +1,8 @@
 """Site-wide settings: identity defaults, menus, feed options, entry sets.
 
 These mirror the `[params]` and `[menu.main]` of a SciDraft Hugo site's hugo.toml
-(theme-spec §1.3, §3.1, §3.6, §3.7), so an imported site keeps its configuration.
+(docs/theme.md#entry-sets, #the-feed, #entry-maps, #header-menus-and-palette), so an imported site
+keeps its configuration.
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ class SiteSettings(models.Model):
     copyright = models.CharField(max_length=300, blank=True)
     footer_text = models.TextField(blank=True)
 
-    # Identity defaults (theme-spec §1.1: note → site → theme default).
+    # Identity defaults (docs/theme.md#front-matter: note → site → theme default).
     institute = models.CharField(max_length=200, default="Your Institute")
     author = models.CharField(
         max_length=100, default="yourname", help_text="Default author handle shown as @handle."
@@ -83,7 +84,7 @@ class SiteSettings(models.Model):
     math = models.BooleanField(default=True)
     recommendation_count = models.PositiveSmallIntegerField(default=3)
 
-    # Feed (theme-spec §3.1).
+    # Feed (docs/theme.md#the-feed).
     notes_per_page = models.PositiveSmallIntegerField(default=8)
     promotions_per_page = models.PositiveSmallIntegerField(default=0)
     promotion_positions = models.CharField(
@@ -94,7 +95,7 @@ class SiteSettings(models.Model):
         default=8, help_text="Entries per page on tag lists (Hugo pagination.pagerSize)."
     )
 
-    # Per-page defaults of the PaperMod toggles (theme-spec §1.1).
+    # Per-page defaults of the PaperMod toggles (docs/theme.md#front-matter).
     show_share_buttons = models.BooleanField(default=True)
     share_buttons = models.JSONField(
         default=default_share_buttons, validators=[validate_share_buttons]
@@ -171,7 +172,8 @@ class MenuItemQuerySet(models.QuerySet):
 
 
 class MenuItem(models.Model):
-    """An entry of a site menu; a parent without a URL renders as a label (theme-spec §3.7)."""
+    """An entry of a site menu; a parent without a URL renders as a label
+    (docs/theme.md#header-menus-and-palette)."""
 
     menu = models.CharField(max_length=50, default="main")
     identifier = models.SlugField(max_length=100, unique=True)
@@ -204,7 +206,7 @@ class MenuItem(models.Model):
 
 
 class EntrySet(models.Model):
-    """A series of notes indexed by A–Z and category pages (theme-spec §1.3, §3.6).
+    """A series of notes indexed by A–Z and category pages (docs/theme.md#entry-sets, #entry-maps).
 
     A note joins the set when its front matter carries the set's title field.
     """

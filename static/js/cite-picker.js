@@ -1,4 +1,4 @@
-// The editor's cite picker (issues 6 and 20): search the entries of the bibliographies usable
+// The editor's cite picker: search the entries of the bibliographies usable
 // in this note and insert \cite{key} at the body's cursor, as one step that Ctrl+Z undoes
 // (through SciDraftBody, editor-body.js); a selection is kept, the citation goes after it.
 // Results are built with textContent only: titles and names come from uploaded files and are

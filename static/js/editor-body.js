@@ -1,4 +1,4 @@
-// The note body as the editor's scripts see it (issue 20). CodeMirror registers itself here
+// The note body as the editor's scripts see it. CodeMirror registers itself here
 // when its bundle runs (static/vendor/editor/editor.js, loaded right after this file and
 // before the other editor scripts); without it (JavaScript modules off, the bundle failed) the
 // same interface drives the plain textarea, so autosave, preview, the cite picker and images

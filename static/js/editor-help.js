@@ -1,4 +1,4 @@
-// The syntax guide inside the editor (issue 20, item 4). "Syntax guide" opens a panel holding
+// The syntax guide inside the editor. "Syntax guide" opens a panel holding
 // /help/syntax/ (loaded once, on first opening; without JavaScript the link opens the page);
 // each example gets an "Insert" button that puts its source at the cursor, one undoable step.
 (function () {

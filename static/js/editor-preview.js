@@ -1,4 +1,4 @@
-// The editor's live preview, problems panel and split view (issues 6 and 20).
+// The editor's live preview, problems panel and split view.
 //
 // The preview is asked for in the background, so that typing never waits for it, even on a
 // 5,000-word note:

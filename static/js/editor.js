@@ -1,4 +1,4 @@
-// The web editor's autosave (issues 6 and 10). A few seconds after typing stops, the title and
+// The web editor's autosave. A few seconds after typing stops, the title and
 // body go to the note's autosave endpoint, one request at a time; the form's base_version
 // follows the saved version so that an explicit Save does not conflict with our own autosave.
 //
@@ -9,7 +9,7 @@
 // A copy left behind (the tab closed before a retry succeeded) is offered for restoring on the
 // next visit when it differs from the server's text.
 //
-// Writing together (issue 21, editor/codemirror/live.js): once the note's shared document has
+// Writing together (editor/codemirror/live.js): once the note's shared document has
 // synced, form[data-live] is "synced" (or "offline" while the socket reconnects) and the server
 // saves the merged text; sending it here as well would write it twice, so nothing is sent or
 // copied until the shared document gives up (form[data-live] = "fallback").

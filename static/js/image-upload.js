@@ -1,4 +1,4 @@
-// Images in the editor (issues 6 and 20): "Insert image", and images dropped on or pasted into
+// Images in the editor: "Insert image", and images dropped on or pasted into
 // the text, are posted to the note's upload endpoint (django-markdownx's protocol: the file in
 // `image`, the Markdown back in `image_code`) and the Markdown is inserted where the cursor (or
 // the drop) was, one undoable step per image, through SciDraftBody (editor-body.js). The

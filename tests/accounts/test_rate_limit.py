@@ -1,5 +1,5 @@
 """Login and reset rate limits: per account and client, per address, per account from new
-browsers; messages, waits, expiry; counted in the database, never the cache (issue 16, item 8),
+browsers; messages, waits, expiry; counted in the database, never the cache,
 and refusing when they cannot be counted."""
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ def test_usernames_are_counted_case_and_space_insensitively(client, alice, clock
 
 def test_five_wrong_passwords_from_one_address_do_not_lock_the_owner_out(alice, clock):
     """An attacker's five failures pause the account from the attacker's address only: its
-    owner, from another address, logs in (issue 16, item 8)."""
+    owner, from another address, logs in."""
     fail(Client(), times=5, address=A)
     assert login(Client(), "alice", PASSWORD, address=A).status_code == 429
     owner = Client()

@@ -262,8 +262,8 @@ def test_twenty_megabyte_file_is_refused_quickly(settings):
 
 
 def test_five_thousand_authors_parse_in_bounded_time():
-    """A consortium paper's author list: every name kept, within the hostile-input bound of
-    issue 10 (5 s; the speed itself is measured by benchmarks/bibliography.py)."""
+    """A consortium paper's author list: every name kept, within the hostile-input bound
+    (5 s; the speed itself is measured by benchmarks/bibliography.py)."""
     authors = " and ".join(f"Author{i}, First{i} M." for i in range(5000))
     text = "@article{big, author = {" + authors + "}, title={Big}}\n" + GOOD
     started = time.perf_counter()

@@ -1,5 +1,5 @@
 """Our reference lists against the theme's: citation-js 0.6.9 in Node (the oracle) on the
-example site's .bib files and the demo's, Vancouver, plain text entry by entry (issue #18).
+example site's .bib files and the demo's, Vancouver, plain text entry by entry.
 
 The goal is 99% identical; every remaining difference is listed below with its reason. The
 example site is read from ../shared (skipped when absent); the demo files always run.

@@ -1,4 +1,4 @@
-"""A .bib with a 1 MB field (issue #10): kept or refused with a report line, in bounded time,
+"""A .bib with a 1 MB field: kept or refused with a report line, in bounded time,
 and the entries around it are kept."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""/bib/<name> serves only public files (issue 16, item 11).
+"""/bib/<name> serves only public files.
 
 Every uploaded .bib used to be served, private unattached uploads included. Readers now get a
 file only while a published note uses it (as a default bibliography, or as the file a cited

@@ -1,4 +1,4 @@
-"""The note editor as researchers expect it (issue 20), in a real browser: CodeMirror's
+"""The note editor as researchers expect it, in a real browser: CodeMirror's
 highlighting, completion from the site's data, problems in the gutter, scroll sync, undoable
 inserts, Ctrl+S, the syntax guide panel, the phone layout, keyboard use, and screenshots.
 

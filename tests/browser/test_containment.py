@@ -1,4 +1,4 @@
-"""What an author writes stays inside the note card (issue 16, item 4), in a real browser.
+"""What an author writes stays inside the note card, in a real browser.
 
 KaTeX's negative `\\hspace`, `\\raisebox`, `\\llap` and `\\smash` could move text anywhere on
 the page (over the site's header, the next card), and pseudocode.js typeset `\\rule{3000em}…`

@@ -1,4 +1,4 @@
-"""Dashboards by role (issue 20, item 5), in Chromium: an Editor sees every note and narrows
+"""Dashboards by role, in Chromium: an Editor sees every note and narrows
 the list with the filters, in review included; an Author sees only their own; the public note
 page shows Edit to a person who may edit it."""
 

@@ -1,4 +1,4 @@
-"""External images are not loaded on the editor's pages, in a real browser (issue 16, item 12).
+"""External images are not loaded on the editor's pages, in a real browser.
 
 A "tracker" HTTPS server on another origin (a self-signed certificate made by openssl, which
 the browser context accepts) counts the requests it gets: HTTPS, because readers' pages allow

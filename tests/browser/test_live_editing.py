@@ -1,4 +1,4 @@
-"""Writing together (issue 21) in the browser: co-authors in separate Chromium contexts type
+"""Writing together in the browser: co-authors in separate Chromium contexts type
 into one note at once over the note's shared document (/live/notes/<id>/, served with the pages
 by daphne in the test process: tests/browser/asgi_server.py). Every character typed reaches
 every editor and the merged save; collaborators see each other; an editor that goes offline

@@ -1,4 +1,4 @@
-"""What a reader downloads (issue 19, item 2): a page with no diagram costs at most 30 KB of
+"""What a reader downloads: a page with no diagram costs at most 30 KB of
 JavaScript and CSS compressed, and the home page at most 40 KB of HTML on the wire.
 
 HTML is measured as Chromium received it, encoded (`request.sizes()`), from the live server
@@ -113,7 +113,7 @@ def test_pages_without_a_diagram_stay_within_30_kb_of_js_and_css(new_page):
     for path in ["/", *(f"/notes/{slug}/" for slug in slugs)]:
         weighed = _weigh(new_page, path)
         print(_report(path, weighed))
-        if path == "/":  # the case of issue 19: a card on page 1 hides a diagram
+        if path == "/":  # a card on page 1 hides a diagram
             assert weighed["links"] & behind, "no card of page 1 has a diagram behind it"
         urls = weighed["assets"]
         assert not any("mermaid" in url for url in urls), path

@@ -1,4 +1,4 @@
-"""Notes on a phone, 375 px wide (issue 19, item 4): the page never scrolls sideways; display
+"""Notes on a phone, 375 px wide: the page never scrolls sideways; display
 math, tables, code, diagrams and algorithms wider than the column scroll inside their own box,
 with a fade at each edge that has more to see; equation tags stay clear of their formulas."""
 

@@ -1,4 +1,4 @@
-"""Revisions a person can read (issue 20, item 6), in Chromium: two revisions picked in the
+"""Revisions a person can read, in Chromium: two revisions picked in the
 list are compared as hunks with the changed words marked; Restore asks first, and restoring a
 published note writes its working copy. Screenshots in both themes and at 390 px."""
 

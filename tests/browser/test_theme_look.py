@@ -1,4 +1,4 @@
-"""The reader's side beside the real theme (issue 19): type, measure and colours read from the
+"""The reader's side beside the real theme: type, measure and colours read from the
 browser against the theme's values, and every page of the reference set photographed the same
 way and put beside the theme's photograph for a person to look at.
 

@@ -1,4 +1,4 @@
-"""Hostile content in a real browser (issue 10): the rendering engine's XSS corpus, published
+"""Hostile content in a real browser: the rendering engine's XSS corpus, published
 through the services wherever a user's string reaches a page, never runs in Chromium.
 
 Every payload of tests/markup/test_sanitise.py is used as written (calling alert()) and

@@ -28,8 +28,8 @@ from scidraft.markup import commands, environments, protect, sanitise, shortcode
 
 from ..markup.dom import Element, parse
 
-# The example site's [markup] (theme-spec §2), which `export_hugo` writes for the same reason:
-# Hugo does not merge [markup] from a theme, so every site using the theme carries it.
+# The example site's [markup] (docs/theme.md#body-syntax), which `export_hugo` writes for the same
+# reason: Hugo does not merge [markup] from a theme, so every site using the theme carries it.
 # test_hugo_markdown.py checks that the example site still says this.
 MARKUP = exporting.HUGO_MARKUP
 
@@ -129,7 +129,7 @@ class Node:
 
 # Attributes compared: what Markdown decides (ids, classes, targets of links and images, a
 # list's start, a cell's alignment). target and rel are not: SciDraft opens other sites in a
-# new tab (theme-spec §2.14), where Hugo leaves that to the theme's link hook.
+# new tab (docs/theme.md#links-and-images), where Hugo leaves that to the theme's link hook.
 COMPARED = ("id", "class", "href", "src", "alt", "title", "start", "style")
 BLOCK = frozenset(
     {

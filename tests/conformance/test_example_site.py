@@ -19,7 +19,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 NOTES = sorted((EXAMPLE_SITE / "content" / "notes").glob("*.md")) if EXAMPLE_SITE.is_dir() else []
-# The theme names this file but does not ship it (theme-spec §1.4, §6.14).
+# The theme names this file but does not ship it (docs/theme.md#bibliography-files).
 ABSENT_BIB = "bib/survey-refs-01.bib"
 
 

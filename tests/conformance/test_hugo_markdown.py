@@ -59,7 +59,7 @@ def hugo_html(tmp_path_factory) -> dict[str, str]:
 
 
 def test_the_case_file_covers_what_hugo_users_write():
-    """The constructs the issue names each have a case."""
+    """The constructs Hugo users write each have a case."""
     names = {name.removeprefix("case:") for name in CASES}
     for needed in ("list-nested-two-spaces", "list-nested-three-spaces",
                    "list-nested-four-spaces", "list-right-after-paragraph",
@@ -71,7 +71,8 @@ def test_the_case_file_covers_what_hugo_users_write():
 
 
 def test_the_site_uses_the_example_sites_markup_settings(example_site):
-    """The oracle's [markup] is the example site's, as theme-spec §2 requires of a site."""
+    """The oracle's [markup] is the example site's, as docs/theme.md#body-syntax requires of a
+    site."""
     assert hugo.markup_settings_of(example_site) == hugo.MARKUP
 
 

@@ -455,7 +455,7 @@ def test_the_editor_page_has_the_cite_picker_without_inline_script(client, autho
     assert not re.search(r"<script(?![^>]*\bsrc=)[^>]*>", page)
 
 
-# --- Public files (issue 16, item 11) ------------------------------------------------------------
+# --- Public files ---------------------------------------------------------------------------------
 
 
 def test_only_editors_see_the_make_public_button(

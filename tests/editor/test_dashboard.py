@@ -1,4 +1,4 @@
-"""Dashboards by role and the public Edit link (issue 20, item 5). Before, an Admin's /write/
+"""Dashboards by role and the public Edit link. Before, an Admin's /write/
 listed only their own notes (1 of 100) and public pages had no way into the editor."""
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ def test_the_edit_link_shows_to_people_who_may_edit_only(client, author, other_a
 
 def test_the_tag_filter_offers_an_author_only_tags_they_may_see(client, author, other_author):
     """The dashboard's tag filter lists public tags and those of the Author's own notes, never
-    a tag typed on someone else's draft (issue 16, item 9); Editors see every tag."""
+    a tag typed on someone else's draft; Editors see every tag."""
     (bert_draft,) = _notes(other_author, 1, "Bert's")
     bert_draft.tags.add(services.tag_get_or_create("Secret merger"))
     (ada_draft,) = _notes(author, 1, "Ada's")

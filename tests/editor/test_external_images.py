@@ -1,5 +1,5 @@
 """Every page that shows a note to its authors or reviewers replaces external images with a
-note saying why they are not loaded (issue 16, item 12): the editor page's stored preview,
+note saying why they are not loaded: the editor page's stored preview,
 the live preview, the review page and the admin's preview. Readers' pages are unchanged.
 """
 

@@ -1,6 +1,6 @@
 """The diff of two revisions (editor/revision_diff.py): changed hunks with context and the words
-that changed within a line (issue 20, item 6), in bounded time however long and however
-rewritten the revisions are (issue 16, item 5)."""
+that changed within a line, in bounded time however long and however
+rewritten the revisions are."""
 
 from __future__ import annotations
 
@@ -96,7 +96,7 @@ def test_same_text_says_so():
 @pytest.mark.parametrize(
     "edit",
     [
-        # Two 2,000-line revisions took 46 s with difflib's table (regression rows for issue 16).
+        # Two 2,000-line revisions would take 46 s with difflib's table.
         pytest.param(lambda lines: _lines(2_000, 2), id="every line rewritten"),
         # A thousand lines each edited a little: difflib's table failed (RecursionError).
         pytest.param(lambda lines: [line + " edited" for line in lines], id="every line edited"),

@@ -1,4 +1,4 @@
-"""`import_hugo` into a site that has content (issue 16, item 14): it says what it will change
+"""`import_hugo` into a site that has content: it says what it will change
 (`--dry-run` prints it), and the site's own settings, menus and entry sets are replaced only
 when a `--replace-…` flag asks for it; notes and pages import as always."""
 

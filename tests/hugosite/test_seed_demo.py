@@ -60,7 +60,7 @@ def test_demo_site_settings_menus_and_entry_sets_are_loaded(demo_loaded):
 
 @pytest.mark.django_db
 def test_demo_content_uses_every_syntax_of_the_theme(demo_loaded):
-    """Together the demo notes use every syntax of theme-spec §2 that the issue lists."""
+    """Together the demo notes use every syntax of the theme (docs/theme.md#body-syntax)."""
     notes = list(Note.objects.all())
     bodies = "\n".join(note.body for note in notes)
     assert len(notes) >= 25

@@ -1,4 +1,4 @@
-"""seed_demo never overwrites what a person changed (issue 16, item 13): `make run` runs it on
+"""seed_demo never overwrites what a person changed: `make run` runs it on
 every start, and it used to reset settings, menus, entry sets and same-slug pages and undo an
 edit saved in the editor. The demo loads into an empty site; later runs write only rows the
 demo wrote and nobody changed since; a site with content the demo did not write gets nothing."""
@@ -190,7 +190,7 @@ def test_a_new_demo_updates_only_the_rows_nobody_changed(tmp_path, editor_user):
     assert "note alpha: kept (changed since the demo loaded it); would be updated: body" in output
     assert "note beta: kept (deleted since the demo loaded it); would be created" in output
     assert "wiki" not in output  # not the demo's business
-    from hugosite.models import DemoRow  # (issue 16, item 13 added it)
+    from hugosite.models import DemoRow  # (item 13 added it)
 
     assert not DemoRow.objects.filter(kind="menus", key="old").exists()
     # And the run after that changes nothing at all.

@@ -1,4 +1,4 @@
-"""Checking an upload's pixels costs bounded memory (issue 16, item 6).
+"""Checking an upload's pixels costs bounded memory.
 
 A 91 KB PNG of 24 megapixels decoded into 96 MB, and 8 at once grew a worker by 770 MB: a PNG
 is now checked as it is inflated, without a bitmap; a JPEG is decoded at an eighth of its
@@ -69,7 +69,7 @@ def test_a_png_whose_rows_stop_early_is_refused_as_incomplete():
 
 
 def test_eight_large_uploads_at_once_do_not_grow_the_process():
-    """8 threads checking the issue's 24-megapixel PNG, in a fresh process: it grows by a few
+    """8 threads checking a 24-megapixel PNG, in a fresh process: it grows by a few
     MB (it grew by 585 MB here, 770 MB in the report)."""
     script = """
 import os, resource, sys, threading

@@ -1,6 +1,5 @@
 """image_upload: images are checked by their content, stored in the note's folder under a name
-of ours, and refused with a clear message otherwise (issue 6 "Images", issue 10 "Upload
-safety")."""
+of ours, and refused with a clear message otherwise."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Golden tests for citations and reference lists (theme-spec §2.4), against a fake bibliography."""
+"""Golden tests for citations and reference lists (docs/theme.md#citations-and-reference-lists),
+against a fake bibliography."""
 
 from __future__ import annotations
 
@@ -500,7 +501,7 @@ def test_a_formatted_entry_is_sanitised_for_every_note_that_cites_it():
 def test_an_unavailable_file_gives_a_warning_on_its_line_and_no_entries(bibs):
     """A file the site says this note may not name (UnavailableBibliography) is not asked for
     entries: the warning has the list's line and the site's reason; other files of the same
-    list still resolve (issue 16, item 11)."""
+    list still resolve."""
     from scidraft.markup import UnavailableBibliography
 
     bibs["bib/secret.bib"] = UnavailableBibliography("is private: attach it first.")

@@ -200,7 +200,7 @@ def test_highlight_css_is_the_catppuccin_macchiato_palette():
     assert "#cad3f5" in css  # Macchiato's text colour
 
 
-# --- Hugo's fence options and where fences stand (issue #17) ---------------------------------
+# --- Hugo's fence options and where fences stand --------------------------------------------------
 
 
 def test_linenos_true_is_chromas_line_number_table_with_marked_lines():

@@ -85,7 +85,7 @@ def _linkify(ours: str, expected: str) -> tuple[str, str]:
 REASONS = {
     # The nh3 allowlist cleans the author's raw HTML (comments, unknown tags, unsafe URLs).
     "sanitiser": _sanitised,
-    # Links to other sites open in a new tab (theme-spec §2.14).
+    # Links to other sites open in a new tab (docs/theme.md#links-and-images).
     "link-target": _link_targets,
     # Headings get Hugo's ids; CommonMark's reference output has none.
     "heading-id": _heading_ids,

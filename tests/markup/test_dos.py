@@ -1,4 +1,4 @@
-"""Denial-of-service inputs (issue #10): each renders or is refused in under 5 s, with a
+"""Denial-of-service inputs: each renders or is refused in under 5 s, with a
 warning that says what happened, and the engine keeps rendering normal notes afterwards."""
 
 from __future__ import annotations
@@ -281,7 +281,7 @@ def test_pseudocode_within_the_line_limit_still_renders():
         pytest.param(":::lemma\n", id="environments"),
         pytest.param("\\textbf{", id="unclosed text styles"),
         pytest.param("| a | b |\n|---|---|\n", id="tables"),
-        # What the Goldmark-compatible stage added (issue #17): each linear, each bounded.
+        # What the Goldmark-compatible stage added: each linear, each bounded.
         pytest.param("## a\n", id="headings with one id"),
         pytest.param("a\n---\n", id="setext headings"),
         pytest.param("a\n: b\n", id="definitions"),
@@ -336,7 +336,7 @@ def test_time_waiting_on_the_javascript_engine_counts_against_the_budget():
 
 
 def test_five_thousand_reference_lists_render_in_time():
-    """Issue #16: 5,000 `{{< references >}}` lists (each after its own \\cite) took 10 s. The
+    """5,000 `{{< references >}}` lists (each after its own \\cite) render in time. The
     file is looked up once per render, lists past citations.MAX_LISTS show their keys
     unformatted with one warning, and the first lists are formatted by citation-js as usual."""
     from bibliography.formatting import ParsedBibliography
@@ -383,7 +383,7 @@ def test_five_thousand_lists_of_distinct_entries_stop_at_the_budget():
     assert 0 < rendered.html.count("Fourier J. Heat") < 5_000
 
 
-# --- HTML nesting before the sanitiser (issue 16) ----------------------------------------------
+# --- HTML nesting before the sanitiser ------------------------------------------------------------
 
 _HTML_TAG = re.compile(r"<(/?)([a-z][a-z0-9]*)[^>]*>")
 _VOID_TAGS = {"br", "hr", "img", "col", "wbr", "input"}
@@ -421,7 +421,7 @@ def test_a_hundred_thousand_nested_divs_render_in_time_with_a_warning():
     assert _deepest(rendered.html) == sanitise.MAX_DEPTH
 
 
-# Each took time (and memory) growing with the square of its length in nh3 (issue 16).
+# Each took time (and memory) growing with the square of its length in nh3.
 HOSTILE_HTML = [
     # Open elements, each looked through by the next block-level tag.
     pytest.param("<div>" * 100_000, id="divs"),
@@ -478,7 +478,7 @@ def test_markdowns_own_output_is_never_limited():
     assert "html-nesting" not in _codes(rendered)
 
 
-# --- Sizes in typeset math (issue 16) ----------------------------------------------------------
+# --- Sizes in typeset math ------------------------------------------------------------------------
 
 _SIZES = re.compile(r'(?:width|height|margin-right|margin-left)[:=]"?(-?[\d.]+)em')
 

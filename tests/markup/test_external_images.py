@@ -1,5 +1,5 @@
 """mark_external_images: images from other sites lose their address and gain a note, on the
-pages authors and reviewers read (issue 16, item 12)."""
+pages authors and reviewers read."""
 
 from __future__ import annotations
 

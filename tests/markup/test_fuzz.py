@@ -1,4 +1,4 @@
-"""Property-based tests of the rendering engine (issue #10, "Fuzzing").
+"""Property-based tests of the rendering engine.
 
 Random mixes of Markdown, TeX math in every delimiter, environments, shortcodes, citations,
 code, diagrams, pseudo-algorithms, raw HTML and XSS payloads. For each: `render` does not

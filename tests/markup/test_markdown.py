@@ -225,7 +225,7 @@ def test_text_commands_untouched_in_code_and_math():
     assert not doc.select("p > strong") and not doc.select("p > em")
 
 
-# --- CommonMark as Hugo's Goldmark reads it (issue #17) --------------------------------------
+# --- CommonMark as Hugo's Goldmark reads it -------------------------------------------------------
 # Each of these rendered differently under Python-Markdown (engine 3).
 
 

@@ -107,7 +107,7 @@ def test_rendered_fields_and_flags():
 def test_card_flags_count_only_the_preview_region():
     """A note whose diagram, algorithm and code lie outside its preview region flags them for
     the note but not for its card, which shows only the region (its math here): a feed page of
-    such cards needs no Mermaid (issue 19, item 2)."""
+    such cards needs no Mermaid."""
     source = (
         "{{< preview >}}\nEnergy $E = mc^2$ in the card.\n{{< /preview >}}\n\n"
         "```mermaid\nflowchart LR\n  A --> B\n```\n\n"

@@ -57,7 +57,7 @@ def test_unresolved_cross_note_reference_warns():
 
 
 def test_every_cross_note_reference_is_asked_for_in_one_call():
-    """Thousands of `\\ref{slug:label}` (a query each made 20,000 take 15 s, issue 16) are
+    """Thousands of `\\ref{slug:label}` (a query each would make 20,000 take 15 s) are
     passed to the context at once, each distinct pair once, and each unresolved one is kept
     in `references` as None."""
     calls = []

@@ -198,7 +198,7 @@ BODY_PAYLOADS = [
     ("md-attr-list-style", 'Para\n{: style="background:url(javascript:alert(1))" }'),
 ]
 
-# Goldmark's attribute syntax (issue #17), which Hugo applies to the block before it and to
+# Goldmark's attribute syntax, which Hugo applies to the block before it and to
 # headings: its values pass through the allowlist like any other attribute.
 ATTRIBUTE_PAYLOADS = [
     ("block-attr-onclick", 'Para\n{onclick="alert(1)" .x}'),

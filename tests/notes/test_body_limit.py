@@ -1,4 +1,4 @@
-"""NOTE_BODY_MAX_BYTES (issue #10): the write paths refuse a larger body with a clear message
+"""NOTE_BODY_MAX_BYTES: the write paths refuse a larger body with a clear message
 and write nothing; a body at the limit saves, previews and renders in time."""
 
 from __future__ import annotations

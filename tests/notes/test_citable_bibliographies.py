@@ -1,4 +1,4 @@
-"""Which files `{{< references bib=… >}}` may name in a note (issue 16, item 11).
+"""Which files `{{< references bib=… >}}` may name in a note.
 
 Any note could name any uploaded file and show its entries, so an Author could read another
 Author's private upload through the preview and publish it. A note may name its default

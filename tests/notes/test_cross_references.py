@@ -1,5 +1,5 @@
 """`\\ref{slug:label}` to other notes: looked up in one query per render, and only among the
-notes the page's reader may see (issue 16, items 4 and 10).
+notes the page's reader may see.
 
 A stored render is public, so it resolves against published notes only; the editor's and the
 reviewer's previews also against the notes that user may edit. A stored render whose targets

@@ -1,4 +1,5 @@
-"""The feed's arithmetic (notes/feed.py, theme-spec §3.1–§3.2): pure functions, no database."""
+"""The feed's arithmetic (notes/feed.py, docs/theme.md#the-feed, #the-note-page): pure functions, no
+database."""
 
 from __future__ import annotations
 

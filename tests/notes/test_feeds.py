@@ -1,4 +1,5 @@
-"""index.json, RSS, sitemap.xml, robots.txt, archives, 404 and 500 (theme-spec §3.5, §3.8)."""
+"""index.json, RSS, sitemap.xml, robots.txt, archives, 404 and 500
+(docs/theme.md#search-and-the-search-index, #feeds-sitemap-and-meta)."""
 
 from __future__ import annotations
 
@@ -238,7 +239,7 @@ def test_constant_queries(client, demo_loaded, django_assert_max_num_queries, pa
     assert f"{BASE}/notes/extra-0/" in response.text
 
 
-# --- Excerpts (issue 19): what the feeds quote of a note ----------------------------------------
+# --- Excerpts: what the feeds quote of a note -----------------------------------------------------
 
 
 def test_rss_description_is_the_rendered_excerpt(client, db):

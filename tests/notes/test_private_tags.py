@@ -1,4 +1,4 @@
-"""Tags are public only once a published, due note carries them (issue 16, item 9).
+"""Tags are public only once a published, due note carries them.
 
 A tag typed on a draft used to have a page and an RSS feed at /tags/<slug>/ and was offered
 to every Author by the editor's autocomplete. Here every public address is checked for every

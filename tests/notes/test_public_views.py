@@ -1,4 +1,5 @@
-"""The public site with the test client (theme-spec §1.2, §3.1–§3.4, §3.6–§3.8, §5.4)."""
+"""The public site with the test client (docs/theme.md#card-titles, #pages,
+#class-names-and-stylesheet-order)."""
 
 from __future__ import annotations
 
@@ -270,7 +271,8 @@ def test_feed_page_one_redirects(client, db):
 
 
 def test_feed_card_markup(client, db):
-    """A card carries the class names of theme-spec §5.4 and links its time to the note."""
+    """A card carries the class names of docs/theme.md#class-names-and-stylesheet-order and links
+    its time to the note."""
     make_note("with-tags", PREVIEW, tags=["Demo", "Linear Algebra"], show_title=True)
     tree = html(client, "/")
     feed = tree.one("main div.notes-feed")
@@ -355,7 +357,7 @@ def test_empty_feed(client, db):
     assert tree.has("div.notes-feed")
 
 
-# --- The showTitle table (theme-spec §1.2) --------------------------------------------------
+# --- The showTitle table (docs/theme.md#card-titles) ----------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -727,7 +729,7 @@ def test_share_buttons_in_theme_order_and_restricted(client, db):
 
 
 def test_note_page_elements(client, db):
-    """The large card and its navigation, in the theme's classes (theme-spec §3.2)."""
+    """The large card and its navigation, in the theme's classes (docs/theme.md#the-note-page)."""
     site(recommendation_count=2)
     dated(5, tags=["Demo"])
     tree = html(client, "/notes/note-02/")
@@ -1310,7 +1312,7 @@ def test_mermaid_script_only_with_a_diagram(client, db):
 def test_a_feed_loads_only_what_its_cards_show(client, db):
     """A card shows its preview region only: a diagram (or code) past the region loads no
     Mermaid (nor Pygments' CSS) on the feed, and does on the note's page; a diagram inside
-    the region does load it on the feed (issue 19, item 2)."""
+    the region does load it on the feed."""
     site(notes_per_page=1)
     make_note("behind", PREVIEW + "\n\n" + MERMAID + "\n```python\nx = 1\n```\n", date=SEP_22)
     feed = html(client, "/")

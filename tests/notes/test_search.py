@@ -1,4 +1,5 @@
-"""Search (theme-spec §3.5): ranking, phrases, exclusions, excerpts, escaping, pagination.
+"""Search (docs/theme.md#search-and-the-search-index): ranking, phrases, exclusions, excerpts,
+escaping, pagination.
 
 The same tests run on SQLite (the theme's scoring, in Python) and PostgreSQL (full-text search).
 """

@@ -1,4 +1,4 @@
-"""Killing the ASGI server mid-typing loses nothing acknowledged (issue 21, "Nothing lost").
+"""Killing the ASGI server mid-typing loses nothing acknowledged.
 
 daphne runs as a subprocess (as docker-compose.yml's "live" service) against a PostgreSQL
 database of its own and Redis; two co-authors type into one note through Python editors that

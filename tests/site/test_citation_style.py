@@ -1,4 +1,4 @@
-"""The site's citation style (issue #18): any shipped CSL style, the former pybtex names
+"""The site's citation style: any shipped CSL style, the former pybtex names
 migrated to the nearest CSL style, and the site's language as the CSL locale."""
 
 from __future__ import annotations

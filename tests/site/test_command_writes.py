@@ -1,4 +1,4 @@
-"""A management command's write is served at once by a running server (issue 16, item 15).
+"""A management command's write is served at once by a running server.
 
 The server is a real gunicorn; each write is a `manage.py` command in a process of its own
 (seed_demo, import_hugo, import_bib, rerender), run while the server holds the old pages in its

@@ -1,4 +1,4 @@
-"""The Content-Security-Policy of authoring pages and of readers' pages (issue 16, item 12).
+"""The Content-Security-Policy of authoring pages and of readers' pages.
 
 The editor (every URL of its namespace) and the admin load images from this site only, so a
 draft's external image cannot tell its server who reviewed it; readers' pages keep the site's

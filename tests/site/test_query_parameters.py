@@ -1,4 +1,4 @@
-"""Query strings and the page cache (issue 16, item 7): only the parameters a page uses key it.
+"""Query strings and the page cache: only the parameters a page uses key it.
 
 A parameter the page does not read (utm_*, fbclid, a random one) is removed before the view
 runs and the canonical page is served: no render, no new entry. Search results, keyed by their

@@ -1,6 +1,6 @@
-"""Bylines by consent, and who pins notes: issue 16 item 2. Before, an Author posting
-`authors=alice-author` on their own note published it as Alice's (byline, author page,
-Scholar citation_author, cite exports), and `weight=-1000` pinned it first on `/`."""
+"""Bylines by consent, and who pins notes: an Author posting `authors=alice-author` on their
+own note cannot publish it as Alice's (byline, author page, Scholar citation_author, cite
+exports) until she agrees, nor pin it first on `/` with `weight=-1000`."""
 
 from __future__ import annotations
 

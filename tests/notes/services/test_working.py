@@ -1,7 +1,6 @@
 """A published note has a live version (what readers see) and a working copy (what its authors
-edit): issue 16 item 1. Before, an approved note's plain Save, autosave or Restore changed
-the live title, body, authors and date at once, so "require review" gated the first publish
-only."""
+edit): an approved note's plain Save, autosave or Restore changes the working copy, never
+the live title, body, authors and date, so "require review" gates every publish."""
 
 from __future__ import annotations
 
