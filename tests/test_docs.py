@@ -102,6 +102,54 @@ def test_no_document_names_a_machine_path_or_history(document):
     assert not history, f"{document.name} names history: {history}"
 
 
+SOURCE_SUFFIXES = {".py", ".js", ".mjs", ".css", ".html", ".md", ".sh", ".yml", ".toml"}
+SKIPPED = {".git", ".venv", "node_modules", "vendor", "staticfiles", "media", "test-artifacts"}
+_DOC_REFERENCE = re.compile(r"docs/([\w.-]+\.md)((?:#[\w-]+)(?:,\s*#[\w-]+)*)?")
+
+
+def sources() -> list[Path]:
+    found = []
+    for path in ROOT.rglob("*"):
+        parts = set(path.relative_to(ROOT).parts)
+        if path.suffix in SOURCE_SUFFIXES and path.is_file() and not parts & SKIPPED:
+            found.append(path)
+    return found
+
+
+def test_every_reference_to_docs_in_the_code_resolves():
+    """Each `docs/<file>.md#anchor` a comment cites names a document and headings it has, and
+    nothing cites the theme's specification, which a clone does not have."""
+    broken, spec = [], []
+    for path in sources():
+        text = path.read_text(errors="replace")
+        if "theme-spec" in text and path != Path(__file__):
+            spec.append(str(path.relative_to(ROOT)))
+        for name, fragments in _DOC_REFERENCE.findall(text):
+            document = ROOT / "docs" / name
+            if not document.exists():
+                broken.append(f"{path.relative_to(ROOT)}: docs/{name}")
+                continue
+            for fragment in re.findall(r"#([\w-]+)", fragments or ""):
+                if fragment not in anchors(document):
+                    broken.append(f"{path.relative_to(ROOT)}: docs/{name}#{fragment}")
+    assert not spec, f"cite docs/theme.md instead of the theme's specification: {spec}"
+    assert not broken, f"references to docs that do not resolve: {broken}"
+
+
+def test_the_code_names_no_numbered_issue():
+    """Comments say why, not which ticket: no "issue N" in the code (a library's own tracker,
+    "its issue N", excepted)."""
+    pattern = re.compile(r"(?<!its )\b(?:issues?\s+#?\d+|issue #\d+)|\(#\d+\)", re.IGNORECASE)
+    found = []
+    for path in sources():
+        if path.suffix == ".md" or path == Path(__file__):
+            continue
+        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            if pattern.search(line):
+                found.append(f"{path.relative_to(ROOT)}:{number}")
+    assert not found, f"numbered issues in the code: {found}"
+
+
 def test_the_checks_catch_what_they_are_for(tmp_path):
     """The link, anchor, path and history checks each fail on a bad example."""
     (tmp_path / "a.md").write_text("# Title: one, two\n\n## Same\n\n## Same\n")
