@@ -1,5 +1,5 @@
 """The WebSocket end of a note's live document, as y-websocket's WebsocketProvider expects it
-(LIVE-SPEC "The wire" and "The server's rules"):
+(docs/architecture.md#writing-together, "The wire" and "Who, and how much"):
 
 - on connect: sync step 1 (the server's state vector); the client's step 1 is answered with
   step 2 (what it lacks), its step 2 and updates are stored, broadcast and acknowledged;
@@ -43,7 +43,8 @@ from .saving import scheduler
 
 logger = logging.getLogger(__name__)
 
-# Close codes (LIVE-SPEC): the client stops reconnecting on 4401, 4403 and 4413.
+# Close codes (docs/architecture.md#writing-together): the client stops reconnecting on 4401, 4403
+# and 4413.
 SIGNED_OUT, FORBIDDEN, TOO_LARGE, RATE, INVALID = 4401, 4403, 4413, 4429, 4400
 # The client reconnects and sends again what was not acknowledged. Not 1011 ("internal
 # error"): daphne (autobahn) lets an application close only with 1000 or 3000-4999, and a

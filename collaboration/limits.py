@@ -1,5 +1,6 @@
 """The bounds of writing together: a connection's messages' rate, and the editors a note may
-have at once, and the seats one person may take (LIVE-SPEC "Limits")."""
+have at once, and the seats one person may take (docs/architecture.md#writing-together, "Who, and
+how much")."""
 
 from __future__ import annotations
 

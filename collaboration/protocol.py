@@ -1,6 +1,6 @@
 """The wire: the y-websocket protocol as y-websocket's WebsocketProvider speaks it (lib0
 encoding: a varint message type, then the message), plus SciDraft's own type 100, a JSON
-object the server sends (LIVE-SPEC "The wire").
+object the server sends (docs/architecture.md#writing-together, "The wire").
 
 pycrdt builds the sync messages; reading is ours, because a frame comes from a browser and
 must be refused cleanly when it is cut short or lies about its lengths.

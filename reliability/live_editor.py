@@ -1,6 +1,7 @@
 """A co-author's editor without a browser: a pycrdt document kept in step with a note's live
 document over /live/notes/<id>/, speaking what y-websocket's WebsocketProvider speaks
-(/work/wt/LIVE-SPEC.md, "The wire"), so that tests and `make reliability` type as browsers do.
+(docs/architecture.md#writing-together, "The wire"), so that tests and `make reliability` type as
+browsers do.
 
 The WebSocket is a small RFC 6455 client over asyncio streams (WebSocket below): the
 `websockets` package is not a dependency, and autobahn's asyncio client, which comes with

@@ -661,7 +661,8 @@ class Keystrokes:
         return acknowledged
 
 
-# Close codes after which WebsocketProvider's page stops reconnecting (LIVE-SPEC).
+# Close codes after which WebsocketProvider's page stops reconnecting
+# (docs/architecture.md#writing-together, "The browser").
 FINAL_CLOSE_CODES = {4401, 4403, 4413}
 # y-websocket's reconnect back-off: 100 ms doubling, at most 2.5 s (maxBackoffTime).
 BACKOFF_S = (0.1, 2.5)

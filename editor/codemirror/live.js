@@ -17,7 +17,8 @@ import * as decoding from "lib0/decoding";
 import { keymap } from "@codemirror/view";
 
 const MESSAGE_SCIDRAFT = 100;
-// Close codes after which reconnecting cannot help (LIVE-SPEC.md); 4429 and 4400 reconnect.
+// Close codes after which reconnecting cannot help (docs/architecture.md#writing-together,
+// "The browser"); 4429 and 4400 reconnect.
 const GIVE_UP = {
   4401: "you are signed out. Sign in again (in another tab), then reload this page.",
   4403: "you may no longer edit this note.",
