@@ -150,6 +150,19 @@ def test_the_code_names_no_numbered_issue():
     assert not found, f"numbered issues in the code: {found}"
 
 
+def test_the_code_names_no_path_of_a_developers_machine():
+    """No source file names where a developer keeps their files (/work/, /home/, /Users/)."""
+    pattern = re.compile(r"(?<![\w.~-])(?:/work/|/home/|/Users/)")
+    found = []
+    for path in sources():
+        if path == Path(__file__):
+            continue
+        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            if pattern.search(line):
+                found.append(f"{path.relative_to(ROOT)}:{number}")
+    assert not found, f"machine paths in the code: {found}"
+
+
 def test_the_checks_catch_what_they_are_for(tmp_path):
     """The link, anchor, path and history checks each fail on a bad example."""
     (tmp_path / "a.md").write_text("# Title: one, two\n\n## Same\n\n## Same\n")

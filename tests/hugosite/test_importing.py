@@ -24,10 +24,10 @@ from hugosite.importing import import_site
 from notes.entry_index import render_entry_index
 from notes.models import Author, DataFile, HugoAsset, Note, NoteCitation, Page, Tag
 from scidraft.site.models import EntrySet, MenuItem, SiteSettings
+from tests.conftest import EXAMPLE_SITE
 
-EXAMPLE = Path(__file__).resolve().parents[3] / "shared/reference/scidraft-exampleSite"
-if not EXAMPLE.is_dir():  # the worktree layout: /work/main next to /work/shared
-    EXAMPLE = Path("/work/shared/reference/scidraft-exampleSite")
+# ../shared beside the checkout, or beside the folder that holds it (tests/conftest.py).
+EXAMPLE = EXAMPLE_SITE
 
 pytestmark = [
     pytest.mark.django_db,
