@@ -52,10 +52,24 @@ SAFE_SCHEMES = {"http", "https", "mailto"}
 VOID = {"area", "br", "col", "embed", "hr", "img", "input", "source", "track", "wbr"}
 
 
-def _allowed_outside(tag: str, attribute: str) -> bool:
+# The engine's own boxes that scroll sideways take keyboard focus (code.SCROLLS): its output,
+# filled in after the sanitiser, never an author's (whose tabindex the sanitiser drops).
+FOCUSABLE_BOXES = {
+    ("code", ""),
+    ("pre", "mermaid"),
+    ("pre", "algorithm-src"),
+    ("div", "pseudo-algorithm"),
+}
+
+
+def _allowed_outside(tag: str, attribute: str, classes: set[str] = frozenset()) -> bool:
     """The sanitiser's allowlist: FRAGMENT_* is the wider of its two policies (author HTML
     and component fragments), data-* attributes being allowed in fragments."""
     allowed = sanitise.FRAGMENT_ATTRIBUTES
+    if attribute == "tabindex" and any(
+        tag == box and (not css or css in classes) for box, css in FOCUSABLE_BOXES
+    ):
+        return True
     return (
         attribute in allowed.get(tag, set())
         or attribute in allowed["*"]
@@ -91,7 +105,7 @@ class _Audit(HTMLParser):
             if trusted:
                 if name not in TRUSTED_ATTRIBUTES:
                     self.problems.append(f"{name} on <{tag}> inside renderer output")
-            elif not _allowed_outside(tag, name):
+            elif not _allowed_outside(tag, name, classes):
                 self.problems.append(f"{name} on <{tag}> outside the allowlist")
             if name in URL_ATTRIBUTES:
                 url = re.sub(r"[\t\n\r]", "", re.sub(r"^[\x00-\x20]+", "", value))
