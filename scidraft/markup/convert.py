@@ -34,9 +34,9 @@ from .sourcelines import ATTRIBUTE, SourceLine
 from .stash import CLOSE, FILL, OPEN, TOKEN, Stash
 
 # Token levels a document may open (a list and its item are two): past this markdown-it drops
-# the rest of the document, so the render falls back and says why. limits.refuse_deep_blocks
-# keeps real notes far below it: MAX_NESTING levels of four columns hold at most two lists
-# each, and two tokens open per list.
+# the rest of the document, so the render falls back and says why.
+# deep_blocks.refuse_deep_blocks keeps real notes far below it: MAX_NESTING levels of four
+# columns hold at most two lists each, and two tokens open per list.
 MAX_TOKEN_NESTING = 4 * limits.MAX_NESTING + 16
 # Headings the TOC lists (h2–h4, as the theme's TOC does).
 TOC_LEVELS = range(2, 5)

@@ -19,6 +19,7 @@ from . import (
     code,
     commands,
     convert,
+    deep_blocks,
     environments,
     figures,
     fill,
@@ -28,8 +29,10 @@ from . import (
     shortcodes,
 )
 from .context import RenderContext
+from .formulas import MathState
 from .mathmacros import Macros
-from .protect import MathState, preamble_macros, protect_math
+from .preambles import preamble_macros
+from .protect_math import protect_math
 from .rendered import CitationList, Rendered, RenderWarning
 from .stash import Stash, strip_placeholder_characters
 
@@ -91,7 +94,7 @@ def _render_body(
     text = commands.text_styles(text, stash)
     env_state = environments.EnvironmentState()
     text = environments.process(text, stash, context, warnings, env_state)
-    text = limits.refuse_deep_blocks(text, stash, warnings)
+    text = deep_blocks.refuse_deep_blocks(text, stash, warnings)
 
     lined = context.source_lines and not card
     converted = convert.to_html(

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from scidraft.bounds import input_path
 
 from . import inline_math, limits
+from .code_spans import mask_code
 from .context import RenderContext
-from .protect import mask_code, preamble_macros
+from .preambles import preamble_macros
 from .rendered import RenderWarning
 from .sanitise import clean_fragment
 from .stash import LineIndex, Stash

@@ -11,7 +11,7 @@ import traceback
 
 import pytest
 
-from scidraft.markup import RenderContext, jsengine, limits, render, sanitise
+from scidraft.markup import RenderContext, deep_blocks, jsengine, limits, render, sanitise
 
 SECONDS = 5.0
 MB = 1024 * 1024
@@ -114,11 +114,11 @@ def test_nesting_within_the_limit_renders_as_before():
 
 def test_nesting_depth_counts_indentation_quotes_and_markers():
     """Four columns, a `>` and a list marker are one level each."""
-    assert limits.nesting("x") == 0
-    assert limits.nesting("        - x") == 3
-    assert limits.nesting("> > - 1. x") == 4
-    assert limits.nesting("\t\t> x") == 3
-    assert limits.nesting("----------") == 0  # a rule, not markers
+    assert deep_blocks.nesting("x") == 0
+    assert deep_blocks.nesting("        - x") == 3
+    assert deep_blocks.nesting("> > - 1. x") == 4
+    assert deep_blocks.nesting("\t\t> x") == 3
+    assert deep_blocks.nesting("----------") == 0  # a rule, not markers
 
 
 @pytest.mark.parametrize(
