@@ -1,4 +1,5 @@
-"""Fenced and inline code: Pygments highlighting, Mermaid, pseudo-algorithms."""
+"""Stage 1, protect code: fenced and inline code (found by code_spans) stashed first, with
+Pygments highlighting, Mermaid and pseudo-algorithms."""
 
 from __future__ import annotations
 

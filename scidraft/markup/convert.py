@@ -1,4 +1,4 @@
-"""Stage 4, Markdown: CommonMark as Hugo's Goldmark renders it, on markdown-it-py.
+"""Stage 6, Markdown: CommonMark as Hugo's Goldmark renders it, on markdown-it-py.
 
 The notes were written for Hugo, whose Goldmark is CommonMark 0.31 with, under the theme's
 `[markup]` settings: GFM tables, strikethrough, linkify and task lists; footnotes; definition

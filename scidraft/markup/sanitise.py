@@ -1,4 +1,4 @@
-"""Stage 5, sanitise: an nh3 allowlist over everything an author wrote.
+"""Stage 7, sanitise: an nh3 allowlist over everything an author wrote.
 
 Two policies. AUTHOR applies to the Markdown output (the author's prose and raw HTML).
 FRAGMENT applies to the HTML that shortcodes, bibliographies and entry indexes build from

@@ -181,14 +181,14 @@ class _Run:
 # A handler returns the text that replaces its shortcode. Most take only opening tags: the
 # closing tag of a component consumed with its opening one keeps its lines and nothing else.
 Handler = Callable[[_Run, Shortcode], str]
-_HANDLERS: dict[str, Handler] = {}
+HANDLERS: dict[str, Handler] = {}
 _TAKE_CLOSING: set[str] = set()
 
 
 def _handles(*names: str, closing: bool = False) -> Callable[[Handler], Handler]:
     def register(handler: Handler) -> Handler:
         for name in names:
-            _HANDLERS[name] = handler
+            HANDLERS[name] = handler
             if closing:
                 _TAKE_CLOSING.add(name)
         return handler
@@ -326,7 +326,7 @@ def _entry_index(run: _Run, code: Shortcode) -> str:
 
 
 # The shortcodes the engine reads: the registry's names.
-KNOWN = frozenset(_HANDLERS)
+KNOWN = frozenset(HANDLERS)
 
 
 def process(
@@ -350,7 +350,7 @@ def process(
             continue  # taken by the shortcode before (a gallery's items)
         out.append(text[run.resume : code.start])
         run.index, run.resume = index, code.end
-        handler = _HANDLERS.get(code.name)
+        handler = HANDLERS.get(code.name)
         if handler is None:
             run.warn(code, "shortcode-unknown", f"unknown shortcode {{{{< {code.name} >}}}}")
             out.append(run.original(code))
