@@ -146,7 +146,7 @@ def parse(text: str, lines: LineIndex | None = None) -> list[Shortcode]:
 
 
 @dataclass
-class _Run:
+class ShortcodeRun:
     """One pass over a body's shortcodes: what every handler reads, and where the text resumes
     after the shortcode being handled (a gallery takes its items and closing tag with it)."""
 
@@ -180,7 +180,7 @@ class _Run:
 
 # A handler returns the text that replaces its shortcode. Most take only opening tags: the
 # closing tag of a component consumed with its opening one keeps its lines and nothing else.
-Handler = Callable[[_Run, Shortcode], str]
+Handler = Callable[[ShortcodeRun, Shortcode], str]
 HANDLERS: dict[str, Handler] = {}
 _TAKE_CLOSING: set[str] = set()
 
@@ -197,7 +197,7 @@ def _handles(*names: str, closing: bool = False) -> Callable[[Handler], Handler]
 
 
 @_handles("preview", closing=True)
-def _preview(run: _Run, code: Shortcode) -> str:
+def _preview(run: ShortcodeRun, code: Shortcode) -> str:
     """The card's region: the markers disappear (pipeline renders the card from
     preview_regions)."""
     if not code.closing:
@@ -211,7 +211,7 @@ def _preview(run: _Run, code: Shortcode) -> str:
 
 
 @_handles("glossary-term", "term", closing=True)
-def _glossary_term(run: _Run, code: Shortcode) -> str:
+def _glossary_term(run: ShortcodeRun, code: Shortcode) -> str:
     """A term's span opens at its tag and closes at its closing tag (the text between is
     Markdown); a closing tag with no term open stays as written."""
     original = run.original(code)
@@ -230,7 +230,7 @@ def _glossary_term(run: _Run, code: Shortcode) -> str:
 
 
 @_handles("references")
-def _references(run: _Run, code: Shortcode) -> str:
+def _references(run: ShortcodeRun, code: Shortcode) -> str:
     """A reference list, formatted in fill once every citation before it is known."""
     run.state.references += 1
     bibs = code.params.get("bib", "")
@@ -244,13 +244,13 @@ def _references(run: _Run, code: Shortcode) -> str:
 
 
 @_handles("promotion-textual")
-def _promotion_textual(run: _Run, code: Shortcode) -> str:
+def _promotion_textual(run: ShortcodeRun, code: Shortcode) -> str:
     markup = components.promotion_textual(code.params)
     return run.block(markup, code, "promotion", text=code.params.get("title", ""))
 
 
 @_handles("promotion-visual")
-def _promotion_visual(run: _Run, code: Shortcode) -> str:
+def _promotion_visual(run: ShortcodeRun, code: Shortcode) -> str:
     markup = components.promotion_visual(code.params, run.context)
     if markup is None:
         run.warn(
@@ -264,7 +264,7 @@ def _promotion_visual(run: _Run, code: Shortcode) -> str:
 
 
 @_handles("gallery")
-def _gallery(run: _Run, code: Shortcode) -> str:
+def _gallery(run: ShortcodeRun, code: Shortcode) -> str:
     """The gallery and its items up to its closing tag, as one block."""
     later = run.later()
     closing = next((item for item in later if item.name == "gallery" and item.closing), None)
@@ -286,7 +286,7 @@ def _gallery(run: _Run, code: Shortcode) -> str:
 
 
 @_handles("gallery-item")
-def _gallery_item(run: _Run, code: Shortcode) -> str:
+def _gallery_item(run: ShortcodeRun, code: Shortcode) -> str:
     """An item outside a gallery: a gallery of one."""
     markup = clean_fragment(
         f'<div class="image-gallery">{components.gallery_item(code.params)}</div>'
@@ -295,7 +295,7 @@ def _gallery_item(run: _Run, code: Shortcode) -> str:
 
 
 @_handles("glossary")
-def _glossary(run: _Run, code: Shortcode) -> str:
+def _glossary(run: ShortcodeRun, code: Shortcode) -> str:
     markup = '<aside class="glossary-panel" id="glossary-panel" aria-label="Glossary"></aside>'
     return run.block(markup, code, "glossary")
 
@@ -309,7 +309,7 @@ _ENTRY_INDEX_NAMES = {
 
 
 @_handles(*ENTRY_INDEXES)
-def _entry_index(run: _Run, code: Shortcode) -> str:
+def _entry_index(run: ShortcodeRun, code: Shortcode) -> str:
     """An index of a site's entry set, which the context renders (it reads other notes)."""
     run.state.entry_index = True
     canonical = _ENTRY_INDEX_NAMES.get(code.name, code.name)
@@ -341,7 +341,7 @@ def process(
     for code in codes:
         # Arguments are plain strings: code written inside one is its text, not its HTML.
         code.params = {key: stash.plain(value) for key, value in code.params.items()}
-    run = _Run(text, codes, stash, context, warnings, state)
+    run = ShortcodeRun(text, codes, stash, context, warnings, state)
     out = []
     for index, code in enumerate(codes):
         if limits.expired():
