@@ -33,14 +33,15 @@ from scidraft.markup import (  # noqa: E402
     code,
     commands,
     convert,
+    deep_blocks,
     environments,
     jsengine,
-    limits,
     pipeline,
     render,
     shortcodes,
 )
-from scidraft.markup.protect import MathState, protect_math  # noqa: E402
+from scidraft.markup.formulas import MathState  # noqa: E402
+from scidraft.markup.protect_math import protect_math  # noqa: E402
 from scidraft.markup.stash import Stash  # noqa: E402
 
 try:
@@ -81,7 +82,7 @@ def stage_input(source: str) -> tuple[str, Stash]:
     text = commands.protect_references(text, stash)
     text = commands.text_styles(text, stash)
     text = environments.process(text, stash, context, warnings, environments.EnvironmentState())
-    return limits.refuse_deep_blocks(text, stash, warnings), stash
+    return deep_blocks.refuse_deep_blocks(text, stash, warnings), stash
 
 
 def _cpu_ms(function) -> float:

@@ -2,8 +2,8 @@
 // environments (the TeX inside highlighted by the stex mode), `:::kind[Title]{#label}` fences,
 // Hugo shortcodes and LaTeX commands in prose; and the languages of fenced code (mermaid,
 // pseudo-algorithm, and every language of @codemirror/language-data, named as Hugo names them).
-// The rules follow scidraft/markup (protect.py, environments.py, shortcodes.py, commands.py)
-// closely enough to colour what the engine will read; the engine stays the judge.
+// The rules follow scidraft/markup (code_spans.py, protect_math.py, environments.py, shortcodes.py,
+// commands.py) closely enough to colour what the engine will read; the engine stays the judge.
 import { parseMixed } from "@lezer/common";
 import { Tag, styleTags, tags as t } from "@lezer/highlight";
 import { LanguageDescription, LanguageSupport, StreamLanguage } from "@codemirror/language";
@@ -17,7 +17,7 @@ export const shortcodeTag = Tag.define();
 const texMath = StreamLanguage.define(stexMath);
 const tex = StreamLanguage.define(stex);
 
-// The environments protect.py reads as display math without dollars.
+// The environments protect_math.py reads as display math without dollars.
 export const MATH_ENVIRONMENTS = [
   "equation", "equation*", "align", "align*", "gather", "gather*", "multline", "multline*",
   "flalign", "flalign*", "alignat", "alignat*", "eqnarray", "eqnarray*", "displaymath", "math",
@@ -65,7 +65,7 @@ const InlineMath = {
         const close = closeOf(cx, pos + 2, "$$");
         return close < 0 ? -1 : mathElement(cx, pos, 2, close, 2);
       }
-      // As protect.py: no space after the opening dollar or before the closing one, and no
+      // As protect_math.py: no space after the opening dollar or before the closing one, and no
       // digit right after it ("$5 and $6" is money).
       if (isSpace(cx.char(pos + 1))) return -1;
       for (let end = pos + 1; end < cx.end; end++) {

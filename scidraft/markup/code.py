@@ -1,4 +1,5 @@
-"""Fenced and inline code: Pygments highlighting, Mermaid, pseudo-algorithms."""
+"""Stage 1, protect code: fenced and inline code (found by code_spans) stashed first, with
+Pygments highlighting, Mermaid and pseudo-algorithms."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
-from . import attributes, jsengine, limits, protect
-from .protect import _INLINE_CODE, find_fences
+from . import attributes, code_spans, jsengine, limits
+from .code_spans import INLINE_CODE, find_fences
 from .rendered import RenderWarning
 from .stash import Stash
 
@@ -289,7 +290,7 @@ def protect_code(text: str, stash: Stash, warnings: list[RenderWarning], counter
 
     def inline(match: re.Match) -> str:
         content = match.group(2)
-        if "\n\n" in content or not protect.plain_code_span(text, match):
+        if "\n\n" in content or not code_spans.plain_code_span(text, match):
             return match.group(0)
         # CommonMark 6.1: line endings become spaces, then one space is stripped from each end
         # of a span that has both (and is not all spaces).
@@ -304,7 +305,7 @@ def protect_code(text: str, stash: Stash, warnings: list[RenderWarning], counter
         )
 
     pieces, cursor = [], 0
-    for match in _INLINE_CODE.finditer(text):
+    for match in INLINE_CODE.finditer(text):
         if limits.expired():
             break  # the rest stays as written, without a call per span left
         pieces += [text[cursor : match.start()], inline(match)]

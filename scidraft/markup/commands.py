@@ -1,4 +1,4 @@
-"""LaTeX commands in prose: citations, cross-references and text styling.
+"""Stage 4, commands: LaTeX commands in prose: citations, cross-references and text styling.
 
 `\\cite{…}`, `\\ref{…}` and `\\eqref{…}` become placeholders resolved in `fill` (their numbers
 depend on the whole note). `\\textbf`, `\\textit`, `\\emph` and `\\texttt` become HTML with the

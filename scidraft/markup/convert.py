@@ -1,4 +1,4 @@
-"""Stage 4, Markdown: CommonMark as Hugo's Goldmark renders it, on markdown-it-py.
+"""Stage 6, Markdown: CommonMark as Hugo's Goldmark renders it, on markdown-it-py.
 
 The notes were written for Hugo, whose Goldmark is CommonMark 0.31 with, under the theme's
 `[markup]` settings: GFM tables, strikethrough, linkify and task lists; footnotes; definition
@@ -17,7 +17,6 @@ per thread; each render's state lives in its own `env`.
 
 from __future__ import annotations
 
-import html
 import re
 import threading
 from collections.abc import Iterator, Sequence
@@ -28,18 +27,16 @@ from markdown_it.token import Token
 from mdit_py_plugins.deflist import deflist_plugin
 from mdit_py_plugins.footnote import footnote_plugin
 
-from . import attributes, code, fast_rules, figures, goldmark, limits
+from . import attributes, fast_rules, figures, goldmark, limits, markdown_html
 from .rendered import RenderWarning
 from .sourcelines import ATTRIBUTE, SourceLine
 from .stash import CLOSE, FILL, OPEN, TOKEN, Stash
 
 # Token levels a document may open (a list and its item are two): past this markdown-it drops
-# the rest of the document, so the render falls back and says why. limits.refuse_deep_blocks
-# keeps real notes far below it: MAX_NESTING levels of four columns hold at most two lists
-# each, and two tokens open per list.
+# the rest of the document, so the render falls back and says why.
+# deep_blocks.refuse_deep_blocks keeps real notes far below it: MAX_NESTING levels of four
+# columns hold at most two lists each, and two tokens open per list.
 MAX_TOKEN_NESTING = 4 * limits.MAX_NESTING + 16
-# Headings the TOC lists (h2–h4, as the theme's TOC does).
-TOC_LEVELS = range(2, 5)
 
 _PLACEHOLDER_START = re.compile(f"{OPEN}(\\d+)[{FILL} \\t]*({CLOSE})?[ \\t]*$")
 _PLACEHOLDER_MORE = re.compile(f"[{FILL} \\t]*({CLOSE})?[ \\t]*$")
@@ -313,9 +310,6 @@ def _hugo_blocks(state) -> None:
         state.tokens = [token for token in tokens if token.type != "attributes_block"]
 
 
-# --- Rendering -------------------------------------------------------------------------------
-
-
 def _source_lines(state) -> None:
     """The editor preview's scroll sync (sourcelines.py): every top-level block carries the
     author's line it starts on. Last of the core rules, so attributes are already placed."""
@@ -327,122 +321,6 @@ def _source_lines(state) -> None:
         starts = token.nesting == 1 or (token.nesting == 0 and token.type in standalone)
         if starts and token.level == 0 and token.block and token.map:
             token.attrSet(ATTRIBUTE, str(source_line(token.map[0] + 1)))
-
-
-def _render_placeholder(self, tokens, index, options, env) -> str:
-    token = tokens[index]
-    line = token.attrGet(ATTRIBUTE)
-    if line is not None:
-        # fill unwraps the paragraph and moves its line onto the block (sourcelines.py).
-        return f'<p {ATTRIBUTE}="{line}">{token.content}</p>\n'
-    return token.content + "\n"
-
-
-def _render_fence(self, tokens, index, options, env) -> str:
-    """A fence the code stage did not see (on a list item's first line, say): highlighted
-    here, with what the earlier stages stashed inside it restored to the author's text."""
-    token = tokens[index]
-    stash: Stash = env["stash"]
-    source = stash.restore(token.content).rstrip("\n")
-    language, options_ = code.fence_info(stash.restore(token.info))
-    rendered = code.code_block(source, language, options=options_)
-    return stash.add(rendered, text=source, block=True, kind="code") + "\n"
-
-
-def _render_code_block(self, tokens, index, options, env) -> str:
-    source = env["stash"].restore(tokens[index].content)
-    return f"<pre><code>{html.escape(source, quote=False)}</code></pre>\n"
-
-
-def _render_code_inline(self, tokens, index, options, env) -> str:
-    source = env["stash"].restore(tokens[index].content)
-    return f"<code>{html.escape(source, quote=False)}</code>"
-
-
-def _render_del_open(self, tokens, index, options, env) -> str:
-    return "<del>"  # Goldmark's strikethrough element (markdown-it writes <s>)
-
-
-def _render_del_close(self, tokens, index, options, env) -> str:
-    return "</del>"
-
-
-def _footnote_number(token: Token) -> str:
-    return str(token.meta["id"] + 1)
-
-
-def _footnote_ref_id(token: Token) -> str:
-    sub = token.meta.get("subId", 0)
-    return f"fnref{sub if sub else ''}:{_footnote_number(token)}"
-
-
-def _render_footnote_ref(self, tokens, index, options, env) -> str:
-    token = tokens[index]
-    number = _footnote_number(token)
-    return (
-        f'<sup id="{_footnote_ref_id(token)}"><a href="#fn:{number}" class="footnote-ref" '
-        f'role="doc-noteref">{number}</a></sup>'
-    )
-
-
-def _render_footnote_block_open(self, tokens, index, options, env) -> str:
-    return '<div class="footnotes" role="doc-endnotes">\n<hr>\n<ol>\n'
-
-
-def _render_footnote_block_close(self, tokens, index, options, env) -> str:
-    return "</ol>\n</div>\n"
-
-
-def _render_footnote_open(self, tokens, index, options, env) -> str:
-    return f'<li id="fn:{_footnote_number(tokens[index])}">\n'
-
-
-def _render_footnote_close(self, tokens, index, options, env) -> str:
-    return "</li>\n"
-
-
-def _render_footnote_anchor(self, tokens, index, options, env) -> str:
-    token = tokens[index]
-    return (
-        f'&#160;<a href="#{_footnote_ref_id(token)}" class="footnote-backref" '
-        'role="doc-backlink">&#x21a9;&#xfe0e;</a>'
-    )
-
-
-def _toc(md: MarkdownIt, headings: list, env: dict) -> str:
-    """Nested lists of the h2–h4 headings, linked by id; entries keep their math and code,
-    not their links or footnote markers."""
-    entries = [
-        (level, anchor, children)
-        for level, anchor, children in headings
-        if level in TOC_LEVELS and anchor
-    ]
-    if not entries:
-        return ""
-    out = ['<div class="toc">\n<ul>\n']
-    depth = [entries[0][0]]
-    for position, (level, anchor, children) in enumerate(entries):
-        if position:
-            if level > depth[-1]:
-                out.append("<ul>\n")
-                depth.append(level)
-            else:
-                out.append("</li>\n")
-                while len(depth) > 1 and level < depth[-1]:
-                    depth.pop()
-                    out.append("</ul>\n</li>\n")
-        shown = [
-            child
-            for child in children
-            if child.type not in {"link_open", "link_close", "footnote_ref"}
-        ]
-        text = md.renderer.renderInline(shown, md.options, env)
-        out.append(f'<li><a href="#{html.escape(str(anchor))}">{text}</a>')
-    out.append("</li>\n")
-    for _ in depth[1:]:
-        out.append("</ul>\n</li>\n")
-    out.append("</ul>\n</div>\n")
-    return "".join(out)
 
 
 # --- The parser ------------------------------------------------------------------------------
@@ -513,20 +391,7 @@ def new_parser(*, fast_paths: bool = True) -> MarkdownIt:
     md.core.ruler.push("figures", figures.number_figures)
     md.core.ruler.push("source_lines", _source_lines)
 
-    for name, rule in {
-        "placeholder_block": _render_placeholder,
-        "fence": _render_fence,
-        "code_block": _render_code_block,
-        "code_inline": _render_code_inline,
-        "s_open": _render_del_open,
-        "s_close": _render_del_close,
-        "footnote_ref": _render_footnote_ref,
-        "footnote_block_open": _render_footnote_block_open,
-        "footnote_block_close": _render_footnote_block_close,
-        "footnote_open": _render_footnote_open,
-        "footnote_close": _render_footnote_close,
-        "footnote_anchor": _render_footnote_anchor,
-    }.items():
+    for name, rule in markdown_html.RENDER_RULES.items():
         md.add_render_rule(name, rule)
     return md
 
@@ -568,7 +433,7 @@ def to_html(
         if env.get("too_deep"):
             raise RecursionError
         body = md.renderer.render(tokens, md.options, env)
-        toc = _toc(md, env["headings"], env)
+        toc = markdown_html.toc(md, env["headings"], env)
     except (limits.BudgetExceeded, RecursionError) as error:
         reason = (
             "is nested too deeply"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .protect import mask_code
+from .code_spans import mask_code
 
 # cleveref's \crefname and \Crefname where they are not the environment's own word.
 CLEVEREF_NAMES = {

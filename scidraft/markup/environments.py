@@ -1,4 +1,4 @@
-"""Stage 3, environments: theorem-like blocks.
+"""Stage 5, environments: theorem-like blocks.
 
 The theme writes environments as bold lead-ins (`**Lemma (shift invariance).**`): those render
 as the theme renders them, a paragraph in bold, and are recorded. SciDraft adds fenced blocks,

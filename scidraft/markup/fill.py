@@ -1,4 +1,4 @@
-"""Stage 6, fill: trusted server output replaces the placeholders in the sanitised HTML.
+"""Stage 8, fill: trusted server output replaces the placeholders in the sanitised HTML.
 
 Citations and cross-references are resolved first (their numbers depend on the whole note),
 then every placeholder is replaced. A block (code, diagram, algorithm, list, environment) that

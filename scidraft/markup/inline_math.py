@@ -15,9 +15,9 @@ import re
 from collections.abc import Callable
 
 from . import jsengine
+from .formulas import math_error_html
 from .mathmacros import NONE as NO_MACROS
 from .mathmacros import Macros
-from .protect import math_error_html
 from .stash import strip_placeholder_characters
 
 # Private-use characters (the stash's and the bibliography's are others), which neither nh3

@@ -16,12 +16,8 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from .rendered import RenderWarning
-
-if TYPE_CHECKING:
-    from .stash import Stash  # stash imports this module (its item cap)
 
 # The default body limit; the site passes its own (settings.NOTE_BODY_MAX_BYTES) in the context.
 MAX_SOURCE_BYTES = 2 * 1024 * 1024
@@ -193,63 +189,8 @@ def oversized(source: str, limit: int) -> int:
     return size if size > limit else 0
 
 
-# Container markers at the start of a line: indentation, block-quote marks and list markers.
-_CONTAINER = re.compile(r"[ \t]*(?:(?:>|(?:[-*+]|\d{1,9}[.)])(?=[ \t]|$))[ \t]*)*")
-_MARKER = re.compile(r">|[-*+](?=[ \t]|$)|\d{1,9}[.)](?=[ \t]|$)")
-_BLANK_LINES = re.compile(r"\n(?:[ \t]*\n)+")
-# A line nested deeper than MAX_NESTING starts with at least that many container characters:
-# one search skips the per-line work for every ordinary note.
-_DEEP_CANDIDATE = re.compile(rf"^[ \t>*+\-\d.)]{{{MAX_NESTING + 1},}}", re.M)
-
-
-def nesting(line: str) -> int:
-    """How many container levels `line` opens or sits in: four columns of indentation count
-    as one level (a list's usual indent; CommonMark nests from two columns, which
-    convert.MAX_TOKEN_NESTING allows for), each `>` or list marker as another."""
-    prefix = _CONTAINER.match(line).group(0)
-    markers = prefix.lstrip(" \t")
-    indent = prefix[: len(prefix) - len(markers)]
-    return len(indent.expandtabs(4)) // 4 + len(_MARKER.findall(markers))
-
-
-def refuse_deep_blocks(text: str, stash: Stash, warnings: list[RenderWarning]) -> str:
-    """Blocks (between blank lines) nested deeper than MAX_NESTING become escaped text with a
-    warning, before Markdown can spend minutes or exhaust the stack on them."""
-    if not _DEEP_CANDIDATE.search(text):
-        return text
-    out, line = [], 1
-    pieces = _BLANK_LINES.split(text)
-    separators = [match.group(0) for match in _BLANK_LINES.finditer(text)]
-    for index, block in enumerate(pieces):
-        depth = max(
-            (nesting(row) for row in block.split("\n") if _DEEP_CANDIDATE.match(row)), default=0
-        )
-        if depth > MAX_NESTING:
-            warnings.append(
-                RenderWarning(
-                    line,
-                    "nesting-limit",
-                    f"this block is nested {depth} levels deep (the limit is {MAX_NESTING}): "
-                    "it is shown as plain text",
-                )
-            )
-            out.append(
-                stash.add(
-                    f'<pre class="render-limit">{html.escape(block)}</pre>',
-                    text=block,
-                    block=True,
-                    kind="refused",
-                    line=line,
-                    original=block,
-                )
-            )
-        else:
-            out.append(block)
-        line += block.count("\n")
-        if index < len(separators):
-            out.append(separators[index])
-            line += separators[index].count("\n")
-    return "".join(out)
+# Blank lines between blocks.
+BLANK_LINES = re.compile(r"\n(?:[ \t]*\n)+")
 
 
 def escaped_paragraphs(text: str) -> str:
@@ -258,7 +199,7 @@ def escaped_paragraphs(text: str) -> str:
     sanitiser writes HTML back, so it is not sanitised again (nh3 took a second over 2 MB of
     `<`, after the budget was spent)."""
     # Escaping adds no whitespace: the blocks split and strip as the author's text does.
-    blocks = map(str.strip, _BLANK_LINES.split(html.escape(text, quote=False)))
+    blocks = map(str.strip, BLANK_LINES.split(html.escape(text, quote=False)))
     return _as_sanitiser_writes("\n".join(f"<p>{block}</p>" for block in blocks if block))
 
 

@@ -96,7 +96,7 @@ _CONTROL_WORD_END = re.compile(r"\\[A-Za-z@]+$")
 _PARAMETER = re.compile(r"#(#|[1-9])")
 _OPTIONAL_ARGUMENT = re.compile(r"\s*\[([^\]]*)\]")
 # Expansions of referring macros in one formula, and how much they may grow it: a macro
-# that uses itself (\gdef\a{\ref{x}\a}) stops here, and the formula shows why (protect).
+# that uses itself (\gdef\a{\ref{x}\a}) stops here, and the formula shows why (formulas).
 MAX_REFERRING_EXPANSIONS = 200
 MAX_EXPANDED_CHARS = 20_000
 

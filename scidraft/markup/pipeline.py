@@ -1,17 +1,19 @@
-"""render(source, context) -> Rendered: the stages in order.
+"""render(source, context) -> Rendered: a body through `STAGES`, small named stages in order.
 
 1 protect code · 2 shortcodes · 3 protect math · 4 commands (\\cite, \\ref, \\textbf…)
 5 environments · 6 Markdown · 7 sanitise · 8 fill
 
-Code is protected before shortcodes (ARCHITECTURE lists shortcodes first) so that a shortcode
-or a \\cite written inside a code example stays literal, as it does in the theme.
+Between them run the smaller steps the list names too (the summary divider, deep blocks, the
+labels, the plain text, the table of contents). A note with preview regions renders them again
+through the same stages as its card.
 """
 
 from __future__ import annotations
 
 import html as html_lib
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from scidraft.bounds import input_path
 
@@ -19,17 +21,21 @@ from . import (
     code,
     commands,
     convert,
+    deep_blocks,
     environments,
     figures,
     fill,
+    html_nesting,
     limits,
     plaintext,
     sanitise,
     shortcodes,
 )
 from .context import RenderContext
+from .formulas import MathState
 from .mathmacros import Macros
-from .protect import MathState, preamble_macros, protect_math
+from .preambles import preamble_macros
+from .protect_math import protect_math
 from .rendered import CitationList, Rendered, RenderWarning
 from .stash import Stash, strip_placeholder_characters
 
@@ -48,70 +54,105 @@ ENGINE_VERSION = "10"
 _WORD = re.compile(r"\w[\w'’-]*", re.UNICODE)
 
 
-@dataclass
-class _Body:
-    html: str
-    toc: str
-    text: str
-    stash: Stash
-    labels: dict[str, dict]
-    environments: list[dict]
-    citations: list[CitationList]
-    references: dict[str, dict | None]
-    macros: Macros
-
-
-def _nesting_warning(limit: sanitise.NestingLimit, text: str) -> RenderWarning:
+def _nesting_warning(limit: html_nesting.NestingLimit, text: str) -> RenderWarning:
     """The warning for HTML whose nesting was bounded, on the line of the source where it
     starts (found by bounding the source's own HTML; line 1 if Markdown made the depth)."""
-    _, in_source = sanitise.limit_nesting(text)
+    _, in_source = html_nesting.limit_nesting(text)
     line = text.count("\n", 0, in_source.first_offset) + 1 if in_source else 1
     return RenderWarning(line, "html-nesting", limit.message())
 
 
-def _render_body(
-    source: str,
-    context: RenderContext,
-    warnings: list[RenderWarning],
-    *,
-    card: bool = False,
-    card_bibs: tuple[str, ...] | None = None,
-    macros: Macros | None = None,
-) -> _Body:
-    stash = Stash()
-    counters: dict[str, int] = {}
-    text = code.protect_code(source, stash, warnings, counters)
-    text = shortcodes.summary_divider(text, stash)
-    text = shortcodes.process(text, stash, context, warnings, shortcodes.ShortcodeState())
-    if macros is None:
-        macros = preamble_macros(context.math_macros, warnings)
-    math_state = MathState(macros=macros)
-    text = protect_math(text, stash, math_state, warnings)
-    text = commands.protect_references(text, stash)
-    text = commands.text_styles(text, stash)
-    env_state = environments.EnvironmentState()
-    text = environments.process(text, stash, context, warnings, env_state)
-    text = limits.refuse_deep_blocks(text, stash, warnings)
+@dataclass
+class _Body:
+    """A body on its way through the stages: each stage reads the fields the ones before it
+    set and sets its own. `text` is the author's source until Markdown, `html` the page's
+    HTML from then on."""
 
-    lined = context.source_lines and not card
-    converted = convert.to_html(
-        text, stash, warnings, source_line=env_state.lines if lined else None
+    text: str
+    context: RenderContext
+    warnings: list[RenderWarning]
+    card: bool = False
+    card_bibs: tuple[str, ...] | None = None
+    macros: Macros | None = None  # the preambles' macros, when the page's render has read them
+    stash: Stash = field(default_factory=Stash)
+    counters: dict[str, int] = field(default_factory=dict)
+    math_state: MathState = field(default_factory=MathState)
+    env_state: environments.EnvironmentState = field(default_factory=environments.EnvironmentState)
+    fallback: bool = False  # Markdown could not finish: its HTML is escaped text
+    html: str = ""
+    sanitised: str = ""  # the HTML before fill: what the plain text is read from
+    toc: str = ""
+    labels: dict[str, dict] = field(default_factory=dict)
+    citations: list[CitationList] = field(default_factory=list)
+    references: dict[str, dict | None] = field(default_factory=dict)
+    plain: str = ""
+
+    @property
+    def lined(self) -> bool:
+        """Whether block elements carry their source lines (the editor's preview, not a card)."""
+        return self.context.source_lines and not self.card
+
+
+def _protect_code(body: _Body) -> None:
+    body.text = code.protect_code(body.text, body.stash, body.warnings, body.counters)
+
+
+def _summary_divider(body: _Body) -> None:
+    body.text = shortcodes.summary_divider(body.text, body.stash)
+
+
+def _shortcodes(body: _Body) -> None:
+    body.text = shortcodes.process(
+        body.text, body.stash, body.context, body.warnings, shortcodes.ShortcodeState()
     )
+
+
+def _protect_math(body: _Body) -> None:
+    if body.macros is None:
+        body.macros = preamble_macros(body.context.math_macros, body.warnings)
+    body.math_state = MathState(macros=body.macros)
+    body.text = protect_math(body.text, body.stash, body.math_state, body.warnings)
+
+
+def _commands(body: _Body) -> None:
+    body.text = commands.protect_references(body.text, body.stash)
+    body.text = commands.text_styles(body.text, body.stash)
+
+
+def _environments(body: _Body) -> None:
+    body.text = environments.process(
+        body.text, body.stash, body.context, body.warnings, body.env_state
+    )
+
+
+def _deep_blocks(body: _Body) -> None:
+    body.text = deep_blocks.refuse_deep_blocks(body.text, body.stash, body.warnings)
+
+
+def _markdown(body: _Body) -> None:
+    lines = body.env_state.lines if body.lined else None
+    converted = convert.to_html(body.text, body.stash, body.warnings, source_line=lines)
+    body.html, body.toc, body.fallback = converted.html, converted.toc, converted.fallback
+
+
+def _sanitise(body: _Body) -> None:
     # The fallback is escaped text in <p>s, as nh3 writes it: cleaning it again changes nothing
     # and takes a second on 2 MB of `<`.
-    limited: list[sanitise.NestingLimit] = []
-    if converted.fallback:
-        markup = converted.html
-    else:
-        markup = sanitise.clean_author_html(converted.html, limited, source_lines=lined)
-    warnings.extend(_nesting_warning(limit, text) for limit in limited)
-    markup = sanitise.external_links(markup)
-    toc = sanitise.clean_author_html(converted.toc)
+    limited: list[html_nesting.NestingLimit] = []
+    if not body.fallback:
+        body.html = sanitise.clean_author_html(body.html, limited, source_lines=body.lined)
+    body.warnings.extend(_nesting_warning(limit, body.text) for limit in limited)
+    body.html = sanitise.external_links(body.html)
+    body.toc = sanitise.clean_author_html(body.toc)
+    body.sanitised = body.html
 
-    labels = dict(env_state.labels)
-    for label, value in math_state.labels.items():
+
+def _labels(body: _Body) -> None:
+    """The labels `\\ref` reaches: environments', equations', algorithms' and figures'."""
+    labels = dict(body.env_state.labels)
+    for label, value in body.math_state.labels.items():
         labels.setdefault(label, value)
-    for item in stash.of_kind("algorithm"):
+    for item in body.stash.of_kind("algorithm"):
         for label in (item.data or {}).get("labels", []):
             number = str(item.data["number"])
             labels.setdefault(
@@ -123,30 +164,70 @@ def _render_body(
                     "anchor": code.algorithm_anchor(label),
                 },
             )
-    if not converted.fallback:
-        figures.add_labels(stash, labels, warnings, env_state.lines)
+    if not body.fallback:
+        figures.add_labels(body.stash, labels, body.warnings, body.env_state.lines)
+    body.labels = labels
 
-    references: dict[str, dict | None] = {}
-    sanitised = markup
-    markup, lists = fill.fill(
-        markup,
-        stash,
-        context,
-        warnings,
-        labels,
-        card=card,
-        card_bibs=card_bibs,
-        references=references,
+
+def _fill(body: _Body) -> None:
+    body.html, body.citations = fill.fill(
+        body.html,
+        body.stash,
+        body.context,
+        body.warnings,
+        body.labels,
+        card=body.card,
+        card_bibs=body.card_bibs,
+        references=body.references,
     )
-    plain = plaintext.plain_text(sanitised, stash)
+
+
+def _plain_text(body: _Body) -> None:
+    body.plain = plaintext.plain_text(body.sanitised, body.stash)
+
+
+def _table_of_contents(body: _Body) -> None:
     # The TOC repeats headings: their math and code, not their citation markers.
-    for item in stash.items:
+    for item in body.stash.items:
         if item.kind in {"cite", "ref"}:
             item.html = html_lib.escape(item.text)
-    toc = fill.substitute(toc, stash)
-    return _Body(
-        markup, toc, plain, stash, labels, env_state.found, lists, references, math_state.macros
-    )
+    body.toc = fill.substitute(body.toc, body.stash)
+
+
+# The stages, in order (docs/architecture.md): what each stashes, the ones after it no longer
+# see. Code goes before shortcodes so that a shortcode or a \cite in a code example stays
+# literal, as in the theme.
+STAGES: tuple[tuple[str, Callable[[_Body], None]], ...] = (
+    ("protect code", _protect_code),
+    ("summary divider", _summary_divider),
+    ("shortcodes", _shortcodes),
+    ("protect math", _protect_math),
+    ("commands", _commands),
+    ("environments", _environments),
+    ("deep blocks", _deep_blocks),
+    ("Markdown", _markdown),
+    ("sanitise", _sanitise),
+    ("labels", _labels),
+    ("fill", _fill),
+    ("plain text", _plain_text),
+    ("table of contents", _table_of_contents),
+)
+
+
+def _render_body(
+    source: str,
+    context: RenderContext,
+    warnings: list[RenderWarning],
+    *,
+    card: bool = False,
+    card_bibs: tuple[str, ...] | None = None,
+    macros: Macros | None = None,
+) -> _Body:
+    """`source` through every stage, in order."""
+    body = _Body(source, context, warnings, card=card, card_bibs=card_bibs, macros=macros)
+    for _name, stage in STAGES:
+        stage(body)
+    return body
 
 
 @input_path("markdown-body")
@@ -196,8 +277,8 @@ def _render(source: str, context: RenderContext) -> Rendered:
     result = Rendered(
         html=body.html,
         toc=body.toc,
-        text=body.text,
-        word_count=len(_WORD.findall(body.text)),
+        text=body.plain,
+        word_count=len(_WORD.findall(body.plain)),
         has_math="math" in kinds,
         has_mermaid="mermaid" in kinds,
         has_algorithm="algorithm" in kinds,
@@ -206,7 +287,7 @@ def _render(source: str, context: RenderContext) -> Rendered:
         has_entry_index="entry-index" in kinds,
         citations=body.citations,
         labels=body.labels,
-        environments=body.environments,
+        environments=body.env_state.found,
         references=body.references,
         warnings=limits.cap_warnings(
             sorted(warnings, key=lambda warning: (warning.line, warning.code))
@@ -223,7 +304,7 @@ def _render(source: str, context: RenderContext) -> Rendered:
             card_bibs=shortcodes.first_references_bibs(source),
             # Every definition of the note, the regions' included: a region may use a macro
             # defined anywhere on the page.
-            macros=body.macros,
+            macros=body.math_state.macros,
         )
         result.card_html, result.has_preview = card.html, True
         result.references = {**card.references, **result.references}

@@ -1,4 +1,4 @@
-"""Stage 1, shortcodes: the theme's Hugo shortcodes, written as the theme writes them.
+"""Stage 2, shortcodes: the theme's Hugo shortcodes, written as the theme writes them.
 
 `{{< name key="value" >}}`, `{{% name %}}`, `{{< /name >}}`, with any spacing. Components
 (promotions, galleries, entry indexes, reference lists) become stashed blocks; the preview
@@ -7,17 +7,16 @@ markers disappear (the card is rendered from their regions, see `preview_regions
 
 from __future__ import annotations
 
-import functools
 import html
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from scidraft.bounds import input_path
 
-from . import inline_math, limits
+from . import components, limits
+from .code_spans import mask_code
 from .context import RenderContext
-from .protect import mask_code, preamble_macros
 from .rendered import RenderWarning
 from .sanitise import clean_fragment
 from .stash import LineIndex, Stash
@@ -31,12 +30,8 @@ _ARG = re.compile(
     r"""(?:(?P<key>[\w-]+)\s*=\s*)?(?P<value>"(?:[^"\\]|\\.)*"|`[^`]*`|'[^']*'|[^\s"'`]+)""", re.S
 )
 
-PAIRED = {"preview", "gallery", "glossary-term", "term"}
-ENTRY_INDEXES = {"entry-a-to-z", "entry-categories", "entry-map", "occupation-map",
-                 "occupation-categories"}  # fmt: skip
-KNOWN = PAIRED | ENTRY_INDEXES | {
-    "references", "promotion-textual", "promotion-visual", "gallery-item", "glossary",
-}  # fmt: skip
+ENTRY_INDEXES = ("entry-a-to-z", "entry-categories", "entry-map", "occupation-map",
+                 "occupation-categories")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -150,102 +145,188 @@ def parse(text: str, lines: LineIndex | None = None) -> list[Shortcode]:
     return found
 
 
-def _truthy(value: str | None) -> bool:
-    return str(value).strip().lower() in {"true", "1", "yes"}
+@dataclass
+class ShortcodeRun:
+    """One pass over a body's shortcodes: what every handler reads, and where the text resumes
+    after the shortcode being handled (a gallery takes its items and closing tag with it)."""
+
+    text: str
+    codes: list[Shortcode]
+    stash: Stash
+    context: RenderContext
+    warnings: list[RenderWarning]
+    state: ShortcodeState
+    open_pairs: dict[str, list[Shortcode]] = field(default_factory=dict)
+    index: int = 0  # of the shortcode being handled
+    resume: int = 0
+
+    def original(self, code: Shortcode) -> str:
+        return self.text[code.start : code.end]
+
+    def keep_lines(self, code: Shortcode) -> str:
+        return "\n" * self.text.count("\n", code.start, code.end)
+
+    def later(self) -> list[Shortcode]:
+        return self.codes[self.index + 1 :]
+
+    def warn(self, code: Shortcode, kind: str, message: str) -> None:
+        self.warnings.append(RenderWarning(code.line, kind, message))
+
+    def block(self, markup: str | None, code: Shortcode, kind: str, **item) -> str:
+        """`markup` stashed as a block in the shortcode's place."""
+        item.setdefault("original", self.original(code))
+        return self.stash.add(markup, block=True, kind=kind, line=code.line, **item)
 
 
-def promotion_textual(params: dict[str, str]) -> str:
-    align = params.get("align", "left")
-    align = align if align in {"left", "center"} else "left"
-    sponsored = _truthy(params.get("sponsored"))
-    rel = "sponsored noopener" if sponsored else params.get("rel", "noopener")
-    target = params.get("target", "_blank")
-    title = params.get("title", "Your promotion headline")
-    lines = "<br>".join(html.escape(part.strip()) for part in title.split("|"))
-    parts = [f'<div class="textual-promotion textual-promotion--{align}">']
-    if sponsored:
-        parts.append(
-            '<p class="promotion-sponsored-line">'
-            '<span class="promotion-sponsored-label">Sponsored</span></p>'
-        )
-    parts.append(f'<div class="textual-promotion-title">{lines}</div>')
-    if params.get("subtitle"):
-        parts.append(f'<p class="textual-promotion-subtitle">{html.escape(params["subtitle"])}</p>')
-    if params.get("buttonText"):
-        link = html.escape(params.get("buttonLink", "#"))
-        parts.append(
-            '<div class="textual-promotion-actions">'
-            f'<a class="textual-promotion-button" href="{link}"'
-            f' rel="{html.escape(rel)}" target="{html.escape(target)}">'
-            f"{html.escape(params['buttonText'])}</a></div>"
-        )
-    parts.append("</div>")
-    return clean_fragment("".join(parts))
+# A handler returns the text that replaces its shortcode. Most take only opening tags: the
+# closing tag of a component consumed with its opening one keeps its lines and nothing else.
+Handler = Callable[[ShortcodeRun, Shortcode], str]
+HANDLERS: dict[str, Handler] = {}
+_TAKE_CLOSING: set[str] = set()
 
 
-def gallery_item(params: dict[str, str], rel: str = "noopener") -> str:
-    caption = html.escape(params.get("caption", ""))
-    image = html.escape(params.get("image", params.get("src", "")))
-    link = html.escape(params.get("link", params.get("image", "")))
-    return (
-        f'<a class="gallery-item" href="{link}" target="_blank" rel="{rel}"><figure>'
-        f'<img src="{image}" alt="{caption}" loading="lazy">'
-        f"<figcaption>{caption}</figcaption></figure></a>"
+def _handles(*names: str, closing: bool = False) -> Callable[[Handler], Handler]:
+    def register(handler: Handler) -> Handler:
+        for name in names:
+            HANDLERS[name] = handler
+            if closing:
+                _TAKE_CLOSING.add(name)
+        return handler
+
+    return register
+
+
+@_handles("preview", closing=True)
+def _preview(run: ShortcodeRun, code: Shortcode) -> str:
+    """The card's region: the markers disappear (pipeline renders the card from
+    preview_regions)."""
+    if not code.closing:
+        run.open_pairs.setdefault("preview", []).append(code)
+        run.state.preview_regions += 1
+    elif run.open_pairs.get("preview"):
+        run.open_pairs["preview"].pop()
+    else:
+        run.warn(code, "shortcode-unpaired", "{{< /preview >}} without an opening {{< preview >}}")
+    return run.keep_lines(code)
+
+
+@_handles("glossary-term", "term", closing=True)
+def _glossary_term(run: ShortcodeRun, code: Shortcode) -> str:
+    """A term's span opens at its tag and closes at its closing tag (the text between is
+    Markdown); a closing tag with no term open stays as written."""
+    original = run.original(code)
+    if code.closing:
+        if not run.open_pairs.get("term"):
+            return original
+        run.open_pairs["term"].pop()
+        return run.stash.add("</span>", kind="glossary-close", original=original)
+    run.open_pairs.setdefault("term", []).append(code)
+    gid = html.escape(code.params.get("id", ""))
+    definition = html.escape(code.params.get("def", ""))
+    tag = clean_fragment(
+        f'<span class="glossary-term" data-gid="{gid}" data-def="{definition}">x</span>'
     )
+    return run.stash.add(tag[: tag.rindex("x</span>")], kind="glossary-open", original=original)
 
 
-def promotion_visual(params: dict[str, str], context: RenderContext) -> str | None:
-    data = context.resolve_data(params.get("data", "promotion-visual"))
-    if not data or not isinstance(data, dict) or not data.get("rows"):
-        return None
-    rel = "sponsored noopener" if _truthy(params.get("sponsored")) else "noopener"
-    seed = int(context.options.get("seed", 0))
-    rows = data["rows"]
-    shown = seed % len(rows)
-    parts = ['<div class="promotion-visual" data-template-row-random>']
-    if _truthy(params.get("sponsored")):
-        parts.append(
-            '<p class="promotion-sponsored-line">'
-            '<span class="promotion-sponsored-label">Sponsored</span></p>'
+@_handles("references")
+def _references(run: ShortcodeRun, code: Shortcode) -> str:
+    """A reference list, formatted in fill once every citation before it is known."""
+    run.state.references += 1
+    bibs = code.params.get("bib", "")
+    data = {
+        "bib": [part.strip() for part in bibs.split(",") if part.strip()],
+        "title": code.params.get("title", ""),
+        "style": code.params.get("style", ""),
+        "line": code.line,
+    }
+    return run.block(None, code, "references", data=data)
+
+
+@_handles("promotion-textual")
+def _promotion_textual(run: ShortcodeRun, code: Shortcode) -> str:
+    markup = components.promotion_textual(code.params)
+    return run.block(markup, code, "promotion", text=code.params.get("title", ""))
+
+
+@_handles("promotion-visual")
+def _promotion_visual(run: ShortcodeRun, code: Shortcode) -> str:
+    markup = components.promotion_visual(code.params, run.context)
+    if markup is None:
+        run.warn(
+            code,
+            "shortcode-data",
+            f"promotion-visual: no data file {code.params.get('data', 'promotion-visual')} "
+            "with rows",
         )
-    for index, row in enumerate(rows):
-        hidden = "" if index == shown else " hidden"
-        label = html.escape(str(row.get("label", "")))
-        items = "".join(
-            gallery_item(
-                {
-                    "image": image.get("file", ""),
-                    "caption": image.get("caption", ""),
-                    "link": image.get("link") or params.get("link") or context.promotion_link,
-                },
-                rel,
-            )
-            for image in row.get("images", [])
+        markup = ""
+    return run.block(markup, code, "promotion")
+
+
+@_handles("gallery")
+def _gallery(run: ShortcodeRun, code: Shortcode) -> str:
+    """The gallery and its items up to its closing tag, as one block."""
+    later = run.later()
+    closing = next((item for item in later if item.name == "gallery" and item.closing), None)
+    items = [
+        item
+        for item in later
+        if item.name == "gallery-item" and (closing is None or item.start < closing.start)
+    ]
+    if closing is None:
+        run.warn(code, "shortcode-unpaired", "{{< gallery >}} is never closed")
+    end = closing.end if closing else code.end
+    markup = clean_fragment(
+        '<div class="image-gallery">'
+        + "".join(components.gallery_item(item.params) for item in items)
+        + "</div>"
+    )
+    run.resume = end
+    return run.block(markup, code, "gallery", original=run.text[code.start : end])
+
+
+@_handles("gallery-item")
+def _gallery_item(run: ShortcodeRun, code: Shortcode) -> str:
+    """An item outside a gallery: a gallery of one."""
+    markup = clean_fragment(
+        f'<div class="image-gallery">{components.gallery_item(code.params)}</div>'
+    )
+    return run.block(markup, code, "gallery")
+
+
+@_handles("glossary")
+def _glossary(run: ShortcodeRun, code: Shortcode) -> str:
+    markup = '<aside class="glossary-panel" id="glossary-panel" aria-label="Glossary"></aside>'
+    return run.block(markup, code, "glossary")
+
+
+# The legacy names of the entry indexes.
+_ENTRY_INDEX_NAMES = {
+    "entry-map": "entry-a-to-z",
+    "occupation-map": "entry-a-to-z",
+    "occupation-categories": "entry-categories",
+}
+
+
+@_handles(*ENTRY_INDEXES)
+def _entry_index(run: ShortcodeRun, code: Shortcode) -> str:
+    """An index of a site's entry set, which the context renders (it reads other notes)."""
+    run.state.entry_index = True
+    canonical = _ENTRY_INDEX_NAMES.get(code.name, code.name)
+    rendered = run.context.render_entry_index(canonical, dict(code.params))
+    if rendered is None:
+        run.warn(
+            code,
+            "shortcode-data",
+            f"{code.name}: no entry set {code.params.get('set', '(default)')} on this site",
         )
-        parts.append(
-            f'<div class="template-row"{hidden}><p class="template-row-label"><strong>{label}'
-            f'</strong></p><div class="image-gallery">{items}</div></div>'
-        )
-    parts.append("</div>")
-    return clean_fragment("".join(parts))
+        rendered = '<p class="entry-empty">No entries published yet.</p>'
+    markup = components.entry_index_html(rendered, run.stash, run.context, run.warnings, code.line)
+    return run.block(markup, code, "entry-index")
 
 
-def _entry_index_html(
-    rendered: str, stash: Stash, context: RenderContext, warnings: list[RenderWarning], line: int
-) -> str:
-    """An entry index's HTML cleaned, then its entries' formulas (inline_math's marks) put in
-    as KaTeX's, which cleaning would strip: trusted output goes in after the sanitiser."""
-    # The site's and the page's macros, read once the index has a formula; their own problems
-    # are the body's warnings (pipeline), not repeated here.
-    macros = functools.cache(lambda: preamble_macros(context.math_macros, []))
-
-    def formula(tex: str, display: bool) -> str:
-        typeset, problem = inline_math.typeset(tex, display, macros())
-        if problem:
-            warnings.append(RenderWarning(line, "math-error", f"math in an entry index: {problem}"))
-        return stash.add(typeset, text=tex, kind="math", line=line)
-
-    return inline_math.typeset_marked(clean_fragment(rendered), formula)
+# The shortcodes the engine reads: the registry's names.
+KNOWN = frozenset(HANDLERS)
 
 
 def process(
@@ -256,217 +337,32 @@ def process(
     state: ShortcodeState,
 ) -> str:
     """Replace shortcodes with stashed HTML; returns the text."""
-    lines = LineIndex(text)
-    codes = parse(text, lines)
+    codes = parse(text, LineIndex(text))
     for code in codes:
         # Arguments are plain strings: code written inside one is its text, not its HTML.
         code.params = {key: stash.plain(value) for key, value in code.params.items()}
-    out, cursor = [], 0
-    skip_until = -1
-    open_pairs: dict[str, list[Shortcode]] = {}
-
-    def keep_lines(shortcode: Shortcode) -> str:
-        return "\n" * text.count("\n", shortcode.start, shortcode.end)
-
+    run = ShortcodeRun(text, codes, stash, context, warnings, state)
+    out = []
     for index, code in enumerate(codes):
         if limits.expired():
             break  # the rest stays as written: Markdown's fallback shows it escaped
-        if code.start < skip_until:
-            continue
-        out.append(text[cursor : code.start])
-        cursor = code.end
-        original = text[code.start : code.end]
-        name = code.name
+        if code.start < run.resume:
+            continue  # taken by the shortcode before (a gallery's items)
+        out.append(text[run.resume : code.start])
+        run.index, run.resume = index, code.end
+        handler = HANDLERS.get(code.name)
+        if handler is None:
+            run.warn(code, "shortcode-unknown", f"unknown shortcode {{{{< {code.name} >}}}}")
+            out.append(run.original(code))
+        elif code.closing and code.name not in _TAKE_CLOSING:
+            out.append(run.keep_lines(code))
+        else:
+            out.append(handler(run, code))
+    out.append(text[run.resume :])
 
-        if name not in KNOWN:
-            warnings.append(
-                RenderWarning(
-                    code.line, "shortcode-unknown", f"unknown shortcode {{{{< {name} >}}}}"
-                )
-            )
-            out.append(original)
-            continue
-
-        if name == "preview":
-            if code.closing:
-                if not open_pairs.get("preview"):
-                    warnings.append(
-                        RenderWarning(
-                            code.line,
-                            "shortcode-unpaired",
-                            "{{< /preview >}} without an opening {{< preview >}}",
-                        )
-                    )
-                else:
-                    open_pairs["preview"].pop()
-            else:
-                open_pairs.setdefault("preview", []).append(code)
-                state.preview_regions += 1
-            out.append(keep_lines(code))
-            continue
-
-        if name in {"glossary-term", "term"}:
-            if code.closing:
-                if not open_pairs.get("term"):
-                    out.append(original)
-                    continue
-                open_pairs["term"].pop()
-                out.append(stash.add("</span>", kind="glossary-close", original=original))
-            else:
-                open_pairs.setdefault("term", []).append(code)
-                gid = html.escape(code.params.get("id", ""))
-                definition = html.escape(code.params.get("def", ""))
-                tag = clean_fragment(
-                    f'<span class="glossary-term" data-gid="{gid}" data-def="{definition}">x</span>'
-                )
-                out.append(
-                    stash.add(
-                        tag[: tag.rindex("x</span>")], kind="glossary-open", original=original
-                    )
-                )
-            continue
-
-        if code.closing:
-            # A closing tag of a component that was consumed with its opening one.
-            out.append(keep_lines(code))
-            continue
-
-        if name == "references":
-            state.references += 1
-            bibs = code.params.get("bib", "")
-            data = {
-                "bib": [part.strip() for part in bibs.split(",") if part.strip()],
-                "title": code.params.get("title", ""),
-                "style": code.params.get("style", ""),
-                "line": code.line,
-            }
-            out.append(
-                stash.add(
-                    None,
-                    block=True,
-                    kind="references",
-                    line=code.line,
-                    original=original,
-                    data=data,
-                )
-            )
-        elif name == "promotion-textual":
-            out.append(
-                stash.add(
-                    promotion_textual(code.params),
-                    block=True,
-                    kind="promotion",
-                    line=code.line,
-                    original=original,
-                    text=code.params.get("title", ""),
-                )
-            )
-        elif name == "promotion-visual":
-            rendered = promotion_visual(code.params, context)
-            if rendered is None:
-                warnings.append(
-                    RenderWarning(
-                        code.line,
-                        "shortcode-data",
-                        "promotion-visual: no data file "
-                        f"{code.params.get('data', 'promotion-visual')} with rows",
-                    )
-                )
-                rendered = ""
-            out.append(
-                stash.add(rendered, block=True, kind="promotion", line=code.line, original=original)
-            )
-        elif name == "gallery":
-            closing = next(
-                (
-                    later
-                    for later in codes[index + 1 :]
-                    if later.name == "gallery" and later.closing
-                ),
-                None,
-            )
-            items = [
-                later
-                for later in codes[index + 1 :]
-                if later.name == "gallery-item" and (closing is None or later.start < closing.start)
-            ]
-            if closing is None:
-                warnings.append(
-                    RenderWarning(
-                        code.line, "shortcode-unpaired", "{{< gallery >}} is never closed"
-                    )
-                )
-            end = closing.end if closing else code.end
-            rendered = clean_fragment(
-                '<div class="image-gallery">'
-                + "".join(gallery_item(item.params) for item in items)
-                + "</div>"
-            )
-            out.append(
-                stash.add(
-                    rendered,
-                    block=True,
-                    kind="gallery",
-                    line=code.line,
-                    original=text[code.start : end],
-                )
-            )
-            cursor = end
-            skip_until = end
-        elif name == "gallery-item":
-            rendered = clean_fragment(
-                f'<div class="image-gallery">{gallery_item(code.params)}</div>'
-            )
-            out.append(
-                stash.add(rendered, block=True, kind="gallery", line=code.line, original=original)
-            )
-        elif name == "glossary":
-            out.append(
-                stash.add(
-                    '<aside class="glossary-panel" id="glossary-panel" aria-label="Glossary">'
-                    "</aside>",
-                    block=True,
-                    kind="glossary",
-                    line=code.line,
-                    original=original,
-                )
-            )
-        elif name in ENTRY_INDEXES:
-            state.entry_index = True
-            canonical = {
-                "entry-map": "entry-a-to-z",
-                "occupation-map": "entry-a-to-z",
-                "occupation-categories": "entry-categories",
-            }.get(name, name)
-            rendered = context.render_entry_index(canonical, dict(code.params))
-            if rendered is None:
-                warnings.append(
-                    RenderWarning(
-                        code.line,
-                        "shortcode-data",
-                        f"{name}: no entry set {code.params.get('set', '(default)')} on this site",
-                    )
-                )
-                rendered = '<p class="entry-empty">No entries published yet.</p>'
-            out.append(
-                stash.add(
-                    _entry_index_html(rendered, stash, context, warnings, code.line),
-                    block=True,
-                    kind="entry-index",
-                    line=code.line,
-                    original=original,
-                )
-            )
-    out.append(text[cursor:])
-
-    for name, pending in open_pairs.items():
+    for pending in run.open_pairs.values():
         for code in pending:
-            label = "preview" if name == "preview" else code.name
-            warnings.append(
-                RenderWarning(
-                    code.line, "shortcode-unpaired", f"{{{{< {label} >}}}} is never closed"
-                )
-            )
+            run.warn(code, "shortcode-unpaired", f"{{{{< {code.name} >}}}} is never closed")
     return "".join(out)
 
 

@@ -13,7 +13,7 @@ from django.db import models
 
 from bibliography.csl import FEATURED_STYLES, validate_style
 from scidraft.markup.mathmacros import MAX_PREAMBLE_CHARS
-from scidraft.markup.protect import preamble_problems
+from scidraft.markup.preambles import preamble_problems
 
 SHARE_BUTTONS = ["x", "linkedin", "reddit", "facebook", "whatsapp", "telegram", "ycombinator"]
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import tomli_w
 
 from hugosite import exporting
-from scidraft.markup import commands, environments, protect, sanitise, shortcodes
+from scidraft.markup import commands, environments, formulas, sanitise, shortcodes
 
 from ..markup.dom import Element, parse
 
@@ -143,7 +143,7 @@ BLOCK = frozenset(
 # server: KaTeX's auto-render typesets math the passthrough left as text (`\\(x\\)` is
 # `\(x\)` after Markdown; an amsmath environment has no passthrough delimiter), and
 # latex-text.js turns \textbf and kin into elements, braces counted, text node by text node.
-_ENVIRONMENTS = "|".join(re.escape(name.rstrip("*")) for name in protect._MATH_ENVIRONMENTS)
+_ENVIRONMENTS = "|".join(re.escape(name.rstrip("*")) for name in formulas.MATH_ENVIRONMENTS)
 _BROWSER_MATH = re.compile(
     r"(?P<inline>\\\(.+?\\\))"
     r"|(?P<block>\\\[.+?\\\]|\$\$.+?\$\$"

@@ -7,7 +7,7 @@ from hypothesis import given
 
 from scidraft.bounds import INPUT_PATHS
 from scidraft.markup import mathmacros
-from scidraft.markup.protect import preamble_macros
+from scidraft.markup.preambles import preamble_macros
 
 from .harness import HOSTILE, assert_within, cases, measure, sizes
 

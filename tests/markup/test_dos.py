@@ -11,7 +11,15 @@ import traceback
 
 import pytest
 
-from scidraft.markup import RenderContext, jsengine, limits, render, sanitise
+from scidraft.markup import (
+    RenderContext,
+    deep_blocks,
+    html_nesting,
+    jsengine,
+    limits,
+    render,
+    sanitise,
+)
 
 SECONDS = 5.0
 MB = 1024 * 1024
@@ -114,11 +122,11 @@ def test_nesting_within_the_limit_renders_as_before():
 
 def test_nesting_depth_counts_indentation_quotes_and_markers():
     """Four columns, a `>` and a list marker are one level each."""
-    assert limits.nesting("x") == 0
-    assert limits.nesting("        - x") == 3
-    assert limits.nesting("> > - 1. x") == 4
-    assert limits.nesting("\t\t> x") == 3
-    assert limits.nesting("----------") == 0  # a rule, not markers
+    assert deep_blocks.nesting("x") == 0
+    assert deep_blocks.nesting("        - x") == 3
+    assert deep_blocks.nesting("> > - 1. x") == 4
+    assert deep_blocks.nesting("\t\t> x") == 3
+    assert deep_blocks.nesting("----------") == 0  # a rule, not markers
 
 
 @pytest.mark.parametrize(
@@ -133,7 +141,7 @@ def test_nesting_depth_counts_indentation_quotes_and_markers():
 )
 def test_star_runs_render_in_time(source):
     """100,000 emphasis characters: rendered, or shown as text with a render-limit warning.
-    Emphasis nested past sanitise.MAX_DEPTH elements loses its tags past that depth, with an
+    Emphasis nested past html_nesting.MAX_DEPTH elements loses its tags past that depth, with an
     html-nesting warning (CommonMark nests `*a *a … b**…` as deep as it goes)."""
     rendered = _timed(source)
     assert rendered.html
@@ -153,14 +161,14 @@ def _with_little_stack(function):
 def test_nested_emphasis_renders_with_little_stack():
     """600 levels of emphasis render even with 250 frames of stack left: CommonMark's delimiter
     balancing is a loop (Python-Markdown recursed per level and ran out here). The levels past
-    sanitise.MAX_DEPTH open elements (the paragraph is one) lose their tags, with a warning;
+    html_nesting.MAX_DEPTH open elements (the paragraph is one) lose their tags, with a warning;
     every word is kept."""
     source = "*a " * 600 + "b" + "*" * 600
     rendered = _with_little_stack(lambda: render(source))
     assert [(w.line, w.code) for w in rendered.warnings] == [(1, "html-nesting")]
     assert rendered.warnings[0].message.startswith("501 HTML tags nested more than 100")
     assert rendered.html.startswith("<p><em>a <em>a ")
-    assert rendered.html.count("<em>") == sanitise.MAX_DEPTH - 1
+    assert rendered.html.count("<em>") == html_nesting.MAX_DEPTH - 1
     assert rendered.html.count("a ") == 600 and "b</em>" in rendered.html
 
 
@@ -416,9 +424,9 @@ def test_a_hundred_thousand_nested_divs_render_in_time_with_a_warning():
     rendered = _timed("Intro.\n\n" + "<div>" * 100_000 + "\n\nAfter.")
     (warning,) = rendered.warnings
     assert (warning.line, warning.code) == (3, "html-nesting")
-    assert warning.message.startswith(f"99,901 HTML tags nested more than {sanitise.MAX_DEPTH}")
+    assert warning.message.startswith(f"99,901 HTML tags nested more than {html_nesting.MAX_DEPTH}")
     assert "<p>Intro.</p>" in rendered.html and "After." in rendered.html
-    assert _deepest(rendered.html) == sanitise.MAX_DEPTH
+    assert _deepest(rendered.html) == html_nesting.MAX_DEPTH
 
 
 # Each took time (and memory) growing with the square of its length in nh3.
@@ -442,7 +450,7 @@ def test_hostile_html_is_sanitised_in_linear_time_and_size(markup):
     nested no deeper than MAX_DEPTH (plus the formatting elements the parser re-opens)."""
     cleaned = _cleaned(markup)
     assert len(cleaned) < 3 * len(markup)
-    limit = sanitise.MAX_DEPTH + sanitise.MAX_REOPEN_AT_ONCE + 2
+    limit = html_nesting.MAX_DEPTH + html_nesting.MAX_REOPEN_AT_ONCE + 2
     assert _deepest(cleaned) <= limit
 
 
@@ -467,8 +475,8 @@ def test_text_outside_the_cells_of_a_huge_table_is_all_kept():
 )
 def test_ordinary_and_sloppy_html_is_passed_on_unchanged(markup):
     """Real HTML, tidy or not, is far from every bound: the sanitiser gets it as written."""
-    padded = markup + "<span>pad</span>" * sanitise.MAX_DEPTH  # past the few-tags shortcut
-    assert sanitise.limit_nesting(padded) == (padded, None)
+    padded = markup + "<span>pad</span>" * html_nesting.MAX_DEPTH  # past the few-tags shortcut
+    assert html_nesting.limit_nesting(padded) == (padded, None)
 
 
 def test_markdowns_own_output_is_never_limited():

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from markdown_it.rules_block.table import escapedSplit
 
 from hugosite.reading import split_front_matter
-from scidraft.markup import convert, goldmark, limits, plaintext, protect, table_rule
+from scidraft.markup import code_spans, convert, goldmark, limits, plaintext, table_rule
 from scidraft.markup.stash import Stash
 from tests.conftest import EXAMPLE_SITE, ROOT
 
@@ -111,7 +111,7 @@ def test_ascii_anchors_are_the_loops(text):
 
 # --- Code scans ----------------------------------------------------------------------------------
 
-# The straightforward form of protect._INLINE_CODE (lookbehind first).
+# The straightforward form of code_spans.INLINE_CODE (lookbehind first).
 PLAIN_INLINE_CODE = re.compile(r"(?<![\\`])(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
 
 
@@ -119,7 +119,7 @@ PLAIN_INLINE_CODE = re.compile(r"(?<![\\`])(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
 @given(text=st.text(alphabet="`\\ a\nb", max_size=30))
 def test_inline_code_regex_matches_its_plain_form(text):
     """Lookbehind moved after the first backtick: the same spans and groups."""
-    assert _spans(protect._INLINE_CODE.finditer(text)) == _spans(PLAIN_INLINE_CODE.finditer(text))
+    assert _spans(code_spans.INLINE_CODE.finditer(text)) == _spans(PLAIN_INLINE_CODE.finditer(text))
 
 
 def _plain_mask_code(text: str) -> str:
@@ -128,7 +128,7 @@ def _plain_mask_code(text: str) -> str:
         return re.sub(r"[^\n]", " ", chunk)
 
     chars = list(text)
-    for start, end, _ in protect.find_fences(text):
+    for start, end, _ in code_spans.find_fences(text):
         chars[start:end] = blank(text[start:end])
     return PLAIN_INLINE_CODE.sub(lambda match: blank(match.group(0)), "".join(chars))
 
@@ -137,7 +137,7 @@ def _plain_mask_code(text: str) -> str:
 @given(text=st.text(alphabet="`~ a\n{}<>", max_size=60))
 def test_mask_code_blanks_code_keeping_length_and_lines(text):
     """Fences and code spans become spaces; every other character and each line break stays."""
-    masked = protect.mask_code(text)
+    masked = code_spans.mask_code(text)
     assert masked == _plain_mask_code(text)
     assert len(masked) == len(text) and masked.count("\n") == text.count("\n")
 
@@ -145,7 +145,7 @@ def test_mask_code_blanks_code_keeping_length_and_lines(text):
 @pytest.mark.skipif(not NOTES, reason="../shared/reference/scidraft-exampleSite is not beside")
 def test_mask_code_of_the_example_notes():
     for body in _bodies(NOTES):
-        assert protect.mask_code(body) == _plain_mask_code(body)
+        assert code_spans.mask_code(body) == _plain_mask_code(body)
 
 
 # --- Plain text ------------------------------------------------------------------------------
@@ -199,7 +199,7 @@ def test_escaped_paragraphs_are_what_the_sanitiser_would_write(text):
 
     escaped = "\n".join(
         f"<p>{html.escape(block.strip())}</p>"
-        for block in limits._BLANK_LINES.split(text)
+        for block in limits.BLANK_LINES.split(text)
         if block.strip()
     )
     assert limits.escaped_paragraphs(text) == sanitise.clean_author_html(escaped)
@@ -236,13 +236,13 @@ def test_inline_code_loop_finds_what_the_substitution_found(text):
     stash = Stash()
     looped = code.protect_code(text, stash, [], {})
     assert TOKEN.sub(lambda match: stash.items[int(match.group(1))].text, looped) == (
-        protect._INLINE_CODE.sub(lambda match: _inline_text(text, match), text)
+        code_spans.INLINE_CODE.sub(lambda match: _inline_text(text, match), text)
     )
 
 
 def _inline_text(text: str, match: re.Match) -> str:
     content = match.group(2)
-    if "\n\n" in content or not protect.plain_code_span(text, match):
+    if "\n\n" in content or not code_spans.plain_code_span(text, match):
         return match.group(0)
     content = content.replace("\n", " ")
     if content.startswith(" ") and content.endswith(" ") and content.strip():

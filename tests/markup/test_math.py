@@ -295,6 +295,6 @@ def test_require_is_ignored_with_a_warning():
 
 def test_require_in_the_macros_field_is_no_field_error():
     """The macros field accepts a `\\require` line (ignored when rendering, with a warning)."""
-    from scidraft.markup.protect import preamble_problems
+    from scidraft.markup.preambles import preamble_problems
 
     assert preamble_problems("\\require{physics}\n\\newcommand{\\R}{\\mathbb{R}}") == []

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hugosite.reading import split_front_matter
-from scidraft.markup import RenderContext, Rendered, jsengine, render
+from scidraft.markup import RenderContext, Rendered, jsengine, pipeline, render
 
 from .dom import parse
 
@@ -307,3 +307,14 @@ def test_output_is_well_formed_enough():
     doc = parse(rendered.html)
     for p in doc.select("p"):
         assert not p.select("div"), "a block element was left inside a paragraph"
+
+
+def test_the_stages_are_a_named_list_in_the_design_order():
+    """The pipeline is a list of named stages holding the design's eight in their order, with
+    the smaller steps between them."""
+    design = ["protect code", "shortcodes", "protect math", "commands", "environments",
+              "Markdown", "sanitise", "fill"]  # fmt: skip
+    names = [name for name, _ in pipeline.STAGES]
+    assert len(set(names)) == len(names)
+    assert [name for name in names if name in design] == design
+    assert all(callable(stage) for _, stage in pipeline.STAGES)

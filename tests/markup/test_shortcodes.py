@@ -205,3 +205,21 @@ def test_every_known_shortcode_has_a_signature():
     from scidraft.markup.shortcodes import KNOWN, SHORTCODES
 
     assert set(SHORTCODES) == KNOWN
+
+
+def test_a_shortcode_is_read_through_its_handler_in_the_registry(monkeypatch):
+    """Each shortcode name maps to one handler function; a handler added to the registry is
+    read with no other change, its output stashed in the shortcode's place."""
+    from scidraft.markup import shortcodes
+
+    assert set(shortcodes.HANDLERS) == set(shortcodes.SHORTCODES)
+    assert shortcodes.HANDLERS["entry-map"] is shortcodes.HANDLERS["entry-a-to-z"]
+    assert shortcodes.HANDLERS["term"] is shortcodes.HANDLERS["glossary-term"]
+
+    def aside(run, code):
+        return run.block(f'<aside class="note-aside">{code.params["n"]}</aside>', code, "aside")
+
+    monkeypatch.setitem(shortcodes.HANDLERS, "aside", aside)
+    rendered = render('Before.\n\n{{< aside n="7" >}}\n\nAfter.')
+    assert '<aside class="note-aside">7</aside>' in rendered.html
+    assert not rendered.warnings

@@ -99,7 +99,7 @@ def test_the_known_entry_points_are_registered():
     assert {
         "scidraft.markup.pipeline.render",
         "scidraft.markup.jsengine.render_tex",
-        "scidraft.markup.protect.preamble_macros",
+        "scidraft.markup.preambles.preamble_macros",
         "scidraft.markup.shortcodes.parse",
         "bibliography.parsing.parse_bibtex",
         "bibliography.csl.style_info",
