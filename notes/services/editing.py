@@ -148,7 +148,7 @@ def _save_locked(note: Note, user, base_version: int, fields: dict, kind: str) -
         return _conflict_record(note, user, base_version, wanted)
     _rights_check(note, state, fields, user)
     published = note.status == Status.PUBLISHED
-    _fields_apply(note, fields, wanted, user, published=published)
+    _row_or_copy_write(note, fields, wanted, user, published=published)
     revision = _revision_record(note, user, base_version, kind)
     if not published:
         # A working copy was rendered as it was written (working_copy_write), for the
@@ -222,7 +222,7 @@ def _rights_check(note: Note, state: dict, fields: dict, user) -> None:
         authors_naming_check(current=state["authors"], wanted=fields["authors"], user=user)
 
 
-def _fields_apply(note: Note, fields: dict, wanted: dict, user, *, published: bool) -> None:
+def _row_or_copy_write(note: Note, fields: dict, wanted: dict, user, *, published: bool) -> None:
     """Authors new to the note are asked to confirm; a published note's working copy becomes
     `wanted` (a new version, the live row untouched), a draft's row takes `fields`."""
     if "authors" in fields:
