@@ -6,7 +6,6 @@ One module per model family; every public name is here, so code imports `from no
 from .authors import Author, AuthorConsent, AuthorConsentQuerySet, NoteAuthor
 from .citations import LiveBibEntry, LiveBibliography, NoteBibliography, NoteCitation
 from .environments import Environment
-from .hugo import DataFile, HugoAsset
 from .notes import Note, NoteQuerySet, card_prefetches, prefetch_cards
 from .pages import Page, PageQuerySet
 from .rendered import (
@@ -29,9 +28,7 @@ __all__ = [
     "Author",
     "AuthorConsent",
     "AuthorConsentQuerySet",
-    "DataFile",
     "Environment",
-    "HugoAsset",
     "LiveBibEntry",
     "LiveBibliography",
     "Note",
