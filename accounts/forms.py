@@ -1,4 +1,4 @@
-"""Django's authentication forms with SciDraft's rate limits (accounts.services)."""
+"""Django's authentication forms with SciDraft's rate limits (accounts.limits)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from django import forms
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm, PasswordResetForm
 
-from . import services
+from . import limits
 
 
 class RateLimitedLoginMixin:
@@ -21,7 +21,7 @@ class RateLimitedLoginMixin:
         password = self.cleaned_data.get("password")
         if not username or not password:
             return super().clean()
-        attempt = services.login_attempt(self.request, username)
+        attempt = limits.login_attempt(self.request, username)
         if attempt.blocked:
             self.rate_limited = True
             self.rate_limit_status = attempt.status
@@ -60,7 +60,7 @@ class ResetForm(PasswordResetForm):
         cleaned = super().clean()
         email = cleaned.get("email")
         if email:
-            attempt = services.reset_attempt(self.request, email)
+            attempt = limits.reset_attempt(self.request, email)
             if attempt.blocked:
                 self.rate_limited = True
                 self.rate_limit_status = attempt.status

@@ -1,4 +1,4 @@
-"""What the rate limits count (accounts.services), kept in the database.
+"""What the rate limits count (accounts.limits), kept in the database.
 
 Not in the cache: a cache evicts (allkeys-lru dropped the counters during a page-cache flood)
 or, full and without eviction, refuses writes (and the limiter then let every attempt

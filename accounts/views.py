@@ -10,7 +10,7 @@ from django.urls import reverse_lazy
 from scidraft.site.meta import PageMeta
 from scidraft.site.models import SiteSettings
 
-from . import services
+from . import limits
 from .forms import LoginForm, ResetForm
 
 
@@ -44,7 +44,7 @@ class LoginView(AccountPage, auth_views.LoginView):
     def form_valid(self, form):
         # Session rotation: django.contrib.auth.login() cycles the session key.
         response = super().form_valid(form)
-        services.remember_device(response, form.get_user().get_username())
+        limits.remember_device(response, form.get_user().get_username())
         return response
 
     def form_invalid(self, form):

@@ -6,7 +6,7 @@ entry per user): a request for the same text in the same context (the note, its 
 context's source hash, the macros being typed, the site's content generation, the answer's
 kind) is answered from it without rendering and without counting. Any other preview counts
 against the user's limit, EDITOR_PREVIEW_LIMIT previews in any EDITOR_PREVIEW_WINDOW seconds,
-counted in the database as accounts' limits are (accounts.services: rows, not cache keys a
+counted in the database as accounts' limits are (accounts.limits: rows, not cache keys a
 flood can evict), and refused when the database cannot be asked ("fails closed"). A refused
 preview is answered 429 with Retry-After; the editor says the preview is paused and asks again
 then. A render cut short by time is not kept: asked again, it is rendered again.
@@ -25,9 +25,9 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import DatabaseError
 
-from accounts import services as rate_limits
+from accounts import limits as rate_limits
+from accounts.limits import UNAVAILABLE_RETRY, Counted, SlidingWindow, format_wait
 from accounts.models import RateLimitEvent
-from accounts.services import UNAVAILABLE_RETRY, Counted, SlidingWindow, format_wait
 from notes.rendering import source_hash
 from scidraft.site.caching import current_generation
 

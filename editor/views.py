@@ -10,9 +10,8 @@ import json
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.db import transaction
 from django.db.models import Max, Q
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -33,7 +32,6 @@ from scidraft.markup import render as markup_render
 from scidraft.markup.external_images import mark_external_images
 from scidraft.markup.rendered import RenderWarning
 from scidraft.markup.shortcodes import SHORTCODES
-from scidraft.site.caching import deferred_bumps
 from scidraft.site.meta import PageMeta
 from scidraft.site.models import MATH_MACROS_MAX_CHARS
 
@@ -46,13 +44,6 @@ from .revision_diff import revision_diff
 STATUS_FILTERS = ("draft", "review", "scheduled", "published", "changes")
 DASHBOARD_FILTERS = ("q", "status", "author", "tag", "problems")
 EDITOR_ASSETS = {"math": True, "algorithm": True, "code": True}
-# Warnings that mean readers would see something broken: publishing them asks first.
-PUBLISH_BLOCKERS = frozenset(
-    {
-        "cite-missing", "cite-unlisted", "bib-missing", "bib-private", "ref-unresolved",
-        "duplicate-label", "math-error", "math-unclosed",
-    }
-)  # fmt: skip
 
 
 def _meta(title: str) -> PageMeta:
@@ -79,11 +70,6 @@ def for_reviewers(request, html: str) -> str:
     """Rendered note HTML as the editor, review and admin pages show it: images from other
     sites are not loaded, a note says why (their CSP blocks them as well)."""
     return mark_external_images(html, site_host=request.get_host())
-
-
-def publish_problems(warnings: list[dict]) -> list[dict]:
-    """The stored render warnings that publishing should not pass over silently."""
-    return [warning for warning in warnings if warning.get("code") in PUBLISH_BLOCKERS]
 
 
 def _stored_warnings(note: Note) -> list[RenderWarning]:
@@ -300,7 +286,7 @@ def note_edit(request, note_id: int):
     """The editor: GET shows the form; POST saves, publishes (a draft, or a published note's
     changes), unpublishes, discards unpublished changes or withdraws a review request.
 
-    Publishing a note whose render has PUBLISH_BLOCKERS warnings saves it, then shows the
+    Publishing a note whose render has services.PUBLISH_BLOCKERS warnings saves it, then shows the
     problems and a "Publish anyway" button (confirm=1) instead of publishing."""
     note = _editable(request, note_id)
     if request.method == "GET":
@@ -368,7 +354,7 @@ def _done(action: str, result, base_version: int) -> str:
 
 
 def _note_edit_write(request, note, form, action, confirmed):
-    """The POST's writes, in one transaction: (result, publish problems or None)."""
+    """The POST's write, one service call: (result, publish problems or None)."""
     user = request.user
     base_version = form.cleaned_data["base_version"]
     if action in {"unpublish", "discard", "withdraw"}:
@@ -381,43 +367,20 @@ def _note_edit_write(request, note, form, action, confirmed):
             return service(note_id=note.pk, user=user, base_version=base_version), None
         except services.ReviewError as error:
             raise ValidationError(str(error)) from error
-    problems = refused = None
-    # Save and publish commit together: readers' cached pages turn over once, and the
-    # writer waits out one generation lease (scidraft.site.caching), not two. The bump is
-    # made last, so the site-wide generation row stays locked from there to the commit
-    # only, not through the render: other authors' saves wait on it.
-    with transaction.atomic(), deferred_bumps():
-        result = services.note_save(
-            note_id=note.pk, user=user, base_version=base_version, fields=form.note_fields()
-        )
-        if not result.conflict and form.bibliographies_changed():
-            services.note_bibliographies_set(
-                note_id=note.pk, user=user, bibfile_ids=form.cleaned_data["bibliographies"]
-            )
-            result.note = Note.objects.get(pk=note.pk)
-        if not result.conflict and action == "publish":
-            saved = Note.objects.get(pk=note.pk)
-            warnings = saved.editor_copy.render_warnings
-            problems = None if confirmed else publish_problems(warnings)
-            if not problems:
-                try:
-                    result = services.note_publish(
-                        note_id=note.pk,
-                        user=user,
-                        base_version=saved.version,
-                        saved=result.revision,
-                    )
-                except PermissionDenied as error:
-                    refused = error  # the save stands: only the publish is refused
-                except services.AuthorshipError as error:
-                    refused = error
-    if isinstance(refused, services.AuthorshipError):
-        messages.error(request, f"Saved, not published: {refused}")
-        result.note = Note.objects.get(pk=note.pk)
-        return result, None
-    if refused is not None:
-        raise refused
-    return result, problems
+    write = services.note_save_and_publish(
+        note_id=note.pk,
+        user=user,
+        base_version=base_version,
+        fields=form.note_fields(),
+        bibliographies=(
+            form.cleaned_data["bibliographies"] if form.bibliographies_changed() else None
+        ),
+        publish=action == "publish",
+        confirmed=confirmed,
+    )
+    if write.not_published:
+        messages.error(request, f"Saved, not published: {write.not_published}")
+    return write.result, write.problems
 
 
 def _wants_json(request) -> bool:
@@ -435,7 +398,7 @@ def preview_json(rendered, html: str) -> dict:
                 "line": warning.line or 0,
                 "code": warning.code,
                 "message": warning.message,
-                "blocking": warning.code in PUBLISH_BLOCKERS,
+                "blocking": warning.code in services.PUBLISH_BLOCKERS,
             }
             for warning in rendered.warnings
         ],

@@ -15,10 +15,11 @@ import tomli_w
 from django.utils.text import slugify
 
 from bibliography.models import BibFile
-from notes.models import DataFile, HugoAsset, Note, Page, Status
+from notes.models import Note, Page, Status
 from scidraft.site.models import EntrySet, MenuItem, SiteSettings
 
 from .importing import media_root
+from .models import DataFile, HugoAsset
 
 _NOTE_FLAGS = (
     ("disable_share", "disableShare"),

@@ -26,10 +26,11 @@ import yaml
 from django.conf import settings
 from django.db import transaction
 
-from notes.models import DataFile, HugoAsset, Note
+from notes.models import Note
 from notes.services import note_render_store
 
 from .loading import LoadPolicy, LoadReport, RowChange, changed_fields, hugo_site_load
+from .models import DataFile, HugoAsset
 from .reading import (
     MAX_DEPTH,
     FrontMatterError,

@@ -31,11 +31,11 @@ from django.db import models, transaction
 from django.db.models import Max
 
 from bibliography.models import BibFile
-from notes.models import DataFile, HugoAsset, Note, Page
+from notes.models import Note, Page
 from scidraft.site.models import EntrySet, MenuItem, SiteSettings
 
 from .loading import LoadPolicy, LoadReport, RowChange, hugo_site_load, settings_fresh
-from .models import DemoRow
+from .models import DataFile, DemoRow, HugoAsset
 from .reading import HugoSite
 
 # The rows of each kind the demo loads, by the key its reports use.

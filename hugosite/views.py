@@ -7,9 +7,8 @@ import mimetypes
 
 from django.http import FileResponse, Http404
 
-from notes.models import HugoAsset
-
 from .importing import media_root
+from .models import HugoAsset
 
 
 def hugo_static(request, path: str):

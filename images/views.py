@@ -17,7 +17,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST, require_safe
 
-from notes.models import HugoAsset, Note
+from hugosite.models import HugoAsset
+from notes.models import Note
 
 from .models import NoteImage
 from .services import image_upload, too_large

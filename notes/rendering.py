@@ -18,6 +18,7 @@ from django.conf import settings
 
 from bibliography.formatting import StoredBibliography
 from bibliography.models import BibFile
+from hugosite.models import DataFile, HugoAsset
 from scidraft.markup import (
     DEFAULT_ENVIRONMENTS,
     ENGINE_VERSION,
@@ -32,7 +33,7 @@ from scidraft.markup.mathmacros import Preamble
 from scidraft.site.models import SiteSettings
 
 from .entry_index import render_entry_index
-from .models import DataFile, Environment, HugoAsset, Note, Page, RenderedContent
+from .models import Environment, Note, Page, RenderedContent
 
 
 def environment_kinds() -> tuple[EnvironmentKind, ...]:

@@ -364,7 +364,7 @@ SCIDRAFT_DEMO_DIR = Path(os.environ.get("SCIDRAFT_DEMO_DIR", BASE_DIR / "demo"))
 
 # --- Accounts ---------------------------------------------------------------------------------
 # Log in, log out, password change and reset (accounts/). Listed first so its registration/
-# templates win over django.contrib.admin's. Rate limits: accounts/services.py.
+# templates win over django.contrib.admin's. Rate limits: accounts/limits.py.
 INSTALLED_APPS.insert(0, "accounts")
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/write/"  # the author's dashboard
@@ -376,7 +376,7 @@ EMAIL_PORT = env_int("EMAIL_PORT", 25)
 EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
 EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
-# Failed logins within the window (seconds), counted in the database (accounts.services): per
+# Failed logins within the window (seconds), counted in the database (accounts.limits): per
 # account from one client (its known browser, else its address), per address over all
 # accounts, and per account from all browsers new to it.
 ACCOUNTS_LOGIN_CLIENT_LIMIT = env_int("ACCOUNTS_LOGIN_CLIENT_LIMIT", 5)

@@ -6,7 +6,8 @@
   published note) and how it goes live;
 - authorship: bylines by consent, and who may pin notes;
 - editing: the editor's create, save, discard, restore and default bibliographies;
-- publishing: publish (or submit for review, or schedule) and unpublish;
+- publishing: publish (or submit for review, or schedule) and unpublish; the editor's
+  Save or Publish click as one write (note_save_and_publish);
 - review: an Editor's approval or sending back, an author's withdrawal;
 - kept_entries, references: the entries a live version cites, kept when it goes live, and
   what a change to a cited bibliography file does to them (notes.live_references reads them);
@@ -35,7 +36,15 @@ from .editing import (
     revision_restore,
     working_copy_discard,
 )
-from .publishing import SUBMITTED, note_publish, note_unpublish
+from .publishing import (
+    PUBLISH_BLOCKERS,
+    SUBMITTED,
+    EditorWrite,
+    note_publish,
+    note_save_and_publish,
+    note_unpublish,
+    publish_problems,
+)
 from .records import (
     assign_fields,
     author_for_identity,
@@ -60,6 +69,8 @@ from .working import STATE_FIELDS, working_context, working_copy_refresh, workin
 
 __all__ = [
     "AuthorshipError",
+    "EditorWrite",
+    "PUBLISH_BLOCKERS",
     "EDITOR_FIELDS",
     "REVIEW_COMMENT_MAX_CHARS",
     "STATE_FIELDS",
@@ -89,8 +100,10 @@ __all__ = [
     "note_review_send_back",
     "note_review_withdraw",
     "note_save",
+    "note_save_and_publish",
     "note_state",
     "note_unpublish",
+    "publish_problems",
     "revision_record",
     "revision_restore",
     "tag_get_or_create",

@@ -16,7 +16,7 @@ from django.utils.text import slugify
 from bibliography.models import BibFile
 from scidraft.site.caching import deferred_bumps
 
-from ..models import Author, Note, NoteAuthor, NoteRevision, Status
+from ..models import Author, Note, NoteAuthor, NoteRevision, Status, tag_names
 from . import text_sync
 from .authorship import authors_check, authors_naming_check, consents_request, promotion_check
 from .records import body_check, is_editor, note_state, revision_record
@@ -24,7 +24,7 @@ from .renders import note_render_store
 from .working import (
     bibliographies_set,
     fields_apply,
-    state_with_fields,
+    fields_write,
     version_bump,
     working_copy_write,
     working_state,
@@ -98,23 +98,7 @@ def note_create(*, user, title: str) -> Note:
     return note
 
 
-def _check_fields(fields: dict) -> None:
-    unknown = set(fields) - EDITOR_FIELDS
-    if unknown:
-        raise ValueError(f"Not editable here: {', '.join(sorted(unknown))}")
-
-
-def _rules_check(note: Note, state: dict, fields: dict, user) -> None:
-    """The authorship rules a save must keep (notes.services.authorship): an Author keeps
-    their own name on the note and names only people who can confirm, and only Editors
-    change its weight (pinning) and its place in the promotion slots."""
-    pinning = "weight" in fields and (fields["weight"] or 0) != (state.get("weight") or 0)
-    if pinning and not is_editor(user):
-        raise PermissionDenied("Only Editors pin notes: the weight is theirs to set.")
-    promotion_check(state=state, fields=fields, user=user)
-    if "authors" in fields:
-        authors_check(note=note, current=state["authors"], wanted=fields["authors"], user=user)
-        authors_naming_check(current=state["authors"], wanted=fields["authors"], user=user)
+# --- Saving: check the fields and rights, apply them, record the revision, render -------------
 
 
 @transaction.atomic
@@ -132,17 +116,9 @@ def note_save(
     stale client gets a conflict instead of overwriting it; a post on a version from before
     merged saves is accepted only when its text is the merged text (the live editor's own
     Save, whose typing caused them). The saved title and body go into the live document."""
-    if kind not in {NoteRevision.Kind.SAVE, NoteRevision.Kind.AUTOSAVE}:
-        raise ValueError(f"Not a save kind: {kind}")
-    _check_fields(fields)
-    if "body" in fields:
-        body_check(fields["body"])
+    _save_input_check(fields, kind)
     note = editable_note(note_id=note_id, user=user)
-    merged = text_sync.before_write(note=note)
-    if merged is not None and merged.vouches_for(
-        note=note, base_version=base_version, fields=fields
-    ):
-        base_version = note.version
+    base_version = _merged_base_version(note, base_version, fields)
     result = _save_locked(note, user, base_version, fields, kind)
     if not result.conflict:
         text_sync.after_write(note=result.note, user=user)
@@ -164,27 +140,102 @@ def note_live_save(*, note: Note, user, title: str, body: str) -> SaveResult | N
 
 
 def _save_locked(note: Note, user, base_version: int, fields: dict, kind: str) -> SaveResult:
-    """note_save's rules on a note the caller has row-locked."""
+    """note_save's steps on a note the caller has row-locked: a stale version is a conflict;
+    else check the rights, apply the fields, record the revision, render."""
     state = working_state(note)
     wanted = state_with_fields(state, fields)
     if note.version != base_version:
-        revision = revision_record(
-            note=note,
-            kind=NoteRevision.Kind.CONFLICT,
-            user=user,
-            base_version=base_version,
-            message=f"Refused: the note is at version {note.version}, not {base_version}.",
-            state=wanted,
-        )
-        return SaveResult(note=note, conflict=True, revision=revision)
-    _rules_check(note, state, fields, user)
+        return _conflict_record(note, user, base_version, wanted)
+    _rights_check(note, state, fields, user)
+    published = note.status == Status.PUBLISHED
+    _row_or_copy_write(note, fields, wanted, user, published=published)
+    revision = _revision_record(note, user, base_version, kind)
+    if not published:
+        # A working copy was rendered as it was written (working_copy_write), for the
+        # editor's preview and the publish check; a draft's row renders now.
+        note_render_store(note=note, force=True)
+    return SaveResult(note=note, conflict=False, revision=revision)
+
+
+def _save_input_check(fields: dict, kind: str) -> None:
+    """Before the row lock: a save kind, editable fields only, a body within its size."""
+    if kind not in {NoteRevision.Kind.SAVE, NoteRevision.Kind.AUTOSAVE}:
+        raise ValueError(f"Not a save kind: {kind}")
+    unknown = set(fields) - EDITOR_FIELDS
+    if unknown:
+        raise ValueError(f"Not editable here: {', '.join(sorted(unknown))}")
+    if "body" in fields:
+        body_check(fields["body"])
+
+
+def _merged_base_version(note: Note, base_version: int, fields: dict) -> int:
+    """Save text typed together first (text_sync); a post its merged text vouches for (the
+    live editor's own Save) counts as made on the current version."""
+    merged = text_sync.before_write(note=note)
+    if merged is not None and merged.vouches_for(
+        note=note, base_version=base_version, fields=fields
+    ):
+        return note.version
+    return base_version
+
+
+def state_with_fields(state: dict, fields: dict) -> dict:
+    """`state` with the editor's `fields` (note_save's values: a datetime, tag names, author
+    handles, BibFiles or names) written over it, in the state's JSON form."""
+    merged = dict(state)
+    for name, value in fields.items():
+        if name == "date":
+            value = value.isoformat() if value else None
+        elif name == "tags":
+            value = tag_names(value)
+        elif name == "authors":
+            value = list(dict.fromkeys(value))
+        elif name == "bibliographies":
+            value = [getattr(item, "name", item) for item in value]
+        merged[name] = value
+    return merged
+
+
+def _conflict_record(note: Note, user, base_version: int, wanted: dict) -> SaveResult:
+    """The refused fields kept as a "conflict" revision; the note is left as it is."""
+    revision = revision_record(
+        note=note,
+        kind=NoteRevision.Kind.CONFLICT,
+        user=user,
+        base_version=base_version,
+        message=f"Refused: the note is at version {note.version}, not {base_version}.",
+        state=wanted,
+    )
+    return SaveResult(note=note, conflict=True, revision=revision)
+
+
+def _rights_check(note: Note, state: dict, fields: dict, user) -> None:
+    """The authorship rules a save must keep (notes.services.authorship): an Author keeps
+    their own name on the note and names only people who can confirm, and only Editors
+    change its weight (pinning) and its place in the promotion slots."""
+    pinning = "weight" in fields and (fields["weight"] or 0) != (state.get("weight") or 0)
+    if pinning and not is_editor(user):
+        raise PermissionDenied("Only Editors pin notes: the weight is theirs to set.")
+    promotion_check(state=state, fields=fields, user=user)
+    if "authors" in fields:
+        authors_check(note=note, current=state["authors"], wanted=fields["authors"], user=user)
+        authors_naming_check(current=state["authors"], wanted=fields["authors"], user=user)
+
+
+def _row_or_copy_write(note: Note, fields: dict, wanted: dict, user, *, published: bool) -> None:
+    """Authors new to the note are asked to confirm; a published note's working copy becomes
+    `wanted` (a new version, the live row untouched), a draft's row takes `fields`."""
     if "authors" in fields:
         consents_request(note=note, handles=wanted["authors"], user=user)
-    if note.status == Status.PUBLISHED:
+    if published:
         working_copy_write(note, wanted, user)
         version_bump(note)
     else:
-        fields_apply(note, fields)
+        fields_write(note, fields)
+
+
+def _revision_record(note: Note, user, base_version: int, kind: str) -> NoteRevision:
+    """The saved state as a revision; a run of one person's autosaves is one revision."""
     state = working_state(note)
     revision = None
     if kind == NoteRevision.Kind.AUTOSAVE:
@@ -193,7 +244,7 @@ def _save_locked(note: Note, user, base_version: int, fields: dict, kind: str) -
         revision = revision_record(
             note=note, kind=kind, user=user, base_version=base_version, state=state
         )
-    return SaveResult(note=note, conflict=False, revision=revision)
+    return revision
 
 
 def _autosave_coalesced(note: Note, user, base_version: int, state: dict) -> NoteRevision | None:

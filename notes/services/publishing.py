@@ -1,17 +1,28 @@
 """Publishing: publish a draft or a published note's changes (or submit them for review, or
-schedule them), and unpublish."""
+schedule them), and unpublish; and the editor's click, which saves the form and publishes it
+as one write."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
 
+from scidraft.site.caching import deferred_bumps
 from scidraft.site.models import SiteSettings
 
-from ..models import LiveBibliography, NoteRevision, Status
-from .authorship import consents_settle
-from .editing import SaveResult, editable_note, flushed_base_version, stale_result
+from ..models import LiveBibliography, Note, NoteRevision, Status
+from .authorship import AuthorshipError, consents_settle
+from .editing import (
+    SaveResult,
+    editable_note,
+    flushed_base_version,
+    note_bibliographies_set,
+    note_save,
+    stale_result,
+)
 from .kept_entries import live_bibliography_keep
 from .records import revision_record
 from .references import live_references_publish, reference_update_copy, references_waiting
@@ -24,6 +35,81 @@ from .working import (
 )
 
 SUBMITTED = "Submitted for review"  # the revision message of a review request
+# Warnings that mean readers would see something broken: publishing them asks first.
+PUBLISH_BLOCKERS = frozenset(
+    {
+        "cite-missing", "cite-unlisted", "bib-missing", "bib-private", "ref-unresolved",
+        "duplicate-label", "math-error", "math-unclosed",
+    }
+)  # fmt: skip
+
+
+def publish_problems(warnings: list[dict]) -> list[dict]:
+    """The stored render warnings that publishing should not pass over silently."""
+    return [warning for warning in warnings if warning.get("code") in PUBLISH_BLOCKERS]
+
+
+@dataclass
+class EditorWrite:
+    """What an editor's Save or Publish did. `problems`: the saved render's PUBLISH_BLOCKERS
+    warnings, so the note was saved and not published until confirmed; `not_published`: why
+    the saved note's publish was refused (an authorship waiting for consent)."""
+
+    result: SaveResult
+    problems: list[dict] | None = None
+    not_published: str = ""
+
+
+def note_save_and_publish(
+    *,
+    note_id: int,
+    user,
+    base_version: int,
+    fields: dict,
+    bibliographies: list | None = None,
+    publish: bool = False,
+    confirmed: bool = False,
+) -> EditorWrite:
+    """The editor's Save (`publish` false) or Publish: save `fields` and, if given, the
+    default `bibliographies`, then publish unless the saved render has PUBLISH_BLOCKERS
+    warnings and the user has not `confirmed` them. The publish replaces the save's revision,
+    so a click is one revision.
+
+    Save and publish commit together: readers' cached pages turn over once, and the writer
+    waits out one generation lease (scidraft.site.caching), not two. The bump is made last,
+    so the site-wide generation row stays locked from there to the commit only, not through
+    the render: other authors' saves wait on it. A refused publish leaves the save standing:
+    PermissionDenied is raised after it commits; an authorship waiting for consent is told in
+    `not_published`."""
+    write = EditorWrite(result=None)
+    refused = None
+    with transaction.atomic(), deferred_bumps():
+        result = note_save(note_id=note_id, user=user, base_version=base_version, fields=fields)
+        write.result = result
+        if result.conflict:
+            return write
+        if bibliographies is not None:
+            note_bibliographies_set(note_id=note_id, user=user, bibfile_ids=bibliographies)
+            result.note = Note.objects.get(pk=note_id)
+        if not publish:
+            return write
+        saved = Note.objects.get(pk=note_id)
+        if not confirmed:
+            write.problems = publish_problems(saved.editor_copy.render_warnings) or None
+            if write.problems:
+                return write
+        try:
+            write.result = note_publish(
+                note_id=note_id, user=user, base_version=saved.version, saved=result.revision
+            )
+        except (PermissionDenied, AuthorshipError) as error:
+            refused = error
+    if isinstance(refused, AuthorshipError):
+        write.not_published = str(refused)
+        write.result.note = Note.objects.get(pk=note_id)
+    elif refused is not None:
+        raise refused
+    return write
 
 
 @transaction.atomic

@@ -61,23 +61,6 @@ def note_state_defaults(note: Note) -> dict:
     }
 
 
-def state_with_fields(state: dict, fields: dict) -> dict:
-    """`state` with the editor's `fields` (note_save's values: a datetime, tag names, author
-    handles, BibFiles or names) written over it, in the state's JSON form."""
-    merged = dict(state)
-    for name, value in fields.items():
-        if name == "date":
-            value = value.isoformat() if value else None
-        elif name == "tags":
-            value = tag_names(value)
-        elif name == "authors":
-            value = list(dict.fromkeys(value))
-        elif name == "bibliographies":
-            value = [getattr(item, "name", item) for item in value]
-        merged[name] = value
-    return merged
-
-
 def states_equal(a: dict, b: dict) -> bool:
     return all(a.get(name) == b.get(name) for name in STATE_FIELDS)
 
@@ -170,6 +153,13 @@ def fields_from_state(state: dict) -> dict:
 
 def fields_apply(note: Note, fields: dict) -> None:
     """Write the editor's values onto the note row, a new version, and re-render it."""
+    fields_write(note, fields)
+    note_render_store(note=note, force=True)
+
+
+def fields_write(note: Note, fields: dict) -> None:
+    """Write the editor's values onto the note row, a new version; its render is the
+    caller's (fields_apply, note_save)."""
     tags = fields.get("tags")
     authors = fields.get("authors")
     bibliographies = fields.get("bibliographies")
@@ -188,7 +178,6 @@ def fields_apply(note: Note, fields: dict) -> None:
         authors_set(note, authors)
     if bibliographies is not None:
         bibliographies_set(note, bibliographies)
-    note_render_store(note=note, force=True)
 
 
 def authors_set(note: Note, handles: list[str]) -> None:

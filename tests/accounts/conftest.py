@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import User
 
-from accounts import services
+from accounts import limits
 from tests.people import PASSWORD
 
 
@@ -35,7 +35,7 @@ class Clock:
 def clock(monkeypatch):
     """The rate limiter's clock, moved by the test."""
     fake = Clock()
-    monkeypatch.setattr(services, "clock", fake)
+    monkeypatch.setattr(limits, "clock", fake)
     return fake
 
 

@@ -11,7 +11,7 @@ from django.contrib.sessions.models import Session
 from django.test import Client, override_settings
 from django.urls import reverse
 
-from accounts import services
+from accounts import limits
 from scidraft.site.models import SiteSettings
 
 from .conftest import PASSWORD, login
@@ -82,7 +82,7 @@ def test_login_redirects_to_the_default_page_and_rotates_the_session(client, ali
 def test_login_sets_the_signed_device_cookie(client, alice):
     """A successful login marks the browser as known to the account (HttpOnly, signed)."""
     login(client, "alice", PASSWORD)
-    cookie = client.cookies[services.DEVICE_COOKIE]
+    cookie = client.cookies[limits.DEVICE_COOKIE]
     assert cookie["httponly"]
     assert cookie.value.count(":") >= 1  # value:signature
 

@@ -12,7 +12,7 @@ from django.core.cache import cache
 from django.db import OperationalError, connection
 from django.test import Client, RequestFactory, override_settings
 
-from accounts import services
+from accounts import limits
 from accounts.models import RateLimitEvent
 
 from .conftest import PASSWORD, login
@@ -129,9 +129,7 @@ def test_each_known_browser_has_its_own_count(alice, clock):
     for browser in (laptop, phone):
         assert login(browser, "alice", PASSWORD, address=A).status_code == 302
         browser.post("/accounts/logout/")
-    assert (
-        laptop.cookies[services.DEVICE_COOKIE].value != phone.cookies[services.DEVICE_COOKIE].value
-    )
+    assert laptop.cookies[limits.DEVICE_COOKIE].value != phone.cookies[limits.DEVICE_COOKIE].value
     fail(laptop, times=5, address=A)
     assert login(laptop, "alice", PASSWORD, address=A).status_code == 429
     assert login(phone, "alice", PASSWORD, address=A).status_code == 302
@@ -198,7 +196,7 @@ def test_forged_device_cookie_is_ignored(alice, clock):
     for i in range(20):
         fail(Client(), username=f"mallory{i}", address=A)
     client = Client()
-    client.cookies[services.DEVICE_COOKIE] = "anything"
+    client.cookies[limits.DEVICE_COOKIE] = "anything"
     assert login(client, "alice", PASSWORD, address=A).status_code == 429
 
 
@@ -216,17 +214,17 @@ def test_client_address():
     """REMOTE_ADDR; XFF's entry appended by the outermost trusted proxy; IPv6 by /64."""
     factory = RequestFactory()
     request = factory.get("/", REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR="1.1.1.1, 2.2.2.2")
-    assert services.client_address(request) == "10.0.0.1"
+    assert limits.client_address(request) == "10.0.0.1"
     with override_settings(ACCOUNTS_TRUSTED_PROXY_COUNT=1):
-        assert services.client_address(request) == "2.2.2.2"
+        assert limits.client_address(request) == "2.2.2.2"
     with override_settings(ACCOUNTS_TRUSTED_PROXY_COUNT=2):
-        assert services.client_address(request) == "1.1.1.1"
+        assert limits.client_address(request) == "1.1.1.1"
     with override_settings(ACCOUNTS_TRUSTED_PROXY_COUNT=3):  # too few entries: the peer
-        assert services.client_address(request) == "10.0.0.1"
+        assert limits.client_address(request) == "10.0.0.1"
     v6 = factory.get("/", REMOTE_ADDR="2001:db8:1:2:aaaa::1")
-    assert services.client_address(v6) == "2001:db8:1:2::/64"
+    assert limits.client_address(v6) == "2001:db8:1:2::/64"
     mapped = factory.get("/", REMOTE_ADDR="::ffff:192.0.2.1")
-    assert services.client_address(mapped) == "192.0.2.1"
+    assert limits.client_address(mapped) == "192.0.2.1"
 
 
 @override_settings(ACCOUNTS_TRUSTED_PROXY_COUNT=1)
@@ -261,7 +259,7 @@ def test_concurrent_attempts_cannot_pass_the_limit(transactional_db, clock, addr
     def guess(i):
         request = factory.post("/", REMOTE_ADDR=address(i))
         try:
-            attempt = services.login_attempt(request, "alice")
+            attempt = limits.login_attempt(request, "alice")
         finally:
             connection.close()  # this thread's own connection
         with lock:
@@ -317,12 +315,12 @@ def test_when_the_counts_cannot_be_read_logging_in_is_refused(client, alice, mon
     def down(*args, **kwargs):
         raise OperationalError("connection refused")
 
-    monkeypatch.setattr(services, "record", down)
+    monkeypatch.setattr(limits, "record", down)
     with mock.patch("django.contrib.auth.forms.authenticate") as authenticate:
         response = login(client, "alice", PASSWORD)
     authenticate.assert_not_called()
     assert response.status_code == 503
-    assert response["Retry-After"] == str(services.UNAVAILABLE_RETRY)
+    assert response["Retry-After"] == str(limits.UNAVAILABLE_RETRY)
     assert "Logging in is unavailable for a moment" in response.content.decode()
     assert not logged_in(client)
 
@@ -334,10 +332,10 @@ def test_events_are_deleted_once_no_window_counts_them(alice, clock):
     fail(Client(), times=2)
     assert RateLimitEvent.objects.count() == 5 * 3  # client, address and account, each
     clock.advance(5 * 60)
-    assert services.sweep(services.clock(), force=True) == 3 * 3
+    assert limits.sweep(limits.clock(), force=True) == 3 * 3
     assert RateLimitEvent.objects.count() == 2 * 3
     clock.advance(10 * 60)
-    services.sweep(services.clock(), force=True)
+    limits.sweep(limits.clock(), force=True)
     assert not RateLimitEvent.objects.exists()
 
 
@@ -351,10 +349,10 @@ def test_the_table_holds_digests_not_names_or_addresses(alice, clock):
 
 def test_wait_formatting():
     """Waits are shown in seconds under a minute, else in whole minutes rounded up."""
-    assert services.format_wait(1) == "1 second"
-    assert services.format_wait(59) == "59 seconds"
-    assert services.format_wait(60) == "1 minute"
-    assert services.format_wait(61) == "2 minutes"
+    assert limits.format_wait(1) == "1 second"
+    assert limits.format_wait(59) == "59 seconds"
+    assert limits.format_wait(60) == "1 minute"
+    assert limits.format_wait(61) == "2 minutes"
 
 
 # --- Password reset ---------------------------------------------------------------------------
@@ -395,7 +393,7 @@ def test_reset_requests_are_refused_when_the_counts_cannot_be_read(mailoutbox, m
     def down(*args, **kwargs):
         raise OperationalError("connection refused")
 
-    monkeypatch.setattr(services, "record", down)
+    monkeypatch.setattr(limits, "record", down)
     response = reset("alice@example.org")
     assert response.status_code == 503
     assert "Password reset is unavailable for a moment" in response.content.decode()

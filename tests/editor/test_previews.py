@@ -8,7 +8,7 @@ import json
 import pytest
 from django.db import transaction
 
-from accounts import services as rate_limits
+from accounts import limits as rate_limits
 from accounts.models import RateLimitEvent
 from editor import previews
 from notes import services

@@ -21,8 +21,9 @@ from django.utils import timezone
 
 from bibliography.models import BibEntry, BibFile
 from hugosite.importing import import_site
+from hugosite.models import DataFile, HugoAsset
 from notes.entry_index import render_entry_index
-from notes.models import Author, DataFile, HugoAsset, Note, NoteCitation, Page, Tag
+from notes.models import Author, Note, NoteCitation, Page, Tag
 from scidraft.site.models import EntrySet, MenuItem, SiteSettings
 from tests.conftest import EXAMPLE_SITE
 

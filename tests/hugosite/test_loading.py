@@ -148,14 +148,14 @@ def test_a_note_that_fails_leaves_nothing_and_later_notes_still_get_its_tag(tmp_
         (root / f"content/notes/{slug}.md").write_text(
             f'+++\ntitle = "{slug}"\ndate = 2025-03-01\ntags = ["Fresh"]\n+++\nBody.\n'
         )
-    real = loading._import_revision
+    real = loading.notes._import_revision
 
     def failing(note, batch, **kwargs):
         if note.slug == "a-fails":
             raise ValueError("boom")
         return real(note, batch, **kwargs)
 
-    monkeypatch.setattr(loading, "_import_revision", failing)
+    monkeypatch.setattr(loading.notes, "_import_revision", failing)
     report = load(root)
     assert [problem.message for problem in report.problems] == ["boom"]
     assert list(Note.objects.values_list("slug", flat=True)) == ["b-works"]

@@ -10,8 +10,9 @@ import pytest
 from django.core.management import call_command
 
 from bibliography.models import BibFile
+from hugosite.models import DataFile, HugoAsset
 from hugosite.tree import site_files
-from notes.models import DataFile, HugoAsset, Note, Page
+from notes.models import Note, Page
 
 SECRET = "SECRET_KEY = 'do-not-publish-me'\n"
 

@@ -259,7 +259,7 @@ def test_imported_hugo_bundle_resources_are_served_under_media_with_nosniff(clie
     app too (runserver, gunicorn alone), only when recorded, never sniffed as a page."""
     from pathlib import Path
 
-    from notes.models import HugoAsset
+    from hugosite.models import HugoAsset
 
     asset = HugoAsset.objects.create(kind=HugoAsset.Kind.BUNDLE, path="notes/demo/fig.png")
     target = Path(settings.MEDIA_ROOT) / asset.storage_name

@@ -238,3 +238,43 @@ def test_existing_working_copies_get_the_authors_their_fields_name(
     copy.authors.clear()
     migration.authors_from_fields(apps, None)
     assert set(copy.authors.all()) == {author.author, bert}
+
+
+def test_every_notes_model_is_imported_from_notes_models():
+    """Each model of the notes app is a name of `notes.models`, whichever module defines it."""
+    from django.apps import apps
+
+    import notes.models
+
+    for model in apps.get_app_config("notes").get_models():
+        assert getattr(notes.models, model.__name__) is model
+        assert model.__name__ in notes.models.__all__
+
+
+def test_the_notes_model_modules_import_no_module_that_imports_them():
+    """The model modules import one another one way only (type hints aside): no cycle."""
+    import ast
+    from pathlib import Path
+
+    import notes.models
+
+    folder = Path(notes.models.__file__).parent
+    imports = {}
+    for path in folder.glob("*.py"):
+        if path.stem == "__init__":
+            continue
+        tree = ast.parse(path.read_text())
+        imports[path.stem] = {
+            node.module
+            for node in tree.body
+            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module
+        }
+
+    def reaches(start, goal, seen=()):
+        return any(
+            name == goal or (name not in seen and reaches(name, goal, (*seen, name)))
+            for name in imports.get(start, ())
+        )
+
+    assert imports["notes"] >= {"authors", "tags", "working"}
+    assert not [name for name in imports if reaches(name, name)]

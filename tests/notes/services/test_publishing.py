@@ -1,0 +1,86 @@
+"""The editor's Save or Publish click as one service write (note_save_and_publish)."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import Permission
+from django.core.exceptions import PermissionDenied
+
+from notes import services
+from notes.models import Note, Status
+from tests.people import user_in_group
+
+BLOCKED = "See \\ref{nowhere}.\n"
+
+
+def _kinds(note: Note) -> list[str]:
+    return list(note.revisions.order_by("number").values_list("kind", flat=True))
+
+
+def _click(note: Note, user, **kwargs):
+    note = Note.objects.get(pk=note.pk)
+    return services.note_save_and_publish(
+        note_id=note.pk, user=user, base_version=note.version, **kwargs
+    )
+
+
+def test_a_publish_click_saves_and_publishes_as_one_revision(author, note):
+    """The form's text is saved and published; the publish takes the save's revision."""
+    write = _click(note, author, fields={"body": "First."}, publish=True)
+    saved = Note.objects.get(pk=note.pk)
+    assert write.result.note.pk == note.pk and write.problems is None
+    assert saved.status == Status.PUBLISHED and saved.body == "First."
+    assert _kinds(saved) == ["save", "publish"]
+
+
+def test_a_save_click_saves_without_publishing(author, note):
+    """Without `publish`, the text is saved and the note stays a draft."""
+    write = _click(note, author, fields={"body": "Draft."})
+    saved = Note.objects.get(pk=note.pk)
+    assert saved.status == Status.DRAFT and saved.body == "Draft." and write.problems is None
+
+
+def test_blocking_warnings_save_and_wait_for_confirmation(author, note):
+    """A render with blocking warnings is saved, not published, and its warnings returned;
+    confirmed, the same click publishes."""
+    write = _click(note, author, fields={"body": BLOCKED}, publish=True)
+    saved = Note.objects.get(pk=note.pk)
+    assert [problem["code"] for problem in write.problems] == ["ref-unresolved"]
+    assert saved.status == Status.DRAFT and saved.body == BLOCKED
+    write = _click(note, author, fields={"body": BLOCKED}, publish=True, confirmed=True)
+    assert write.problems is None
+    assert Note.objects.get(pk=note.pk).status == Status.PUBLISHED
+
+
+def test_a_coauthor_waiting_for_consent_keeps_the_save_and_says_why(author, note):
+    """Naming a co-author who has not confirmed saves the byline; the publish is refused with
+    the reason, and nothing goes public."""
+    alice = user_in_group("alice", "Author", first_name="Alice", last_name="Author")
+    handles = [services.author_for_user(user).handle for user in (author, alice)]
+    write = _click(note, author, fields={"body": "Text.", "authors": handles}, publish=True)
+    saved = Note.objects.get(pk=note.pk)
+    assert "Alice Author" in write.not_published
+    assert saved.status == Status.DRAFT and saved.body == "Text."
+    assert write.result.note.status == Status.DRAFT
+
+
+def test_a_user_who_may_not_publish_is_refused_after_the_save(author, note):
+    """Without the publish permission the click's save stands and PermissionDenied follows."""
+    author.groups.clear()
+    author.user_permissions.add(Permission.objects.get(codename="edit_any_note"))
+    author = type(author).objects.get(pk=author.pk)
+    with pytest.raises(PermissionDenied):
+        _click(note, author, fields={"body": "Kept."}, publish=True)
+    saved = Note.objects.get(pk=note.pk)
+    assert saved.body == "Kept." and saved.status == Status.DRAFT
+
+
+def test_a_conflict_writes_nothing_and_does_not_publish(author, note):
+    """A stale base version is a conflict: no publish, the note as it was."""
+    _click(note, author, fields={"body": "Theirs."})
+    write = services.note_save_and_publish(
+        note_id=note.pk, user=author, base_version=note.version, fields={"body": "Mine."},
+        publish=True,
+    )  # fmt: skip
+    saved = Note.objects.get(pk=note.pk)
+    assert write.result.conflict and saved.body == "Theirs." and saved.status == Status.DRAFT
