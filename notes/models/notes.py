@@ -1,8 +1,8 @@
 """The note and its querysets.
 
 Field names follow the theme's front matter (docs/theme.md#front-matter) so that a Hugo site
-imports and exports without loss; keys the model has no column for (entry-set fields such as `mathTitle`,
-and any unknown key) are kept verbatim in `params`.
+imports and exports without loss; keys the model has no column for (entry-set fields such as
+`mathTitle`, and any unknown key) are kept verbatim in `params`.
 """
 
 from __future__ import annotations
