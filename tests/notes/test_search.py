@@ -117,7 +117,8 @@ def test_page_markup_and_highlight(client, demo_loaded):
     assert 'placeholder="Search notes, results and methods…"' in text
     first = _items(response)[0]
     assert re.search(
-        r'<h3><a href="/notes/result-proof-gershgorin-discs/">Proof of the '
+        # h2 under the page's h1 (the theme's h3 skipped a level), at the theme's size.
+        r'<h2><a href="/notes/result-proof-gershgorin-discs/">Proof of the '
         r'<mark class="search-highlight">Gershgorin</mark>',
         first,
     )
