@@ -165,25 +165,28 @@ def test_migration_backfills_existing_rows():
 
     before, after = [("notes", "0013_live_bibliography")], [("notes", "0014_search_vector")]
     executor = MigrationExecutor(connection)
-    executor.migrate(before)
-    old_apps = executor.loader.project_state(before).apps
-    OldNote = old_apps.get_model("notes", "Note")
-    OldNote.objects.create(
-        slug="older",
-        title="Older note",
-        body="Text.",
-        rendered_text="Written before the vectors about narwhals.",
-        has_body=True,
-        status=Status.PUBLISHED,
-        date=timezone.now() - dt.timedelta(days=1),
-    )
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(after)
-    # The vectors are the migration's; the current models need every later migration too.
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(executor.loader.graph.leaf_nodes())
+    try:
+        executor.migrate(before)
+        old_apps = executor.loader.project_state(before).apps
+        OldNote = old_apps.get_model("notes", "Note")
+        OldNote.objects.create(
+            slug="older",
+            title="Older note",
+            body="Text.",
+            rendered_text="Written before the vectors about narwhals.",
+            has_body=True,
+            status=Status.PUBLISHED,
+            date=timezone.now() - dt.timedelta(days=1),
+        )
+        executor = MigrationExecutor(connection)
+        executor.loader.build_graph()
+        executor.migrate(after)
+    finally:
+        # The vectors are the migration's; the current models (and every later test on this
+        # database) need every later migration too, whatever happened above.
+        executor = MigrationExecutor(connection)
+        executor.loader.build_graph()
+        executor.migrate(executor.loader.graph.leaf_nodes())
     assert found("narwhals") == {"older"}
     with connection.cursor() as cursor:
         cursor.execute(
