@@ -42,6 +42,11 @@ def draft_note(user, title: str = "Heat equation", **fields) -> Note:
     return write(note, user, **fields) if fields else note
 
 
+def draft_notes(user, count: int, title: str) -> list[Note]:
+    """`count` new notes of `user`'s, titled `title` and their index: "Draft 0", "Draft 1"…"""
+    return [draft_note(user, f"{title} {index}") for index in range(count)]
+
+
 def write(note: Note, user, **fields) -> Note:
     """`fields` saved on `note` by `user`, on top of the note's current version."""
     note.refresh_from_db()
