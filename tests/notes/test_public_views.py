@@ -6,6 +6,7 @@ import datetime as dt
 import json
 import re
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -13,11 +14,10 @@ from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
 
-from hugosite.loading import note_import, page_import
-from hugosite.reading import NoteSource, PageSource
 from notes.models import Author, Note, NoteAuthor, Page, Status, Tag
 from notes.rendering import RENDERED_FIELDS
 from scidraft.site.models import MenuItem, SiteSettings
+from tests.factories import imported_note, imported_page
 from tests.markup.dom import Element, parse
 
 pytestmark = pytest.mark.django_db
@@ -61,17 +61,8 @@ def site(**values) -> SiteSettings:
     return settings_row
 
 
-def make_note(slug: str, body: str = "Plain text of the note.", **fields) -> Note:
-    """A note stored (and rendered) as an import would store it."""
-    fields.setdefault("title", slug.replace("-", " ").title())
-    fields.setdefault("date", SEP_22)
-    date = fields["date"]
-    if date is not None and date.utcoffset() is not None:
-        fields.setdefault("date_offset_minutes", int(date.utcoffset().total_seconds() // 60))
-    note, _ = note_import(
-        source=NoteSource(path=f"content/notes/{slug}.md", slug=slug, body=body, **fields)
-    )
-    return note
+# The notes of these pages are dated SEP_22 (in Tokyo) unless a test says otherwise.
+make_note = partial(imported_note, date=SEP_22)
 
 
 def dated(count: int, prefix: str = "note", **fields) -> list[Note]:
@@ -919,27 +910,20 @@ def test_meta_descriptions_quote_the_rendered_opening(client, db):
 # --- Standalone pages -------------------------------------------------------------------------
 
 
-def make_page(slug: str, body: str, **fields) -> Page:
-    page, _ = page_import(
-        source=PageSource(path=f"content/{slug}.md", slug=slug, body=body, **fields)
-    )
-    return page
-
-
 PAGE_BODY = "Intro.\n\n## First section\n\nText.\n\n## Second section\n\nMore text.\n"
 
 
 def test_a_pages_reading_time_is_hugos(client, db):
     """300 words read in 2 min: Hugo rounds reading time up, at 213 words a minute."""
     site(author="halden-lab")
-    make_page("long", "word " * 300, title="Long", date=SEP_22)
+    imported_page("long", "word " * 300, title="Long", date=SEP_22)
     assert "2 min" in html(client, "/long/").one("div.post-meta").flat_text
 
 
 def test_standalone_page_with_defaults(client, db):
     """A page: breadcrumbs, h1.post-title, description, meta line (date · N min · author), TOC."""
     site(author="halden-lab")
-    make_page(
+    imported_page(
         "guide", PAGE_BODY, title="Guide", description="How to read.",
         date=SEP_22, date_offset_minutes=540,
     )  # fmt: skip
@@ -960,13 +944,13 @@ def test_standalone_page_with_defaults(client, db):
 
 def test_standalone_page_date_in_its_offset(client, db):
     """The page's meta line starts with the :date_long date in the page's own offset."""
-    make_page("dated", PAGE_BODY, title="Dated", date=SEP_22, date_offset_minutes=540)
+    imported_page("dated", PAGE_BODY, title="Dated", date=SEP_22, date_offset_minutes=540)
     assert html(client, "/dated/").one("div.post-meta").flat_text.startswith("September 22, 2026")
 
 
 def test_standalone_page_toggles(client, db):
     """hideMeta, hideDescription, ShowToc=false, ShowBreadCrumbs=false switch their parts off."""
-    make_page(
+    imported_page(
         "quiet", PAGE_BODY, title="Quiet", description="Hidden description.", date=SEP_22,
         flags={"hide_meta": True, "hide_description": True, "show_toc": False,
                "show_breadcrumbs": False},
@@ -982,7 +966,7 @@ def test_standalone_page_toggles(client, db):
 def test_standalone_page_word_count_and_reading_time(client, db):
     """ShowWordCount adds `N words`; ShowReadingTime=false removes the minutes; hideAuthor the
     author."""
-    make_page(
+    imported_page(
         "counted", PAGE_BODY, title="Counted", date=SEP_22,
         flags={"show_word_count": True, "show_reading_time": False, "hide_author": True},
     )  # fmt: skip
@@ -995,7 +979,7 @@ def test_standalone_page_word_count_and_reading_time(client, db):
 
 def test_post_meta_has_no_dangling_separator(client, db):
     """The meta line joins its parts with ` · `, never starting or ending with one."""
-    make_page("undated", PAGE_BODY, title="Undated", flags={"show_reading_time": False})
+    imported_page("undated", PAGE_BODY, title="Undated", flags={"show_reading_time": False})
     post_meta = html(client, "/undated/").one("div.post-meta").flat_text
     assert post_meta
     assert not post_meta.startswith("·") and not post_meta.endswith("·")
@@ -1014,7 +998,7 @@ def test_demo_about_page(client, demo_loaded):
 
 def test_draft_page_is_a_404(client, db):
     """A draft standalone page is not served."""
-    make_page("secret", "Text.", title="Secret", draft=True)
+    imported_page("secret", "Text.", title="Secret", draft=True)
     get(client, "/secret/", 404)
 
 
@@ -1063,7 +1047,7 @@ def test_uncategorised_entries(client, db):
     make_note("a", params={"entryTitle": "Alpha", "entryCategory": "Tables"})
     make_note("b", params={"entryTitle": "Beta"})
     make_note("c", params={"entryTitle": "Gamma", "entryCategory": "  "})
-    make_page("methods-categories", "{{< entry-categories >}}", title="Methods")
+    imported_page("methods-categories", "{{< entry-categories >}}", title="Methods")
     content = html(client, "/methods-categories/").one("div.post-content")
     assert content.one("div.entry-count strong").flat_text == "3 Entries Covered in 1 Categories"
     assert [h.flat_text for h in content.select("h2.entry-letter")] == ["Tables", "Uncategorised"]
@@ -1121,7 +1105,7 @@ def test_menu_active_items(client, db):
     note's page does not (as in the theme's pages built by Hugo); a child marks its parent."""
     _menu()
     make_note("n")
-    make_page("az", "A to Z.", title="A–Z")
+    imported_page("az", "A to Z.", title="A–Z")
     home = html(client, "/")
     assert home.one("ul#menu a[href='/notes/'] span").get("class") == "active"
     note = html(client, "/notes/n/")
