@@ -29,8 +29,10 @@ EXAMPLE = Path(__file__).resolve().parents[3] / "shared/reference/scidraft-examp
 if not EXAMPLE.is_dir():  # the worktree layout: /work/main next to /work/shared
     EXAMPLE = Path("/work/shared/reference/scidraft-exampleSite")
 
+# Each test imports the whole example site (3 to 18 s).
 pytestmark = [
     pytest.mark.django_db,
+    pytest.mark.slow,
     pytest.mark.skipif(not EXAMPLE.is_dir(), reason="the theme's example site is not here"),
 ]
 

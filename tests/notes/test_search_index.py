@@ -82,6 +82,7 @@ def test_query_reads_the_stored_column(demo_loaded):
     assert '"search_vector" @@' in sql
 
 
+@pytest.mark.slow
 def test_plan_uses_the_gin_index(db):
     """With thousands of notes the planner answers the match from the GIN index (a vector
     computed in the query could not use it)."""
