@@ -37,6 +37,7 @@ def notes(author):
         published_note(author, f"Note w{number} ß", f"Text w{number} a b x y ß")
 
 
+@pytest.mark.slow
 @HOSTILE
 @given(case=cases(CASES), size=sizes(LARGEST, smallest=8))
 def test_growing_hostile_queries_search_within_the_bounds(
