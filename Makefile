@@ -1,6 +1,11 @@
 # SciDraft: every target installs what it needs, so each works on a fresh clone.
 #   make run    set up everything and serve the demo site on SQLite at http://127.0.0.1:8000
-#   make test   set up everything and run the test suite (SQLite unless DATABASE_URL is set)
+#   make test   set up everything and run the whole test suite (SQLite unless DATABASE_URL is
+#               set); CI runs this one (.ci/run)
+#   make test-fast  the same without the tests marked slow (over a few seconds each: citation-js
+#               over every style, the fuzzers, the largest hostile inputs, whole-site imports)
+#               or browser (headless Chromium), for the edit-and-run loop
+#   Both pass PYTEST_ARGS on to pytest, e.g. make test-fast PYTEST_ARGS="tests/notes -x".
 #   make bench  set up everything and run the benchmarks in benchmarks/ (they report, never fail)
 #   make reliability  Redis and PostgreSQL outages, a load test against gunicorn, and co-authors
 #                     typing together on two daphne servers (reliability/)
@@ -14,7 +19,7 @@ PORT   ?= 8000
 
 VENDOR := static/vendor
 
-.PHONY: run test bench reliability setup venv node vendor migrate demo lint clean superuser
+.PHONY: run test test-fast bench reliability setup venv node vendor migrate demo lint clean superuser
 
 # runserver is daphne's (pages and the live WebSockets); --nostatic leaves static files to
 # whitenoise, as in production (daphne's command shadows whitenoise's runserver_nostatic).
@@ -23,6 +28,9 @@ run: setup migrate demo
 
 test: setup
 	DEBUG=$${DEBUG:-1} $(PY) -m pytest $(PYTEST_ARGS)
+
+test-fast: setup
+	DEBUG=$${DEBUG:-1} $(PY) -m pytest -m "not slow and not browser" $(PYTEST_ARGS)
 
 bench: setup
 	DEBUG=$${DEBUG:-1} $(PY) benchmarks/run.py

@@ -7,10 +7,10 @@ import pytest
 from django.core.cache import cache
 
 from bibliography import services as bib_services
-from notes import services
 from notes.models import Status
 from scidraft.site.caching import local_pages
 from scidraft.site.models import SiteSettings
+from tests.factories import bib_file, publish, write
 
 BIB = """@string{jml = "Journal of Old Names"}
 
@@ -38,22 +38,15 @@ def require_review(on: bool = True) -> None:
 
 @pytest.fixture
 def bibfile(author):
-    return bib_services.bibfile_create(
-        user=author, name="bib/refs.bib", raw=BIB % "Literate Programming"
-    ).bibfile
+    return bib_file(author, "bib/refs.bib", BIB % "Literate Programming")
 
 
 @pytest.fixture
 def published(author, editor_user, note, bibfile):
     """The author's note citing knuth84 from their file, published by an Editor."""
-    result = services.note_save(
-        note_id=note.pk, user=author, base_version=note.version, fields={"body": BODY}
-    )
-    result = services.note_publish(
-        note_id=note.pk, user=editor_user, base_version=result.note.version
-    )
-    assert result.note.status == Status.PUBLISHED
-    return result.note
+    published = publish(write(note, author, body=BODY), editor_user)
+    assert published.status == Status.PUBLISHED
+    return published
 
 
 def replace_title(author, bibfile, title: str) -> None:

@@ -19,6 +19,18 @@ EXAMPLE_SITE = SHARED / "reference" / "scidraft-exampleSite"
 pytest_plugins = ["tests.people"]
 
 
+BROWSER_TESTS = ROOT / "tests" / "browser"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    # Every test under tests/browser drives Chromium, whether or not its module says so, and
+    # `-m "not browser"` (make test-fast) must leave it out; before -m's own selection runs.
+    for item in items:
+        if BROWSER_TESTS in item.path.parents:
+            item.add_marker(pytest.mark.browser)
+
+
 @pytest.fixture(autouse=True)
 def _fast_hasher(settings):
     # Thousands of users and logins: PBKDF2's deliberate slowness is not what the tests measure.

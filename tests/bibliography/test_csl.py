@@ -22,6 +22,9 @@ from bibliography.formatting import bibtex_object, entry_data, format_cache_clea
 from bibliography.parsing import parse_bibtex
 from scidraft.markup import jsengine
 
+# citation-js in V8 over every featured style: most tests here take 3 to 25 s.
+pytestmark = pytest.mark.slow
+
 # Two works by one author in one year (2017a/2017b), two authors sharing a family name
 # (given-name disambiguation), a work of the same author in another year, and one by
 # someone else.

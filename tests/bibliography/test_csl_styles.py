@@ -54,6 +54,7 @@ def test_style_formats_the_fixture_as_citation_js_does(style):
     assert _ours(style) == _expected(style)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("style", STYLES)
 def test_expected_outputs_are_citation_js_s(style):
     """The known outputs are what citation-js 0.6.9 prints today with the shipped file."""

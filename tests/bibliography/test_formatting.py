@@ -190,6 +190,7 @@ def test_entries_sharing_no_compared_family_name_are_grouped_apart():
     assert ["z1", "a1", "a2"] in [[data.key for data in group] for group in linked]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "style",
     [
@@ -235,6 +236,7 @@ def test_a_sorted_list_formatted_in_groups_reads_as_formatted_whole(monkeypatch,
         assert grouped.entries["s3"].startswith("———. “Spectral Gaps.”")
 
 
+@pytest.mark.slow
 def test_a_changed_list_formats_only_the_groups_it_changed(monkeypatch):
     """A citation added in the editor costs its own group, not the list's."""
     _forget_formatted()

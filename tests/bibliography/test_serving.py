@@ -16,9 +16,10 @@ from django.test import Client
 from django.utils import timezone
 
 from bibliography.models import BibFile
-from bibliography.services import bibfile_create, bibfile_import, bibfile_set_public
+from bibliography.services import bibfile_import, bibfile_set_public
 from notes import services
 from notes.models import Note
+from tests.factories import bib_file, publish, unpublish, write
 
 ROLES = ("anonymous", "author", "other_author", "editor", "admin")
 KNUTH = "@book{knuth, title={The Art of Computer Programming}, author={Knuth, Donald}}\n"
@@ -55,24 +56,7 @@ def statuses(users: dict, url: str = URL) -> dict[str, int]:
 
 @pytest.fixture
 def ada_bib(author) -> BibFile:
-    return bibfile_create(user=author, name="bib/ada.bib", raw=KNUTH).bibfile
-
-
-def write(note: Note, user, **fields) -> Note:
-    note.refresh_from_db()
-    return services.note_save(
-        note_id=note.pk, user=user, base_version=note.version, fields=fields
-    ).note
-
-
-def publish(note: Note, user) -> Note:
-    note.refresh_from_db()
-    return services.note_publish(note_id=note.pk, user=user, base_version=note.version).note
-
-
-def unpublish(note: Note, user) -> Note:
-    note.refresh_from_db()
-    return services.note_unpublish(note_id=note.pk, user=user, base_version=note.version).note
+    return bib_file(author, "bib/ada.bib", KNUTH)
 
 
 @pytest.mark.django_db

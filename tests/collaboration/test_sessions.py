@@ -65,6 +65,7 @@ def still_open(editor: Editor) -> bool:
     return editor.closed == 1000  # closed by the test itself, not by the server
 
 
+@pytest.mark.slow
 def test_logging_out_closes_that_sessions_sockets(author, note):
     """Logging out in one browser closes its socket with 4401 and says why; the person's
     socket from another browser stays."""
@@ -105,6 +106,7 @@ def test_changing_ones_password_keeps_no_other_browser_writing(author, note):
     assert two.closed == 4401
 
 
+@pytest.mark.slow
 def test_a_deleted_session_closes_its_sockets(author, note):
     """The session's row deleted (an admin, or the store's delete): its socket closes at once."""
     one, two = ended_by(
@@ -114,6 +116,7 @@ def test_a_deleted_session_closes_its_sockets(author, note):
     assert still_open(two)
 
 
+@pytest.mark.slow
 def test_an_expired_session_closes_at_the_periodic_check(author, note, settings):
     """A session past its expiry (no signal is sent) is found by the check every
     LIVE_RECHECK_SECONDS: 4401."""

@@ -9,19 +9,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from notes import services
-from notes.models import Note
-
-
-def _notes(user, count: int, prefix: str) -> list[Note]:
-    return [services.note_create(user=user, title=f"{prefix} {i}") for i in range(count)]
-
-
-def _publish(note: Note, user, body: str = "Text.") -> Note:
-    note = services.note_save(
-        note_id=note.pk, user=user, base_version=note.version, fields={"body": body}
-    ).note
-    services.note_publish(note_id=note.pk, user=user, base_version=note.version)
-    return Note.objects.get(pk=note.pk)
+from tests.factories import draft_notes, published_note
 
 
 def _listed(client, url: str = "/write/") -> str:
@@ -34,8 +22,8 @@ def _listed(client, url: str = "/write/") -> str:
 def test_who_sees_which_notes(client, role, author, other_author, editor_user, admin_user):
     """An Author sees their own and co-authored notes; Editors and Admins every note, and
     only theirs with ?scope=mine."""
-    _notes(other_author, 3, "Bert's")
-    _notes(author, 2, "Ada's")
+    draft_notes(other_author, 3, "Bert's")
+    draft_notes(author, 2, "Ada's")
     user = {"own": author, "editor": editor_user, "admin": admin_user}[role]
     client.force_login(user)
     text = _listed(client)
@@ -48,15 +36,15 @@ def test_who_sees_which_notes(client, role, author, other_author, editor_user, a
 
 def test_an_author_cannot_widen_the_scope(client, author, other_author):
     """?scope=all means nothing for an Author: the list stays theirs."""
-    _notes(other_author, 1, "Bert's")
+    draft_notes(other_author, 1, "Bert's")
     client.force_login(author)
     assert "Bert&#x27;s" not in _listed(client, "/write/?scope=all")
 
 
 def test_filters_by_status_author_tag_and_problems(client, author, other_author, editor_user):
     """Each filter narrows the list: unpublished changes, an author, a tag, problems."""
-    plain = _publish(_notes(author, 1, "Plain")[0], author)
-    changed = _publish(_notes(author, 1, "Changed")[0], author)
+    plain = published_note(author, "Plain 0")
+    changed = published_note(author, "Changed 0")
     services.note_save(
         note_id=changed.pk, user=author, base_version=changed.version, fields={"body": "New."}
     )
@@ -85,10 +73,10 @@ def test_the_list_pages_and_reads_a_constant_number_of_queries(client, editor_us
         return len(captured)
 
     client.force_login(editor_user)
-    _notes(author, 10, "Note")
+    draft_notes(author, 10, "Note")
     queries()  # the first request also reads what a process reads once (site settings)
     few = queries()
-    more = _notes(author, 110, "More")
+    more = draft_notes(author, 110, "More")
     services.note_save(
         note_id=more[0].pk, user=author, base_version=more[0].version, fields={"body": "x"}
     )
@@ -101,7 +89,7 @@ def test_the_list_pages_and_reads_a_constant_number_of_queries(client, editor_us
 def test_the_edit_link_shows_to_people_who_may_edit_only(client, author, other_author, editor_user):
     """A note's public page links to the editor for its author and Editors; another Author
     and an anonymous reader see no link, and the anonymous (cached) page never carries it."""
-    note = _publish(services.note_create(user=author, title="Linked"), author)
+    note = published_note(author, "Linked")
     url = f"/notes/{note.slug}/"
     edit = f'href="/write/{note.pk}/"'
     anonymous = Client()
@@ -119,12 +107,11 @@ def test_the_edit_link_shows_to_people_who_may_edit_only(client, author, other_a
 def test_the_tag_filter_offers_an_author_only_tags_they_may_see(client, author, other_author):
     """The dashboard's tag filter lists public tags and those of the Author's own notes, never
     a tag typed on someone else's draft; Editors see every tag."""
-    (bert_draft,) = _notes(other_author, 1, "Bert's")
+    (bert_draft,) = draft_notes(other_author, 1, "Bert's")
     bert_draft.tags.add(services.tag_get_or_create("Secret merger"))
-    (ada_draft,) = _notes(author, 1, "Ada's")
+    (ada_draft,) = draft_notes(author, 1, "Ada's")
     ada_draft.tags.add(services.tag_get_or_create("My own idea"))
-    (ada_published,) = _notes(author, 1, "Ada's public")
-    _publish(ada_published, author).tags.add(services.tag_get_or_create("Heat"))
+    published_note(author, "Ada's public 0").tags.add(services.tag_get_or_create("Heat"))
     client.force_login(author)
     text = _listed(client)
     assert '<option value="heat">Heat</option>' in text
@@ -134,7 +121,7 @@ def test_the_tag_filter_offers_an_author_only_tags_they_may_see(client, author, 
 
 def test_an_editor_is_offered_every_tag(client, editor_user, other_author):
     """Editors may edit every note, so every tag is in their filter."""
-    (bert_draft,) = _notes(other_author, 1, "Bert's")
+    (bert_draft,) = draft_notes(other_author, 1, "Bert's")
     bert_draft.tags.add(services.tag_get_or_create("Secret merger"))
     client.force_login(editor_user)
     assert "Secret merger" in _listed(client)

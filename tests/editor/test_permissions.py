@@ -254,6 +254,7 @@ def test_every_editor_url_has_a_rule():
         assert all(set(by_role) == set(ROLES) for by_role in rules.values())
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_permission_matrix(author, other_author, editor_user, admin_user, note):
     """Each editor URL × role × GET/POST is allowed or refused as RULES says."""

@@ -102,6 +102,7 @@ def every_note_round_trips(client, save) -> None:
         assert_unchanged(before, row_state(note), note.slug)
 
 
+@pytest.mark.slow
 def test_every_demo_note_saved_untouched_in_the_editor_is_unchanged(
     demo_loaded, client, editor_user
 ):

@@ -7,6 +7,7 @@ from django.test import Client
 
 from notes import services
 from notes.models import Note, Status
+from tests.factories import publish, write
 
 ROLES = ("anonymous", "own", "other", "editor", "admin")
 
@@ -21,14 +22,6 @@ def _client(users, role: str) -> Client:
     if role != "anonymous":
         client.force_login(users[role])
     return client
-
-
-def _published(note, editor):
-    note = services.note_save(
-        note_id=note.pk, user=note.created_by, base_version=note.version,
-        fields={"body": "A published lemma."},
-    ).note  # fmt: skip
-    return services.note_publish(note_id=note.pk, user=editor, base_version=note.version).note
 
 
 def test_the_author_confirms_then_deletes_a_draft(client, author, note):
@@ -46,7 +39,7 @@ def test_the_author_confirms_then_deletes_a_draft(client, author, note):
 
 def test_an_author_is_told_to_unpublish_first(client, author, editor_user, note):
     """A published note's author sees why it cannot be deleted; a POST changes nothing."""
-    note = _published(note, editor_user)
+    note = publish(write(note, note.created_by, body="A published lemma."), editor_user)
     client.force_login(author)
     page = client.get(f"/write/{note.pk}/delete/").content.decode()
     assert "unpublish it first" in page and 'action="/write/' not in page.split("<main")[1]
@@ -58,7 +51,7 @@ def test_an_author_is_told_to_unpublish_first(client, author, editor_user, note)
 
 def test_an_editor_deletes_a_published_note_which_unpublishes_it(client, editor_user, note):
     """The Editor's confirmation says it unpublishes; after it readers get 404."""
-    note = _published(note, editor_user)
+    note = publish(write(note, note.created_by, body="A published lemma."), editor_user)
     assert Client().get(f"/notes/{note.slug}/").status_code == 200
     client.force_login(editor_user)
     page = client.get(f"/write/{note.pk}/delete/").content.decode()
@@ -71,7 +64,7 @@ def test_an_editor_deletes_a_published_note_which_unpublishes_it(client, editor_
 def test_a_trashed_notes_endpoints_answer_404_to_everyone(users, note, state):
     """Editor page, preview, revisions, delete and the public page: 404 (or the login) for all."""
     if state == "published":
-        note = _published(note, users["editor"])
+        note = publish(write(note, note.created_by, body="A published lemma."), users["editor"])
     services.note_delete(note_id=note.pk, user=users["editor"])
     for role in ROLES:
         client = _client(users, role)

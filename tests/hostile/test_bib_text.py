@@ -39,6 +39,7 @@ def _within_budget(text: str, what: str):
     return measured.result
 
 
+@pytest.mark.slow
 @HOSTILE
 @given(case=cases(CASES), size=sizes(LARGEST, smallest=1024))
 def test_growing_hostile_files_are_read_within_their_budget(case, size):
@@ -55,6 +56,7 @@ def test_the_largest_hostile_files_are_read_within_their_budget(case):
     _within_budget(CASES[case](2 * MB), f"{case} at 2 MB")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["authors", "entries", "brace groups"])
 def test_python_memory_of_hostile_files_stays_within_a_share_of_the_bound(case):
     """tracemalloc's peak for 256 KB of the shapes that allocate most per byte stays within a

@@ -27,6 +27,7 @@ CASES = {
 }
 
 
+@pytest.mark.slow
 @HOSTILE
 @given(case=cases(CASES), size=sizes(LARGEST, smallest=16))
 def test_hostile_names_resolve_within_the_bounds(case, size):

@@ -41,6 +41,7 @@ def _tree(root, files: dict[str, str]):
     return root
 
 
+@pytest.mark.slow
 @HOSTILE
 @given(case=cases(CASES), size=sizes(LARGEST // 4, smallest=1024))
 def test_growing_hostile_trees_are_read_within_the_bounds(tmp_path_factory, case, size):
@@ -63,6 +64,7 @@ def test_yaml_aliases_are_bounded_after_expansion(tmp_path):
     assert_within(PATH, measure(read_site, root), "a YAML alias bomb", cpu=1.0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "front_matter",
     ["---\na: " + "[" * 5000 + "\n---\n", "+++\na = " + "[" * 5000 + "]" * 5000 + "\n+++\n"],

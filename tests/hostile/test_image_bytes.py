@@ -47,6 +47,7 @@ CASES = {
 }
 
 
+@pytest.mark.slow
 @HOSTILE
 @given(case=cases(CASES), side=sizes(LARGEST, smallest=64))
 def test_growing_hostile_images_are_checked_within_the_bounds(case, side):

@@ -3,6 +3,7 @@ within the paths' bounds."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from pycrdt import write_var_uint
 
@@ -31,6 +32,7 @@ PRESENCES = {
 }
 
 
+@pytest.mark.slow
 @HOSTILE
 @given(case=cases(FRAMES), size=sizes(LARGEST, smallest=16))
 def test_growing_hostile_frames_are_read_within_the_bounds(case, size):
@@ -39,6 +41,7 @@ def test_growing_hostile_frames_are_read_within_the_bounds(case, size):
     assert_within(PATH, measured, f"{case} at {size:,} bytes")
 
 
+@pytest.mark.slow
 @HOSTILE
 @given(case=cases(PRESENCES), size=sizes(8 * LARGEST, smallest=16))
 def test_growing_hostile_presence_is_read_within_the_bounds(case, size):

@@ -61,6 +61,7 @@ def live(note):
     documents.forget_all()
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 @HOSTILE
 @given(case=cases(CASES), size=sizes(LARGEST, smallest=256))
@@ -71,6 +72,7 @@ def test_growing_hostile_updates_are_stored_or_refused_within_the_bounds(live, c
     assert_within(PATH, measured, f"{case} at {size:,} ({len(data):,} bytes)")
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 @HOSTILE
 @given(size=sizes(LARGEST, smallest=256))

@@ -40,6 +40,7 @@ CASES = {
 }
 
 
+@pytest.mark.slow
 @HOSTILE
 @given(case=cases(CASES), size=sizes(LARGEST // 16, smallest=1024))
 def test_growing_hostile_bodies_render_within_the_bounds(case, size):

@@ -3,6 +3,7 @@ refused past their bounds, within the path's bounds."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 
 from scidraft.bounds import INPUT_PATHS
@@ -38,6 +39,7 @@ CASES = {
 }
 
 
+@pytest.mark.slow
 @HOSTILE
 @given(case=cases(CASES), size=sizes(LARGEST, smallest=128))
 def test_growing_hostile_preambles_are_read_within_the_bounds(case, size):

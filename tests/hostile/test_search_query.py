@@ -8,6 +8,7 @@ from hypothesis import given, settings
 
 from notes.search import MAX_QUERY_LENGTH, search_notes, tokenise
 from scidraft.bounds import INPUT_PATHS
+from tests.factories import published_note
 
 from .harness import HOSTILE, assert_within, cases, measure, repeated, sizes, traced
 
@@ -32,15 +33,11 @@ CASES = {
 @pytest.fixture
 def notes(author):
     """Twenty published notes holding the words the queries look for."""
-    from notes import services
-
     for number in range(20):
-        note = services.note_create(user=author, title=f"Note w{number} ß")
-        saved = services.note_save(note_id=note.pk, user=author, base_version=note.version,
-                                   fields={"body": f"Text w{number} a b x y ß"})  # fmt: skip
-        services.note_publish(note_id=note.pk, user=author, base_version=saved.note.version)
+        published_note(author, f"Note w{number} ß", f"Text w{number} a b x y ß")
 
 
+@pytest.mark.slow
 @HOSTILE
 @given(case=cases(CASES), size=sizes(LARGEST, smallest=8))
 def test_growing_hostile_queries_search_within_the_bounds(

@@ -26,6 +26,7 @@ CASES = {
 }
 
 
+@pytest.mark.slow
 @HOSTILE
 @given(case=cases(CASES), size=sizes(LARGEST // 8, smallest=1024))
 def test_growing_hostile_shortcodes_are_parsed_in_linear_time(case, size):

@@ -38,6 +38,7 @@ CASES = {
 }
 
 
+@pytest.mark.slow
 @HOSTILE
 @given(case=cases(CASES), size=sizes(LARGEST, smallest=64))
 def test_growing_hostile_formulas_are_typeset_or_refused_within_the_bounds(case, size):

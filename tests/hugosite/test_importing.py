@@ -30,8 +30,10 @@ from tests.conftest import EXAMPLE_SITE
 # ../shared beside the checkout, or beside the folder that holds it (tests/conftest.py).
 EXAMPLE = EXAMPLE_SITE
 
+# Each test imports the whole example site (3 to 18 s).
 pytestmark = [
     pytest.mark.django_db,
+    pytest.mark.slow,
     pytest.mark.skipif(not EXAMPLE.is_dir(), reason="the theme's example site is not here"),
 ]
 

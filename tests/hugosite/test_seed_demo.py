@@ -30,6 +30,7 @@ def snapshot() -> dict:
     return rows
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_seed_demo_twice_changes_nothing():
     """The second run reports only "unchanged" and leaves every row as it was."""

@@ -68,6 +68,7 @@ def test_a_png_whose_rows_stop_early_is_refused_as_incomplete():
         image_check(data + _chunk(b"IEND", b""))
 
 
+@pytest.mark.slow
 def test_eight_large_uploads_at_once_do_not_grow_the_process():
     """8 threads checking a 24-megapixel PNG, in a fresh process: it grows by a few
     MB (it grew by 585 MB here, 770 MB in the report)."""

@@ -308,23 +308,20 @@ def image_in_note(author, other_author, editor_user, *, state: str):
     from django.utils import timezone
 
     from notes import services
+    from tests.factories import draft_note, note_image, publish, write
 
-    note = services.note_create(user=author, title=f"A {state} note")
-    image = image_upload(note_id=note.pk, user=author, uploaded_file=png_upload()).image
+    note = draft_note(author, f"A {state} note")
+    image = note_image(note, author)
     handles = [author.author.handle, services.author_for_user(other_author).handle]
     body = f"Text.\n\n{image.markdown}"
     fields = {"authors": handles, "body": "Text." if state == "changes" else body}
     if state == "scheduled":
         fields["date"] = timezone.now() + dt.timedelta(days=1)
-    note = services.note_save(
-        note_id=note.pk, user=editor_user, base_version=note.version, fields=fields
-    ).note
+    note = write(note, editor_user, **fields)
     if state != "draft":
-        note = services.note_publish(note_id=note.pk, user=author, base_version=note.version).note
+        note = publish(note, author)
     if state == "changes":
-        note = services.note_save(
-            note_id=note.pk, user=author, base_version=note.version, fields={"body": body}
-        ).note
+        note = write(note, author, body=body)
     return image
 
 

@@ -1,154 +1,140 @@
-"""A tiny DOM built on html.parser, with a CSS-like `select` for structural assertions."""
+"""HTML as the tests read it: lxml's parser and cssselect's selectors behind a small API.
+
+`parse(markup)` gives a root (tag `#root`) holding the markup's top-level nodes, fragment or
+whole page alike. `select(css)` is a browser's querySelectorAll: it finds the element's
+descendants that the selector matches in the whole tree, so `menu.select("ul#menu > li")`
+finds the menu's own items, and never the element itself.
+"""
 
 from __future__ import annotations
 
 import html as html_lib
 import re
-from html.parser import HTMLParser
+from functools import lru_cache
 
-VOID = {
-    "area",
-    "base",
-    "br",
-    "col",
-    "embed",
-    "hr",
-    "img",
-    "input",
-    "link",
-    "meta",
-    "source",
-    "track",
-    "wbr",
-}
+import lxml.html
+from cssselect import HTMLTranslator
+from lxml import etree
+
+ROOT = "#root"
+_DOCUMENT = re.compile(r"\s*(<!--.*?-->\s*)*<(!doctype|html[\s>])", re.I | re.S)
+
+
+@lru_cache(maxsize=512)
+def _xpath(selector: str) -> etree.XPath:
+    return etree.XPath(HTMLTranslator().css_to_xpath(selector, prefix="descendant-or-self::"))
 
 
 class Element:
-    def __init__(self, tag: str, attrs: dict[str, str | None], parent: Element | None = None):
-        self.tag = tag
-        self.attrs = attrs
-        self.parent = parent
-        self.children: list[Element | str] = []
+    """One element of the tree: the same node is always the same Element (`is` holds)."""
+
+    def __init__(self, node: lxml.html.HtmlElement, root: lxml.html.HtmlElement, known: dict):
+        self.node = node
+        self._root = root
+        self._known = known
+
+    def _wrap(self, node) -> Element:
+        if node not in self._known:
+            self._known[node] = Element(node, self._root, self._known)
+        return self._known[node]
+
+    @property
+    def tag(self) -> str:
+        return ROOT if self.node is self._root else self.node.tag
+
+    @property
+    def attrs(self) -> dict[str, str]:
+        return dict(self.node.attrib)
 
     @property
     def classes(self) -> list[str]:
-        return (self.attrs.get("class") or "").split()
+        return (self.node.get("class") or "").split()
 
     @property
     def id(self) -> str | None:
-        return self.attrs.get("id")
+        return self.node.get("id")
 
     def get(self, name: str, default=None):
-        return self.attrs.get(name, default)
+        return self.node.get(name, default)
 
     @property
-    def text(self) -> str:
-        return "".join(c if isinstance(c, str) else c.text for c in self.children)
+    def parent(self) -> Element | None:
+        parent = self.node.getparent()
+        return None if parent is None or self.node is self._root else self._wrap(parent)
+
+    @property
+    def children(self) -> list[Element | str]:
+        """Text and elements in document order (comments left out, their tail text kept)."""
+        found: list[Element | str] = [self.node.text] if self.node.text else []
+        for child in self.node:
+            if isinstance(child.tag, str):
+                found.append(self._wrap(child))
+            if child.tail:
+                found.append(child.tail)
+        return found
 
     @property
     def elements(self) -> list[Element]:
-        return [c for c in self.children if isinstance(c, Element)]
+        return [self._wrap(child) for child in self.node if isinstance(child.tag, str)]
+
+    @property
+    def text(self) -> str:
+        """All text inside, as written (comments left out)."""
+        return "".join(self.node.xpath("descendant::text()"))
+
+    raw_text = text
+
+    @property
+    def flat_text(self) -> str:
+        """The text with every run of whitespace made one space, trimmed."""
+        return normalise_space(self.text)
 
     def iter(self):
-        for child in self.elements:
-            yield child
-            yield from child.iter()
+        for node in self.node.iterdescendants():
+            if isinstance(node.tag, str):
+                yield self._wrap(node)
 
     def ancestors(self):
         node = self.parent
-        while node is not None and node.tag != "#root":
+        while node is not None and node.tag != ROOT:
             yield node
             node = node.parent
 
     def select(self, selector: str) -> list[Element]:
-        return select(self, selector)
+        matches = _xpath(selector)(self._root)
+        if self.node is not self._root:
+            inside = set(self.node.iterdescendants())
+            matches = [node for node in matches if node in inside]
+        return [self._wrap(node) for node in matches if node is not self._root]
 
     def select_one(self, selector: str) -> Element | None:
-        found = select(self, selector)
+        found = self.select(selector)
         return found[0] if found else None
+
+    def one(self, selector: str) -> Element:
+        found = self.select(selector)
+        assert len(found) == 1, f"{selector!r}: {len(found)} matches"
+        return found[0]
+
+    def has(self, selector: str) -> bool:
+        return bool(self.select(selector))
 
     def __repr__(self):
         return f"<{self.tag} {self.attrs}>"
 
 
-class _Builder(HTMLParser):
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.root = Element("#root", {})
-        self.current = self.root
-
-    def handle_starttag(self, tag, attrs):
-        element = Element(tag, dict(attrs), self.current)
-        self.current.children.append(element)
-        if tag not in VOID:
-            self.current = element
-
-    def handle_startendtag(self, tag, attrs):
-        self.current.children.append(Element(tag, dict(attrs), self.current))
-
-    def handle_endtag(self, tag):
-        node = self.current
-        while node is not None and node.tag != tag:
-            node = node.parent
-        if node is not None and node.parent is not None:
-            self.current = node.parent
-
-    def handle_data(self, data):
-        self.current.children.append(data)
-
-
 def parse(markup: str) -> Element:
-    builder = _Builder()
-    builder.feed(markup)
-    builder.close()
-    return builder.root
-
-
-_SIMPLE = re.compile(r"^(?P<tag>[\w*-]+)?(?P<rest>(?:[.#][\w:-]+|\[[^\]]+\])*)$")
-
-
-def _matches(element: Element, simple: str) -> bool:
-    match = _SIMPLE.match(simple)
-    assert match, f"bad selector {simple!r}"
-    tag = match.group("tag")
-    if tag and tag != "*" and element.tag != tag:
-        return False
-    for part in re.findall(r"[.#][\w:-]+|\[[^\]]+\]", match.group("rest")):
-        if part[0] == ".":
-            if part[1:] not in element.classes:
-                return False
-        elif part[0] == "#":
-            if element.id != part[1:]:
-                return False
-        else:
-            name, _, value = part[1:-1].partition("=")
-            if name not in element.attrs:
-                return False
-            if value and element.attrs[name] != value.strip("\"'"):
-                return False
-    return True
-
-
-def select(root: Element, selector: str) -> list[Element]:
-    """Descendant (` `) and child (`>`) combinators over tag.class#id[attr=value] parts."""
-    tokens = selector.replace(">", " > ").split()
-    current = [root]
-    combinator = " "
-    for token in tokens:
-        if token == ">":
-            combinator = ">"
-            continue
-        found: list[Element] = []
-        seen: set[int] = set()
-        for node in current:
-            candidates = node.elements if combinator == ">" else list(node.iter())
-            for candidate in candidates:
-                if id(candidate) not in seen and _matches(candidate, token):
-                    seen.add(id(candidate))
-                    found.append(candidate)
-        current = found
-        combinator = " "
-    return current
+    """A whole page (doctype or <html> first) keeps its <html>; anything else is a fragment."""
+    root = lxml.html.Element("div")
+    if _DOCUMENT.match(markup):
+        root.append(lxml.html.document_fromstring(markup))
+    elif markup.strip():
+        parent = lxml.html.fragment_fromstring(markup, create_parent="div")
+        root.text = parent.text
+        root.extend(list(parent))
+    known: dict = {}
+    known[root] = Element(root, root, known)
+    return known[root]
 
 
 def tex_annotations(markup: str) -> list[str]:

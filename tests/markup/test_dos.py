@@ -227,6 +227,7 @@ def test_many_distinct_def_bombs_stay_within_the_time_limit():
     assert _codes(rendered) <= {"math-error", "render-limit"} and rendered.warnings
 
 
+@pytest.mark.slow
 def test_two_megabytes_of_dollars_and_formulas_fall_back_in_time():
     """Hundreds of thousands of formulas: typeset until the budget or the placeholder cap runs
     out, the rest shown as source, with a render-limit warning."""
@@ -329,6 +330,7 @@ def test_warnings_are_capped():
     assert rendered.warnings[-1].message == f"{5_000 - limits.MAX_WARNINGS} more warnings"
 
 
+@pytest.mark.slow
 def test_time_waiting_on_the_javascript_engine_counts_against_the_budget():
     """KaTeX runs in V8's threads, where the rendering thread's CPU clock stands still: many
     distinct slow formulas still end the budget, and the rest are shown as source."""
@@ -371,6 +373,7 @@ def test_five_thousand_reference_lists_render_in_time():
     assert all(found.sources == {"a": "bib/refs.bib"} for found in rendered.citations)
 
 
+@pytest.mark.slow
 def test_five_thousand_lists_of_distinct_entries_stop_at_the_budget():
     """Each list citing an entry not formatted before costs a citation-js call: once the
     render's budget is spent the remaining lists show their keys, with one warning."""
@@ -417,6 +420,7 @@ def _cleaned(markup: str) -> str:
     return cleaned
 
 
+@pytest.mark.slow
 def test_a_hundred_thousand_nested_divs_render_in_time_with_a_warning():
     """`<div>` × 100,000 (0.5 MB) took 29 s in nh3 (quadratic in depth): the tags past
     MAX_DEPTH are left out with a warning on their line; the text around them renders. The

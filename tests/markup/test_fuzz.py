@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -375,6 +376,7 @@ def _check(source: str) -> None:
 # --- Properties ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @FUZZ
 @given(DOCUMENT)
 # Found by this test: a code span between $$ delimiters was typeset inside the formula and its
@@ -385,6 +387,7 @@ def test_random_documents_render_sanitised_and_deterministic(source):
     _check(source)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.lists(st.tuples(st.sampled_from(XSS), PIECE, SEPARATOR), min_size=1, max_size=6))
 def test_xss_payloads_inside_every_construct_stay_inert(parts):
@@ -392,6 +395,7 @@ def test_xss_payloads_inside_every_construct_stay_inert(parts):
     _check("".join(payload + piece + separator for payload, piece, separator in parts))
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, derandomize=True)
 @given(st.text(max_size=200))
 def test_arbitrary_text_renders(source):

@@ -14,23 +14,17 @@ from django.core.exceptions import PermissionDenied
 from django.test import Client
 
 from bibliography.models import BibFile
-from bibliography.services import bibfile_create, bibfile_import, bibfile_set_public
+from bibliography.services import bibfile_import, bibfile_set_public
 from notes import services
 from notes.models import Note, NoteAuthor, NoteCitation
 from notes.rendering import batch_context, context_for, context_with_bibliographies
 from scidraft.markup import render
+from tests.factories import bib_file, write
 
 KNUTH = "@book{knuth, title={The Art of Computer Programming}, author={Knuth, Donald}}\n"
 BODY = 'Intro.\n\nSee \\cite{knuth}.\n\n{{< references bib="bib/ada.bib" >}}\n'
 LIST_LINE = 5
 ENTRY = "The Art of Computer Programming"
-
-
-def write(note: Note, user, **fields) -> Note:
-    note.refresh_from_db()
-    return services.note_save(
-        note_id=note.pk, user=user, base_version=note.version, fields=fields
-    ).note
 
 
 def refused(note: Note) -> bool:
@@ -48,7 +42,7 @@ def refused(note: Note) -> bool:
 
 @pytest.fixture
 def ada_bib(author) -> BibFile:
-    return bibfile_create(user=author, name="bib/ada.bib", raw=KNUTH).bibfile
+    return bib_file(author, "bib/ada.bib", KNUTH)
 
 
 @pytest.mark.django_db

@@ -15,10 +15,10 @@ import pytest
 from django.utils import timezone
 
 from notes import services
-from notes.models import Note, NoteAuthor, Status
+from notes.models import Note, Status
 from notes.rendering import context_for
-from notes.services import note_render_store
 from scidraft.markup import render
+from tests.factories import note_row
 from tests.people import user_in_group
 
 pytestmark = pytest.mark.django_db
@@ -26,22 +26,6 @@ pytestmark = pytest.mark.django_db
 LEMMA = ":::lemma[Shift invariance]{#lem-shift}\nA statement.\n:::\n"
 CITING = "See \\Cref{target:lem-shift} for the proof.\n"
 MISSING = '<span class="ref-missing"'
-
-
-def _note(slug: str, body: str, *, status=Status.PUBLISHED, date=None, author=None) -> Note:
-    """A note saved and rendered as the services store it; `author` (a user) may edit it."""
-    note = Note.objects.create(
-        slug=slug,
-        title=slug.title(),
-        body=body,
-        status=status,
-        date=date or timezone.now() - dt.timedelta(days=1),
-        created_by=author,
-    )
-    if author is not None:
-        NoteAuthor.objects.create(note=note, author=services.author_for_user(author), position=0)
-    note_render_store(note=note, force=True)
-    return note
 
 
 def _link(html: str) -> bool:
@@ -55,7 +39,7 @@ def test_twenty_thousand_cross_note_references_take_one_query(django_assert_max_
     """20,000 `\\ref{slug:label}` to 50 notes took a query each (15 s): now all of a render's
     references are looked up together, and resolve as before."""
     for n in range(50):
-        _note(f"note-{n}", f":::lemma{{#lem-{n}}}\nL.\n:::\n")
+        note_row(f"note-{n}", f":::lemma{{#lem-{n}}}\nL.\n:::\n", rendered=True)
     body = "\n".join(f"Line \\Cref{{note-{n % 50}:lem-{n % 50}}}." for n in range(20_000))
     context = context_for(None)
     start = time.process_time()
@@ -81,8 +65,10 @@ def test_twenty_thousand_cross_note_references_take_one_query(django_assert_max_
 def test_the_stored_render_does_not_resolve_notes_readers_cannot_see(client, status, days):
     """A published note citing a draft, a note in review or a scheduled note shows `??` and
     warns, on its public page: no label text of the hidden note, no link to it."""
-    _note("target", LEMMA, status=status, date=timezone.now() + dt.timedelta(days=days))
-    citing = _note("citing", CITING)
+    note_row(
+        "target", LEMMA, status=status, date=timezone.now() + dt.timedelta(days=days), rendered=True
+    )
+    citing = note_row("citing", CITING, rendered=True)
     assert MISSING in citing.rendered_html and not _link(citing.rendered_html)
     assert [warning["code"] for warning in citing.render_warnings] == ["ref-unresolved"]
     page = client.get("/notes/citing/").content.decode()
@@ -91,16 +77,16 @@ def test_the_stored_render_does_not_resolve_notes_readers_cannot_see(client, sta
 
 def test_a_published_target_resolves_in_the_stored_render():
     """The published case is unchanged: a link with the label's text."""
-    _note("target", LEMMA)
-    assert _link(_note("citing", CITING).rendered_html)
+    note_row("target", LEMMA, rendered=True)
+    assert _link(note_row("citing", CITING, rendered=True).rendered_html)
 
 
 def test_the_editor_preview_resolves_the_authors_own_drafts(client):
     """Ada's preview resolves her own draft; Bert's preview of his note does not see it."""
     ada, bert = user_in_group("ada", "Author"), user_in_group("bert", "Author")
-    _note("target", LEMMA, status=Status.DRAFT, author=ada)
-    mine = _note("mine", "", status=Status.DRAFT, author=ada)
-    his = _note("his", "", status=Status.DRAFT, author=bert)
+    note_row("target", LEMMA, status=Status.DRAFT, author=ada, rendered=True)
+    mine = note_row("mine", "", status=Status.DRAFT, author=ada, rendered=True)
+    his = note_row("his", "", status=Status.DRAFT, author=bert, rendered=True)
     client.force_login(ada)
     assert _link(client.post(f"/write/{mine.pk}/preview/", {"content": CITING}).content.decode())
     client.force_login(bert)
@@ -111,7 +97,7 @@ def test_the_editor_preview_resolves_the_authors_own_drafts(client):
 def test_an_editors_preview_resolves_any_draft():
     """Editors may read every note, so their previews (the review page) resolve drafts."""
     eve = user_in_group("eve", "Editor")
-    _note("target", LEMMA, status=Status.DRAFT)
+    note_row("target", LEMMA, status=Status.DRAFT, rendered=True)
     assert _link(render(CITING, context_for(None, reader=eve)).html)
     assert not _link(render(CITING, context_for(None)).html)
 
@@ -123,8 +109,8 @@ def test_a_note_is_rendered_again_when_a_target_is_published_or_unpublished(clie
     """Reading the citing note after its target was published shows the link; after it was
     unpublished, `??` again. Each change costs one render, not one per read."""
     eve = user_in_group("eve", "Editor")
-    target = _note("target", LEMMA, status=Status.DRAFT)
-    _note("citing", CITING)
+    target = note_row("target", LEMMA, status=Status.DRAFT, rendered=True)
+    note_row("citing", CITING, rendered=True)
     services.note_publish(note_id=target.pk, user=eve, base_version=target.version)
     assert _link(client.get("/notes/citing/").content.decode())
     assert _link(Note.objects.get(slug="citing").rendered_html)
@@ -139,8 +125,8 @@ def test_a_note_is_rendered_again_when_a_target_is_published_or_unpublished(clie
 def test_a_note_is_rendered_again_once_a_scheduled_target_comes_due(client, monkeypatch):
     """No write happens when a scheduled note goes live: the citing note's page resolves it
     once its date has passed."""
-    _note("target", LEMMA, date=timezone.now() + dt.timedelta(hours=1))
-    _note("citing", CITING)
+    note_row("target", LEMMA, date=timezone.now() + dt.timedelta(hours=1), rendered=True)
+    note_row("citing", CITING, rendered=True)
     assert MISSING in client.get("/notes/citing/").content.decode()
     later = timezone.now() + dt.timedelta(hours=2)
     monkeypatch.setattr(timezone, "now", lambda: later)
@@ -149,8 +135,8 @@ def test_a_note_is_rendered_again_once_a_scheduled_target_comes_due(client, monk
 
 def test_reading_a_current_note_costs_no_render(client, monkeypatch):
     """A note whose references still resolve as stored is not rendered again on read."""
-    _note("target", LEMMA)
-    _note("citing", CITING)
+    note_row("target", LEMMA, rendered=True)
+    note_row("citing", CITING, rendered=True)
     calls = []
     monkeypatch.setattr(
         "notes.views.note_render_store", lambda **kwargs: calls.append(kwargs["note"].slug)

@@ -8,16 +8,10 @@ from __future__ import annotations
 import pytest
 
 from notes.entry_index import render_entry_index
-from notes.models import Note, Status
 from notes.rendering import SITE_MACROS
 from scidraft.markup import RenderContext, render
 from scidraft.markup.mathmacros import Preamble
-
-
-def _member(slug: str, **params) -> Note:
-    return Note.objects.create(
-        slug=slug, title=slug, body="x", status=Status.PUBLISHED, params=params
-    )
+from tests.factories import note_row
 
 
 def _page(view: str, macros: str = ""):
@@ -29,12 +23,16 @@ def _page(view: str, macros: str = ""):
 @pytest.mark.django_db
 @pytest.mark.parametrize("view", ["entry-a-to-z", "entry-categories"])
 def test_math_in_an_entrys_fields_is_typeset_and_the_rest_escaped(view):
-    _member(
+    note_row(
         "rates",
-        entryTitle=r"Rates of $O(1/k^2)$",
-        entryAliases=[r"\(\ell_1\) descent", "<b>bold</b>"],
-        entrySummary=r"Shows $f(x_k) - f^\star \le L/k$ for <script>x</script> steps",
-        entryCategory="Optimisation",
+        "x",
+        title="rates",
+        params=dict(
+            entryTitle=r"Rates of $O(1/k^2)$",
+            entryAliases=[r"\(\ell_1\) descent", "<b>bold</b>"],
+            entrySummary=r"Shows $f(x_k) - f^\star \le L/k$ for <script>x</script> steps",
+            entryCategory="Optimisation",
+        ),
     )
     page = _page(view)
     assert page.html.count('<span class="katex">') == 3
@@ -49,7 +47,12 @@ def test_math_in_an_entrys_fields_is_typeset_and_the_rest_escaped(view):
 
 @pytest.mark.django_db
 def test_a_formula_katex_refuses_shows_as_written_with_a_warning_for_the_page():
-    _member("broken", entryTitle="Broken", entrySummary=r"Bound $\frac{1}{$ holds")
+    note_row(
+        "broken",
+        "x",
+        title="broken",
+        params=dict(entryTitle="Broken", entrySummary=r"Bound $\frac{1}{$ holds"),
+    )
     page = _page("entry-a-to-z")
     assert r"<code>\frac{1}{</code>" in page.html
     assert [(w.line, w.code) for w in page.warnings] == [(1, "math-error")]
@@ -60,7 +63,12 @@ def test_a_formula_katex_refuses_shows_as_written_with_a_warning_for_the_page():
 def test_placeholder_characters_in_a_field_are_text_not_markup():
     """A summary holding the engine's private-use characters cannot forge a formula or a
     placeholder: they are dropped."""
-    _member("forged", entryTitle="Forged", entrySummary="a \ue014i\\alpha\ue015 \ue0000\ue001 b")
+    note_row(
+        "forged",
+        "x",
+        title="forged",
+        params=dict(entryTitle="Forged", entrySummary="a \ue014i\\alpha\ue015 \ue0000\ue001 b"),
+    )
     page = _page("entry-a-to-z")
     assert 'class="katex"' not in page.html
     assert "a i\\alpha 0 b" in page.html
@@ -69,8 +77,8 @@ def test_placeholder_characters_in_a_field_are_text_not_markup():
 @pytest.mark.django_db
 def test_entries_are_still_filed_under_the_first_letter_of_their_title_as_written():
     """As the theme files them: a title that starts with math is under "$"."""
-    _member("zeta", entryTitle=r"$\zeta$ functions")
-    _member("alpha", entryTitle="Alpha")
+    note_row("zeta", "x", title="zeta", params=dict(entryTitle=r"$\zeta$ functions"))
+    note_row("alpha", "x", title="alpha", params=dict(entryTitle="Alpha"))
     html = _page("entry-a-to-z").html
     assert '<h2 class="entry-letter" id="$">$</h2>' in html
     assert html.index('id="$"') < html.index('id="A"')
@@ -78,7 +86,9 @@ def test_entries_are_still_filed_under_the_first_letter_of_their_title_as_writte
 
 @pytest.mark.django_db
 def test_the_sites_macros_apply_to_an_entrys_math():
-    _member("mean", entryTitle="Mean", entrySummary=r"Defines $\Ex[X]$")
+    note_row(
+        "mean", "x", title="mean", params=dict(entryTitle="Mean", entrySummary=r"Defines $\Ex[X]$")
+    )
     without = _page("entry-a-to-z")
     assert 'class="math-error"' in without.html
     page = _page("entry-a-to-z", macros=r"\newcommand{\Ex}{\mathbb{E}}")

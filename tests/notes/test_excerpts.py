@@ -6,20 +6,16 @@ math, a \\ref to a lemma, a \\cite, a Mermaid diagram, a code block and a pseudo
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import re
 import xml.etree.ElementTree as ET
 
 import pytest
-from django.utils import timezone
 
-from bibliography.services import bibfile_import
-from hugosite.loading import note_import, page_import
-from hugosite.reading import NoteSource, PageSource
 from notes.excerpts import DESCRIPTION, excerpt_of
 from notes.models import Note
 from scidraft.site.models import SiteSettings
+from tests.factories import imported_note, imported_page, site_bib_file
 from tests.markup.test_excerpt import NOTE as ENGINE_NOTE
 from tests.markup.test_sanitise import BODY_PAYLOADS, violations
 
@@ -36,27 +32,15 @@ LEFT_OUT = ("Mermaidnode", "codeword", "Algoword", "\\cite", "\\ref", "\\label")
 
 def excerpt_note(slug: str = "excerpt-note", body: str = BODY, **fields) -> Note:
     """The note every excerpt test quotes, published yesterday and tagged `Excerpts`."""
-    bibfile_import(name="bib/excerpt.bib", raw=BIB)
+    site_bib_file("bib/excerpt.bib", BIB)
     fields.setdefault("title", "Excerpt Note")
     fields.setdefault("tags", ["Excerpts"])
-    note, _ = note_import(
-        source=NoteSource(
-            path=f"content/notes/{slug}.md",
-            slug=slug,
-            body=body,
-            date=timezone.now() - dt.timedelta(days=1),
-            **fields,
-        )
-    )
-    return note
+    return imported_note(slug, body, **fields)
 
 
 def search_page() -> None:
     """The standalone page that serves /search/ (layout "search")."""
-    page_import(
-        source=PageSource(path="content/search.md", slug="search", body="", title="Search",
-                          layout="search")
-    )  # fmt: skip
+    imported_page("search", title="Search", layout="search")
 
 
 def test_written_description_and_summary_win():

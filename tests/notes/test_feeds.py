@@ -10,11 +10,11 @@ import xml.etree.ElementTree as ET
 
 import pytest
 from django.template import engines
-from django.utils import timezone
 
 from notes.feeds import rfc822, w3c
-from notes.models import Note, Status, Tag
+from notes.models import Note, Tag
 from scidraft.site.models import SiteSettings
+from tests.factories import note_rows
 
 pytestmark = pytest.mark.django_db
 
@@ -208,31 +208,13 @@ def test_500_template_is_standalone():
     assert '<div class="not-found">500</div>' in text
 
 
-def _add_notes(count: int) -> None:
-    now = timezone.now() - dt.timedelta(days=2)
-    Note.objects.bulk_create(
-        Note(
-            slug=f"extra-{index}",
-            title=f"Extra note {index}",
-            body="Extra.",
-            rendered_html="<p>Extra.</p>",
-            rendered_text="Extra.",
-            has_body=True,  # bulk_create skips save(), which keeps it
-            status=Status.PUBLISHED,
-            date=now - dt.timedelta(minutes=index),
-        )
-        for index in range(count)
-    )
-    tag = Tag.objects.get(slug="mermaid")
-    tag.notes.add(*Note.objects.filter(slug__startswith="extra-"))
-
-
 @pytest.mark.parametrize("path", ["/index.xml", "/tags/mermaid/index.xml", "/sitemap.xml"])
 def test_constant_queries(client, demo_loaded, django_assert_max_num_queries, path):
     """Feeds and the sitemap run the same bounded number of queries at 30 and 230 notes."""
     with django_assert_max_num_queries(6):
         assert client.get(path).status_code == 200
-    _add_notes(200)
+    note_rows(200, title="Extra note {}", body="Extra.", text="Extra.")
+    Tag.objects.get(slug="mermaid").notes.add(*Note.objects.filter(slug__startswith="extra-"))
     with django_assert_max_num_queries(6):
         response = client.get(path)
     assert response.status_code == 200

@@ -9,10 +9,11 @@ from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
-from notes.models import Note, Page, Status
+from notes.models import Note, Page
 from notes.rendering import NOTE_MACROS, SITE_MACROS, context_for, source_hash
 from notes.services import note_render_store
 from scidraft.site.models import SiteSettings, validate_math_macros
+from tests.factories import note_row
 from tests.site.test_admin_settings import _post_data
 
 
@@ -24,17 +25,11 @@ def site_macros(db):
     return site
 
 
-def _note(body: str, macros: str = "") -> Note:
-    return Note.objects.create(
-        slug="macros", title="Macros", body=body, math_macros=macros, status=Status.PUBLISHED
-    )
-
-
 @pytest.mark.django_db
 def test_the_render_context_carries_the_site_then_the_note_preamble(site_macros):
     """context_for gives the site's preamble, then the note's; a note without its own gets the
     site's alone, and so does a page."""
-    note = _note("$x$", "\\renewcommand{\\E}{\\mathbb{E}}")
+    note = note_row("macros", "$x$", title="Macros", math_macros="\\renewcommand{\\E}{\\mathbb{E}}")
     preambles = context_for(note).math_macros
     assert [(p.where, p.tex) for p in preambles] == [
         (SITE_MACROS, site_macros.math_macros),
@@ -46,7 +41,12 @@ def test_the_render_context_carries_the_site_then_the_note_preamble(site_macros)
 @pytest.mark.django_db
 def test_a_stored_render_uses_both_preambles(site_macros):
     """A note saved and rendered typesets the site's \\R and its own \\E, with no warning."""
-    note = _note("$\\E[X] \\in \\R$", "\\renewcommand{\\E}{\\mathbb{E}}")
+    note = note_row(
+        "macros",
+        "$\\E[X] \\in \\R$",
+        title="Macros",
+        math_macros="\\renewcommand{\\E}{\\mathbb{E}}",
+    )
     note_render_store(note=note, force=True)
     note.refresh_from_db()
     assert note.render_warnings == []
@@ -57,7 +57,7 @@ def test_a_stored_render_uses_both_preambles(site_macros):
 def test_the_source_hash_follows_the_macros(site_macros):
     """The source hash changes with the site's or the note's macros (a stored render made under
     other macros is stale); with no macros anywhere it is what it was before macros existed."""
-    note = _note("$\\R$")
+    note = note_row("macros", "$\\R$", title="Macros")
     with_site = source_hash(note.body, context_for(note))
     note.math_macros = "\\newcommand{\\Q}{q}"
     assert source_hash(note.body, context_for(note)) != with_site
@@ -73,7 +73,7 @@ def test_the_source_hash_follows_the_macros(site_macros):
 def test_changing_the_site_macros_marks_stored_renders_stale(site_macros):
     """Saving new site macros empties every stored source hash (renders refresh on their next
     read); saving the settings with the same macros leaves them."""
-    note = _note("$\\R$")
+    note = note_row("macros", "$\\R$", title="Macros")
     page = Page.objects.create(slug="p", title="P", body="$\\R$")
     note_render_store(note=note, force=True)
     page.source_hash = "x"

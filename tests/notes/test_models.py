@@ -11,25 +11,19 @@ from django.utils import timezone
 
 from notes.models import Author, Note, NoteAuthor, Status, Tag
 from scidraft.site.models import MenuItem, SiteSettings
+from tests.factories import note_row
 
 NOW = timezone.now()
-
-
-def make_note(slug, **fields):
-    fields.setdefault("body", "Some text.")
-    fields.setdefault("status", Status.PUBLISHED)
-    fields.setdefault("date", NOW - dt.timedelta(days=1))
-    return Note.objects.create(slug=slug, **fields)
 
 
 @pytest.mark.django_db
 def test_published_excludes_drafts_future_notes_and_empty_bodies():
     """Readers see published, due notes with content (an empty note is "not yet published")."""
-    make_note("live")
-    make_note("draft", status=Status.DRAFT)
-    make_note("review", status=Status.REVIEW)
-    make_note("scheduled", date=NOW + dt.timedelta(days=1))
-    make_note("empty", body="  \n\t")
+    note_row("live")
+    note_row("draft", status=Status.DRAFT)
+    note_row("review", status=Status.REVIEW)
+    note_row("scheduled", date=NOW + dt.timedelta(days=1))
+    note_row("empty", body="  \n\t")
     assert list(Note.objects.published().values_list("slug", flat=True)) == ["live"]
     assert list(Note.objects.scheduled().values_list("slug", flat=True)) == ["scheduled"]
 
@@ -37,7 +31,7 @@ def test_published_excludes_drafts_future_notes_and_empty_bodies():
 @pytest.mark.django_db
 def test_a_scheduled_note_becomes_published_at_its_date():
     """The same row is scheduled before its date and published after, with no write."""
-    make_note("later", date=NOW + dt.timedelta(hours=1))
+    note_row("later", date=NOW + dt.timedelta(hours=1))
     assert not Note.objects.published(now=NOW).exists()
     assert Note.objects.published(now=NOW + dt.timedelta(hours=2)).exists()
 
@@ -45,9 +39,9 @@ def test_a_scheduled_note_becomes_published_at_its_date():
 @pytest.mark.django_db
 def test_feed_order_is_weight_first_then_newest():
     """Hugo's default order: weighted notes first (ascending), then by date, newest first."""
-    make_note("old", date=NOW - dt.timedelta(days=3))
-    make_note("new", date=NOW - dt.timedelta(days=1))
-    make_note("pinned", date=NOW - dt.timedelta(days=9), weight=1)
+    note_row("old", date=NOW - dt.timedelta(days=3))
+    note_row("new", date=NOW - dt.timedelta(days=1))
+    note_row("pinned", date=NOW - dt.timedelta(days=9), weight=1)
     order = list(Note.objects.published().in_feed_order().values_list("slug", flat=True))
     assert order == ["pinned", "new", "old"]
 
@@ -57,9 +51,9 @@ def test_a_feed_page_read_from_the_index_is_the_same_slice_of_the_feed_order():
     """page_in_feed_order (two index reads) gives exactly in_feed_order()[offset:offset+limit]
     for every page, pinned notes (negative and positive weights) and equal dates included."""
     for number in range(9):
-        make_note(f"n{number}", date=NOW - dt.timedelta(days=number % 4))
+        note_row(f"n{number}", date=NOW - dt.timedelta(days=number % 4))
     for number, weight in enumerate([3, -1, 3, 1]):
-        make_note(f"p{number}", date=NOW - dt.timedelta(days=number), weight=weight)
+        note_row(f"p{number}", date=NOW - dt.timedelta(days=number), weight=weight)
     notes = Note.objects.published(now=NOW)
     expected = list(notes.in_feed_order().values_list("slug", flat=True))
     total, pinned = notes.count_in_feed()
@@ -74,7 +68,7 @@ def test_a_feed_page_read_from_the_index_is_the_same_slice_of_the_feed_order():
 def test_local_date_prints_in_the_offset_it_was_written_in():
     """A note written at 07:20+09:00 shows 07:20 whatever the server's time zone."""
     moment = dt.datetime(2026, 9, 22, 7, 20, tzinfo=dt.timezone(dt.timedelta(hours=9)))
-    note = make_note("tokyo", date=moment, date_offset_minutes=540)
+    note = note_row("tokyo", date=moment, date_offset_minutes=540)
     note.refresh_from_db()
     assert note.local_date.strftime("%b %d, %Y · %H:%M %z") == "Sep 22, 2026 · 07:20 +0900"
 
@@ -90,11 +84,11 @@ def test_editable_by_follows_the_roles():
     stranger = User.objects.create_user("stranger")
     editor = User.objects.create_user("editor")
     editor.groups.add(Group.objects.get(name="Editor"))
-    mine = make_note("mine", created_by=owner)
+    mine = note_row("mine", created_by=owner)
     NoteAuthor.objects.create(
         note=mine, author=Author.objects.create(name="Owner", handle="owner", user=owner)
     )
-    shared = make_note("shared", created_by=stranger)
+    shared = note_row("shared", created_by=stranger)
     NoteAuthor.objects.create(
         note=shared, author=Author.objects.create(name="Co", handle="co", user=coauthor)
     )

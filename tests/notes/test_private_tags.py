@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from notes import services
 from notes.models import Note, NoteAuthor, Page, Tag
+from tests.factories import draft_note, publish, published_note, unpublish, write
 
 ROLES = ("anonymous", "author", "other_author", "editor", "admin")
 SECRET = "Zanzibar Secret Project"
@@ -38,31 +39,11 @@ def client_for(role: str, users: dict) -> Client:
     return client
 
 
-def _write(note: Note, user, **fields) -> Note:
-    note.refresh_from_db()
-    result = services.note_save(
-        note_id=note.pk, user=user, base_version=note.version, fields=fields
-    )
-    return result.note
-
-
-def _publish(note: Note, user) -> Note:
-    note.refresh_from_db()
-    return services.note_publish(note_id=note.pk, user=user, base_version=note.version).note
-
-
-def _unpublish(note: Note, user) -> Note:
-    note.refresh_from_db()
-    return services.note_unpublish(note_id=note.pk, user=user, base_version=note.version).note
-
-
 @pytest.fixture
 def draft_tag(author, note) -> Note:
     """Ada's draft, the only note with the secret tag; a published note carries a public tag."""
-    _write(note, author, body="Draft text.", tags=[SECRET, "Open Topic"])
-    public = services.note_create(user=author, title="Published work")
-    _write(public, author, body="Published text about things.", tags=["Open Topic"])
-    _publish(public, author)
+    write(note, author, body="Draft text.", tags=[SECRET, "Open Topic"])
+    published_note(author, "Published work", "Published text about things.", tags=["Open Topic"])
     Page.objects.create(slug="search", title="Search", layout=Page.Layout.SEARCH)
     return note
 
@@ -113,8 +94,8 @@ def test_a_tag_only_on_a_scheduled_note_is_public_once_the_note_is_due(
     """Scheduled is not published: the tag's page appears when the date passes, with no
     write (the generation knows the next due date)."""
     soon = timezone.now() + dt.timedelta(hours=1)
-    _write(note, author, body="Coming soon.", tags=[SECRET], date=soon)
-    _publish(note, author)
+    write(note, author, body="Coming soon.", tags=[SECRET], date=soon)
+    publish(note, author)
     assert Note.objects.get(pk=note.pk).is_scheduled
     assert client.get(f"/tags/{SECRET_SLUG}/").status_code == 404
     assert client.get(f"/tags/{SECRET_SLUG}/index.xml").status_code == 404
@@ -134,11 +115,11 @@ def test_the_cached_tag_page_follows_publish_and_unpublish(client, author, note)
     """The tag's page appears for anonymous readers once the note is published and is cached;
     once the note is unpublished the cached page and the tag index are not served again (the
     page cache is keyed by the generation those writes bump)."""
-    _write(note, author, body="Text of the note.", tags=[SECRET])
+    write(note, author, body="Text of the note.", tags=[SECRET])
     url = f"/tags/{SECRET_SLUG}/"
     assert client.get(url).status_code == 404
 
-    _publish(note, author)
+    publish(note, author)
     response = client.get(url)
     assert response.status_code == 200
     assert f"/notes/{note.slug}/" in response.content.decode()
@@ -147,7 +128,7 @@ def test_the_cached_tag_page_follows_publish_and_unpublish(client, author, note)
     assert SECRET in client.get("/tags/").content.decode()
     assert client.get("/tags/")["X-Cache"] == "hit"
 
-    _unpublish(note, author)
+    unpublish(note, author)
     assert client.get(url).status_code == 404
     assert client.get(url + "index.xml").status_code == 404
     assert SECRET not in client.get("/tags/").content.decode()
@@ -209,10 +190,9 @@ def test_a_coauthor_is_offered_the_tags_of_the_shared_draft(client, other_author
 def test_public_tags_cost_one_query_whatever_the_number_of_notes(author, django_assert_num_queries):
     """Tag.objects.public() is one query with a subquery, not one per tag or note."""
     for index in range(5):
-        extra = services.note_create(user=author, title=f"Extra {index}")
-        _write(extra, author, body="Text.", tags=[f"T{index}", "Shared"])
+        extra = draft_note(author, f"Extra {index}", body="Text.", tags=[f"T{index}", "Shared"])
         if index % 2:
-            _publish(extra, author)
+            publish(extra, author)
     with django_assert_num_queries(1):
         names = sorted(Tag.objects.public().values_list("name", flat=True))
     assert names == ["Shared", "T1", "T3"]

@@ -7,7 +7,7 @@ import datetime as dt
 import json
 import re
 import time
-from html.parser import HTMLParser
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -15,11 +15,11 @@ from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
 
-from hugosite.loading import note_import, page_import
-from hugosite.reading import NoteSource, PageSource
 from notes.models import Author, Note, NoteAuthor, Page, Status, Tag
 from notes.rendering import RENDERED_FIELDS
 from scidraft.site.models import MenuItem, SiteSettings
+from tests.factories import imported_note, imported_page
+from tests.markup.dom import Element, parse
 
 pytestmark = pytest.mark.django_db
 
@@ -32,157 +32,17 @@ MERMAID = "A diagram:\n\n```mermaid\ngraph TD\n  A --> B\n```\n"
 MATH = "Inline math \\(x^2 + y^2\\) here."
 
 
-# --- A small HTML tree and CSS selector matcher (no parser library is installed) --------------
-
-_VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
-         "track", "wbr"}  # fmt: skip
-_COMPOUND = re.compile(r"([a-zA-Z][\w-]*|\*)?((?:[.#][\w-]+|\[[^\]]+\])*)")
-_PART = re.compile(r"\.([\w-]+)|#([\w-]+)|\[([\w:-]+)(?:([~^*$]?=)[\"']?([^\"'\]]*)[\"']?)?\]")
-
-
-class Node:
-    def __init__(self, tag: str, attrs, parent: Node | None):
-        self.tag, self.parent = tag, parent
-        self.attrs = {name: value or "" for name, value in attrs}
-        self.children: list[Node | str] = []
-
-    @property
-    def classes(self) -> set[str]:
-        return set(self.attrs.get("class", "").split())
-
-    def get(self, name: str, default=None):
-        return self.attrs.get(name, default)
-
-    @property
-    def text(self) -> str:
-        return " ".join(self.raw_text.split())
-
-    @property
-    def raw_text(self) -> str:
-        return "".join(c if isinstance(c, str) else c.raw_text for c in self.children)
-
-    def iter(self):
-        for child in self.children:
-            if isinstance(child, Node):
-                yield child
-                yield from child.iter()
-
-    def select(self, selector: str) -> list[Node]:
-        groups = [_parse_selector(part) for part in selector.split(",")]
-        return [node for node in self.iter() if any(_matches(node, steps) for steps in groups)]
-
-    def one(self, selector: str) -> Node:
-        found = self.select(selector)
-        assert len(found) == 1, f"{selector!r}: {len(found)} matches"
-        return found[0]
-
-    def has(self, selector: str) -> bool:
-        return bool(self.select(selector))
-
-    def __repr__(self) -> str:
-        return f"<{self.tag} {self.attrs}>"
-
-
-def _parse_selector(selector: str):
-    tokens = re.findall(r">|(?:[^\s>\[]|\[[^\]]*\])+", selector)
-    steps, combinator = [], " "
-    for token in tokens:
-        if token == ">":
-            combinator = ">"
-            continue
-        match = _COMPOUND.fullmatch(token)
-        assert match, token
-        tag, rest = match.groups()
-        parts = [m.groups() for m in _PART.finditer(rest or "")]
-        steps.append((combinator, tag, parts))
-        combinator = " "
-    return steps
-
-
-def _compound(node: Node, tag, parts) -> bool:
-    if tag and tag != "*" and node.tag != tag:
-        return False
-    for cls, ident, attr, op, value in parts:
-        if cls and cls not in node.classes:
-            return False
-        if ident and node.get("id") != ident:
-            return False
-        if attr:
-            if attr not in node.attrs:
-                return False
-            actual = node.attrs[attr]
-            if op == "=" and actual != value:
-                return False
-            if op == "~=" and value not in actual.split():
-                return False
-            if op == "^=" and not actual.startswith(value):
-                return False
-            if op == "*=" and value not in actual:
-                return False
-            if op == "$=" and not actual.endswith(value):
-                return False
-    return True
-
-
-def _matches(node: Node, steps) -> bool:
-    combinator, tag, parts = steps[-1]
-    if not _compound(node, tag, parts):
-        return False
-    if len(steps) == 1:
-        return True
-    ancestor = node.parent
-    while ancestor is not None and ancestor.tag != "#root":
-        if _matches(ancestor, steps[:-1]):
-            return True
-        if combinator == ">":
-            return False
-        ancestor = ancestor.parent
-    return False
-
-
-class _TreeBuilder(HTMLParser):
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.root = Node("#root", [], None)
-        self.stack = [self.root]
-
-    def handle_starttag(self, tag, attrs):
-        node = Node(tag, attrs, self.stack[-1])
-        self.stack[-1].children.append(node)
-        if tag not in _VOID:
-            self.stack.append(node)
-
-    def handle_startendtag(self, tag, attrs):
-        self.stack[-1].children.append(Node(tag, attrs, self.stack[-1]))
-
-    def handle_endtag(self, tag):
-        for index in range(len(self.stack) - 1, 0, -1):
-            if self.stack[index].tag == tag:
-                del self.stack[index:]
-                return
-
-    def handle_data(self, data):
-        self.stack[-1].children.append(data)
-
-
-def parse(markup: str) -> Node:
-    builder = _TreeBuilder()
-    builder.feed(markup)
-    builder.close()
-    return builder.root
-
-
 def get(client, url: str, status: int = 200):
     response = client.get(url)
     assert response.status_code == status, f"{url}: {response.status_code}"
     return response
 
 
-def html(client, url: str, status: int = 200) -> Node:
+def html(client, url: str, status: int = 200) -> Element:
     return parse(get(client, url, status).content.decode())
 
 
-def meta(tree: Node, name: str) -> list[str]:
+def meta(tree: Element, name: str) -> list[str]:
     """Contents of <meta name=…> (or property=…) tags, in order."""
     return [
         node.get("content")
@@ -202,17 +62,8 @@ def site(**values) -> SiteSettings:
     return settings_row
 
 
-def make_note(slug: str, body: str = "Plain text of the note.", **fields) -> Note:
-    """A note stored (and rendered) as an import would store it."""
-    fields.setdefault("title", slug.replace("-", " ").title())
-    fields.setdefault("date", SEP_22)
-    date = fields["date"]
-    if date is not None and date.utcoffset() is not None:
-        fields.setdefault("date_offset_minutes", int(date.utcoffset().total_seconds() // 60))
-    note, _ = note_import(
-        source=NoteSource(path=f"content/notes/{slug}.md", slug=slug, body=body, **fields)
-    )
-    return note
+# The notes of these pages are dated SEP_22 (in Tokyo) unless a test says otherwise.
+make_note = partial(imported_note, date=SEP_22)
 
 
 def dated(count: int, prefix: str = "note", **fields) -> list[Note]:
@@ -285,11 +136,13 @@ def test_feed_card_markup(client, db):
     assert time.get("href") == "/notes/with-tags/"
     assert card.one("h2.note-title a").get("href") == "/notes/with-tags/"
     body = card.one("div.note-body.md-content")
-    assert "The part on the card." in body.text and "The rest of the note." not in body.text
+    assert (
+        "The part on the card." in body.flat_text and "The rest of the note." not in body.flat_text
+    )
     readmore = body.one("a.note-readmore")
-    assert readmore.text == "Read more »" and readmore.get("href") == "/notes/with-tags/"
+    assert readmore.flat_text == "Read more »" and readmore.get("href") == "/notes/with-tags/"
     tags = card.one("footer.note-tags").select("a.note-tag")
-    assert [(a.text, a.get("href")) for a in tags] == [
+    assert [(a.flat_text, a.get("href")) for a in tags] == [
         ("#Demo", "/tags/demo/"),
         ("#Linear Algebra", "/tags/linear-algebra/"),
     ]
@@ -301,7 +154,7 @@ def test_feed_without_preview_shows_the_full_note(client, db):
     """Without preview markers the card shows the whole note and no "Read more »"."""
     make_note("full", "First paragraph.\n\nSecond paragraph.", show_title=True)
     card = html(client, "/").one("article.note-card")
-    assert "Second paragraph." in card.text
+    assert "Second paragraph." in card.flat_text
     assert not card.has("a.note-readmore")
 
 
@@ -312,18 +165,20 @@ def test_numbered_pagination(client, db):
     first = html(client, "/")
     bar = first.one("nav.numbered-pagination")
     active = bar.one("a.page-num.active")
-    assert active.get("aria-current") == "page" and active.text == "1"
+    assert active.get("aria-current") == "page" and active.flat_text == "1"
     assert not bar.has("a.page-step.prev")
-    assert bar.one("a.page-step.next").text == "Next ›"
+    assert bar.one("a.page-step.next").flat_text == "Next ›"
     assert bar.one("a.page-step.next").get("href") == "/page/2/"
-    assert [a.text for a in bar.select(".page-numbers a.page-num")] == ["1", "2", "3", "4"]
+    assert [a.flat_text for a in bar.select(".page-numbers a.page-num")] == ["1", "2", "3", "4"]
 
     second = html(client, "/notes/page/2/").one("nav.numbered-pagination")
-    assert second.one("a.page-num.active[aria-current=page]").text == "2"
-    assert second.one("a.page-step.prev").text == "‹ Previous"
+    assert second.one("a.page-num.active[aria-current=page]").flat_text == "2"
+    assert second.one("a.page-step.prev").flat_text == "‹ Previous"
     assert second.one("a.page-step.prev").get("href") == "/notes/"
     assert second.one("a.page-step.next").get("href") == "/notes/page/3/"
-    assert {a.text: a.get("href") for a in second.select("a.page-num")}["4"] == "/notes/page/4/"
+    assert {a.flat_text: a.get("href") for a in second.select("a.page-num")}[
+        "4"
+    ] == "/notes/page/4/"
 
     last = html(client, "/page/4/").one("nav.numbered-pagination")
     assert not last.has("a.page-step.next")
@@ -336,9 +191,9 @@ def test_pagination_gaps(client, db):
     dated(13)
     bar = html(client, "/page/7/").one("nav.numbered-pagination")
     items = [
-        "…" if "page-gap" in node.classes else node.text
+        "…" if "page-gap" in node.classes else node.flat_text
         for node in bar.one(".page-numbers").iter()
-        if {"page-gap", "page-num"} & node.classes
+        if {"page-gap", "page-num"} & set(node.classes)
     ]
     assert items == ["1", "…", "5", "6", "7", "8", "9", "…", "13"]
     assert len(bar.select("span.page-gap")) == 2
@@ -377,14 +232,16 @@ def test_card_title_rule(client, db, show_title, body, shown):
     card = html(client, "/").one("article.note-card")
     assert card.has("h2.note-title") is shown
     if shown:
-        assert card.one("h2.note-title").text == "The Title"
+        assert card.one("h2.note-title").flat_text == "The Title"
 
 
 @pytest.mark.parametrize("show_title", [None, True, False])
 def test_note_page_title_whenever_set(client, db, show_title):
     """The note page shows h1.note-title whenever a title is set, ignoring showTitle."""
     make_note("n", "No markers.", title="The Title", show_title=show_title)
-    assert html(client, "/notes/n/").one("article.note-single h1.note-title").text == "The Title"
+    assert (
+        html(client, "/notes/n/").one("article.note-single h1.note-title").flat_text == "The Title"
+    )
 
 
 @pytest.mark.parametrize("show_title", [None, True, False])
@@ -396,7 +253,7 @@ def test_a_note_without_title_gets_no_heading(client, db, show_title):
     page = html(client, "/notes/untitled/").one("article.note-single")
     assert not page.has(".note-title") and not page.has("h1")
     for heading in html(client, "/").select("h1, h2"):
-        assert heading.text
+        assert heading.flat_text
 
 
 # --- Dates ------------------------------------------------------------------------------------
@@ -406,7 +263,7 @@ def test_card_date_in_the_notes_offset(client, db):
     """Card: `Sep 22, 2026`, tooltip `Sep 22, 2026 07:20`, in the +09:00 of the front matter."""
     make_note("tokyo")
     time = html(client, "/").one("a.note-time")
-    assert time.text == "Sep 22, 2026"
+    assert time.flat_text == "Sep 22, 2026"
     assert time.get("title") == "Sep 22, 2026 07:20"
 
 
@@ -414,7 +271,7 @@ def test_note_page_date_in_the_notes_offset(client, db):
     """Note page: `Sep 22, 2026 · 07:20` in a span (not a link)."""
     make_note("tokyo")
     article = html(client, "/notes/tokyo/").one("article.note-single")
-    assert article.one("header.note-head span.note-time").text == "Sep 22, 2026 · 07:20"
+    assert article.one("header.note-head span.note-time").flat_text == "Sep 22, 2026 · 07:20"
     assert not article.has("a.note-time")
 
 
@@ -422,8 +279,8 @@ def test_single_digit_days_and_other_offsets(client, db):
     """`Mar 5, 2026` (no zero padding) and a negative offset kept as written."""
     make_note("ny", date=dt.datetime(2026, 3, 5, 23, 5, tzinfo=dt.timezone(-dt.timedelta(hours=5))))
     time = html(client, "/").one("a.note-time")
-    assert (time.text, time.get("title")) == ("Mar 5, 2026", "Mar 5, 2026 23:05")
-    assert html(client, "/notes/ny/").one("span.note-time").text == "Mar 5, 2026 · 23:05"
+    assert (time.flat_text, time.get("title")) == ("Mar 5, 2026", "Mar 5, 2026 23:05")
+    assert html(client, "/notes/ny/").one("span.note-time").flat_text == "Mar 5, 2026 · 23:05"
 
 
 # --- Identity -------------------------------------------------------------------------------
@@ -433,10 +290,10 @@ def test_identity_from_the_note(client, db):
     """The note's institute and first author: avatar letter, institute, @handle link."""
     make_note("own", institute="guest lab", authors=["Ada Novak", "Ben Ito"])
     card = html(client, "/").one("article.note-card")
-    assert card.one("span.note-avatar").text == "G"
-    assert card.one("span.note-author").text == "guest lab"
+    assert card.one("span.note-avatar").flat_text == "G"
+    assert card.one("span.note-author").flat_text == "guest lab"
     handles = card.select(".note-handle")
-    assert [(h.tag, h.text, h.get("href")) for h in handles] == [
+    assert [(h.tag, h.flat_text, h.get("href")) for h in handles] == [
         ("a", "@ada-novak", "/authors/ada-novak/")
     ]
 
@@ -447,10 +304,10 @@ def test_identity_falls_back_to_the_site(client, db):
     make_note("plain")
     for tree in (html(client, "/"), html(client, "/notes/plain/")):
         head = tree.one("header.note-head")
-        assert head.one("span.note-avatar").text == "H"
-        assert head.one("span.note-author").text == "Halden Institute"
+        assert head.one("span.note-avatar").flat_text == "H"
+        assert head.one("span.note-author").flat_text == "Halden Institute"
         handle = head.one(".note-handle")
-        assert (handle.tag, handle.text) == ("span", "@halden-lab")
+        assert (handle.tag, handle.flat_text) == ("span", "@halden-lab")
 
 
 def test_identity_falls_back_to_the_theme_defaults(client, db):
@@ -458,9 +315,9 @@ def test_identity_falls_back_to_the_theme_defaults(client, db):
     site(institute="", author="")
     make_note("plain")
     head = html(client, "/").one("header.note-head")
-    assert head.one("span.note-avatar").text == "Y"
-    assert head.one("span.note-author").text == "Your Institute"
-    assert head.one(".note-handle").text == "@yourname"
+    assert head.one("span.note-avatar").flat_text == "Y"
+    assert head.one("span.note-author").flat_text == "Your Institute"
+    assert head.one(".note-handle").flat_text == "@yourname"
     assert meta(html(client, "/notes/plain/"), "author") == ["yourname"]
 
 
@@ -469,14 +326,14 @@ def test_several_authors(client, db):
     make_note("two", authors=["Ada Novak", "Ben Ito"])
     tree = html(client, "/notes/two/")
     handles = tree.one("article.note-single header.note-head").select("a.note-handle")
-    assert [(a.text, a.get("href")) for a in handles] == [
+    assert [(a.flat_text, a.get("href")) for a in handles] == [
         ("@ada-novak", "/authors/ada-novak/"),
         ("@ben-ito", "/authors/ben-ito/"),
     ]
     assert meta(tree, "author") == ["Ada Novak, Ben Ito"]
     assert meta(tree, "citation_author") == ["Ada Novak", "Ben Ito"]
     card = html(client, "/").one("article.note-card")
-    assert [h.text for h in card.select(".note-handle")] == ["@ada-novak"]
+    assert [h.flat_text for h in card.select(".note-handle")] == ["@ada-novak"]
 
 
 def test_author_page_lists_their_notes(client, db):
@@ -486,7 +343,7 @@ def test_author_page_lists_their_notes(client, db):
     make_note("his", authors=["Ben Ito"])
     make_note("hidden-draft", authors=["Ada Novak"], draft=True)
     tree = html(client, "/authors/ada-novak/")
-    assert "Ada Novak" in tree.one("main h1").text
+    assert "Ada Novak" in tree.one("main h1").flat_text
     links = [a.get("href") for a in tree.select("article.note-entry.tag-entry a.entry-link")]
     assert links == ["/notes/hers/", "/notes/joint/"]
     get(client, "/authors/nobody/", 404)
@@ -530,7 +387,7 @@ def test_scheduled_note_appears_once_its_date_passes(client, db, monkeypatch):
     make_note("scheduled", tags=["Shared"], authors=["ada"], date=soon)
     assert set(_listed(client, "scheduled").values()) == {False}
     get(client, "/notes/scheduled/", 404)
-    assert "Shared" in html(client, "/tags/").text
+    assert "Shared" in html(client, "/tags/").flat_text
     assert "<sup>1</sup>" in get(client, "/tags/").content.decode()
 
     # Time passes (no write happens): the note's date is now in the past.
@@ -557,7 +414,7 @@ def _promotion_setup(per_page: int, positions: str, promos: int = 2, notes: int 
         )
 
 
-def _promotion_slots(tree: Node) -> list[int]:
+def _promotion_slots(tree: Element) -> list[int]:
     return [
         index
         for index, article in enumerate(tree.select("article.note-card"), start=1)
@@ -577,8 +434,8 @@ def test_promotions_placed_per_settings(client, db):
         assert 3 <= slot <= 5
         promotion = cards[slot - 1]
         assert not promotion.has("a.note-time"), "promotion cards carry no timestamp link"
-        assert "Promotion" in promotion.text
-        shown.append(promotion.one("div.note-body").text)
+        assert "Promotion" in promotion.flat_text
+        shown.append(promotion.one("div.note-body").flat_text)
         assert len(tree.select("a.note-time")) == 4
     assert shown[0] != shown[1] and shown[1] != shown[2]
     get(client, "/page/4/", 404)  # 12 regular notes: promotions do not count
@@ -601,7 +458,7 @@ def test_two_promotions_at_a_single_position(client, db):
     for url in ("/", "/page/2/", "/page/3/"):
         tree = html(client, url)
         assert _promotion_slots(tree) == [4, 5]
-        promos = [a.text for a in tree.select("article.note-promotion div.note-body")]
+        promos = [a.flat_text for a in tree.select("article.note-promotion div.note-body")]
         assert len(set(promos)) == 2
 
 
@@ -611,7 +468,7 @@ def test_no_promotions_when_disabled(client, db):
     for url in ("/", "/page/2/", "/page/3/"):
         tree = html(client, url)
         assert not tree.has("article.note-promotion")
-        assert "Promotion" not in tree.one("div.notes-feed").text
+        assert "Promotion" not in tree.one("div.notes-feed").flat_text
 
 
 def test_promotions_on_a_short_last_page(client, db):
@@ -703,7 +560,7 @@ def test_disable_share(client, db):
     assert not html(client, "/notes/loud/").has("ul.share-buttons")
 
 
-def _share_names(tree: Node) -> list[str]:
+def _share_names(tree: Element) -> list[str]:
     return [
         a.get("aria-label").removeprefix("share on ") for a in tree.select("ul.share-buttons li a")
     ]
@@ -744,15 +601,15 @@ def test_note_page_elements(client, db):
     # « Prev is the newer note, as in the theme's pages built by Hugo (its $pages.Next).
     assert prev.get("href") == "/notes/note-01/"  # newer
     assert nxt.get("href") == "/notes/note-03/"  # older
-    assert prev.one("span.title").text == "« Prev" and "Note 01" in prev.text
-    assert nxt.one("span.title").text == "Next »" and "Note 03" in nxt.text
+    assert prev.one("span.title").flat_text == "« Prev" and "Note 01" in prev.flat_text
+    assert nxt.one("span.title").flat_text == "Next »" and "Note 03" in nxt.flat_text
 
     recommendations = tree.one("nav.note-recommendations").select("li a")
     assert len(recommendations) == 2
     assert "/notes/note-02/" not in [a.get("href") for a in recommendations]
 
     back = tree.one("nav.notes-pagination a.button")
-    assert (back.text, back.get("href")) == ("« Back to feed", "/notes/")
+    assert (back.flat_text, back.get("href")) == ("« Back to feed", "/notes/")
     assert "data-copy-code" in tree.one("body").attrs
     assert not tree.has(".breadcrumbs") and not tree.has("details.toc")
 
@@ -791,19 +648,19 @@ def test_cite_this_note(client, db):
     """The "Cite this note" block: formatted citation, BibTeX and working cite.* links."""
     make_note("citable", authors=["Ada Novak"])
     block = html(client, "/notes/citable/").one("article.note-single details.cite-note")
-    assert block.one("summary").text == "Cite this note"
+    assert block.one("summary").flat_text == "Cite this note"
     hrefs = [a.get("href") for a in block.select("a")]
     for suffix in ("cite.bib", "cite.ris", "cite.json"):
         assert f"/notes/citable/{suffix}" in hrefs
         assert get(client, f"/notes/citable/{suffix}").content
-    assert "Novak" in block.one(".cite-text").text
-    assert "@" in block.one("pre.cite-bibtex").text
+    assert "Novak" in block.one(".cite-text").flat_text
+    assert "@" in block.one("pre.cite-bibtex").flat_text
 
 
 def test_unknown_note_is_a_styled_404(client, db):
     """An unknown note answers 404 with the site's styled page."""
     tree = html(client, "/notes/no-such-note/", 404)
-    assert tree.one("div.not-found").text == "404"
+    assert tree.one("div.not-found").flat_text == "404"
     assert tree.has("header.header") and tree.has("footer.footer")
     assert any("scidraft.css" in link.get("href") for link in tree.select("link[rel=stylesheet]"))
     assert meta(tree, "robots") == ["noindex, nofollow"]
@@ -826,7 +683,7 @@ def test_note_head_meta(client, db):
         authors=["Ada Novak"],
     )
     tree = html(client, "/notes/meta-note/")
-    assert tree.one("head title").text == "On Meta | Lab Notes"
+    assert tree.one("head title").flat_text == "On Meta | Lab Notes"
     assert meta(tree, "description") == ["What the note says."]
     assert meta(tree, "keywords") == ["alpha, beta"]
     url = "https://lab.example/notes/meta-note/"
@@ -841,7 +698,7 @@ def test_note_head_meta(client, db):
     assert published == SEP_22
     assert meta(tree, "twitter:card") == ["summary"]
     assert meta(tree, "twitter:title") == ["On Meta"]
-    scripts = tree.select("script[type=application/ld+json]")
+    scripts = tree.select("script[type='application/ld+json']")
     assert len(scripts) == 1
     data = json.loads(scripts[0].raw_text)
     assert data["@context"] == "https://schema.org"
@@ -863,7 +720,7 @@ def test_a_huge_description_is_cut_in_the_head(client, db):
     # About META_CHARS of text: a formula counts its TeX, shown with its delimiters.
     assert described.endswith("…") and len(described) <= 2 * META_CHARS
     assert meta(tree, "og:description") == [described]
-    data = json.loads(tree.one("script[type=application/ld+json]").raw_text)
+    data = json.loads(tree.one("script[type='application/ld+json']").raw_text)
     assert data["description"] == described
 
 
@@ -900,14 +757,14 @@ def test_json_ld_cannot_close_its_script(client, db):
     tree = html(client, "/notes/evil/")
     scripts = tree.select("script")
     assert all(s.get("src") or s.get("type") == "application/ld+json" for s in scripts)
-    data = json.loads(tree.one("script[type=application/ld+json]").raw_text)
+    data = json.loads(tree.one("script[type='application/ld+json']").raw_text)
     assert data["headline"] == "</script><script>alert(1)</script>"
 
 
 def test_homepage_title_is_the_site_title(client, demo_loaded):
     """The homepage <title> is the site's title alone, with the site description."""
     tree = html(client, "/")
-    assert tree.one("head title").text == "Halden Notes"
+    assert tree.one("head title").flat_text == "Halden Notes"
     assert meta(tree, "description") == [SiteSettings.objects.current().description]
     assert tree.one("link[rel=canonical]").get("href") == f"{DEMO_BASE}/"
 
@@ -972,9 +829,9 @@ def test_tag_index_with_counts(client, db):
     make_note("b", tags=["Alpha"])
     make_note("c", tags=["Beta", "Ghost"], draft=True)
     tree = html(client, "/tags/")
-    assert tree.one("head title").text == "Tags | SciDraft"
+    assert tree.one("head title").flat_text == "Tags | SciDraft"
     entries = {
-        a.get("href"): (a.text.rsplit(" ", 1)[0], a.select("sup")[-1].text)
+        a.get("href"): (a.flat_text.rsplit(" ", 1)[0], a.select("sup")[-1].flat_text)
         for a in tree.select("ul.terms-tags li a")
     }
     assert entries == {"/tags/alpha/": ("Alpha", "2"), "/tags/beta/": ("Beta", "1")}
@@ -984,7 +841,9 @@ def test_tag_index_in_alphabetical_order_regardless_of_case(client, db):
     """/tags/ lists "Agentic Skills" before "AI and Jobs" and "Learning" before "LLM", as the
     theme's tag page built by Hugo (its terms in alphabetical order, case folded)."""
     make_note("a", tags=["LLM", "AI and Jobs", "Learning", "Agentic Skills", "beta"])
-    names = [a.text.rsplit(" ", 1)[0] for a in html(client, "/tags/").select("ul.terms-tags a")]
+    names = [
+        a.flat_text.rsplit(" ", 1)[0] for a in html(client, "/tags/").select("ul.terms-tags a")
+    ]
     assert names == sorted(names, key=str.lower)
     assert names != sorted(names)
 
@@ -995,17 +854,17 @@ def test_tag_page_entries_and_pagination(client, db):
     dated(5, tags=["Paged"], summary="A two-line summary.")
     make_note("other", tags=["Elsewhere"])
     tree = html(client, "/tags/paged/")
-    assert "Paged" in tree.one("header.page-header h1").text
+    assert "Paged" in tree.one("header.page-header h1").flat_text
     assert tree.has("header.page-header .breadcrumbs")
     entries = tree.select("article.note-entry.tag-entry")
     assert len(entries) == 2
     entry = entries[0]
-    assert entry.one("header.entry-header h2").text == "Note 00"
-    assert entry.one("div.entry-content").text == "A two-line summary."
+    assert entry.one("header.entry-header h2").flat_text == "Note 00"
+    assert entry.one("div.entry-content").flat_text == "A two-line summary."
     assert entry.has("footer.entry-footer")
     assert entry.one("a.entry-link").get("href") == "/notes/note-00/"
     bar = tree.one("nav.numbered-pagination")
-    assert [a.text for a in bar.select("a.page-num")] == ["1", "2", "3"]
+    assert [a.flat_text for a in bar.select("a.page-num")] == ["1", "2", "3"]
     assert bar.one("a.page-step.next").get("href") == "/tags/paged/page/2/"
     last = html(client, "/tags/paged/page/3/")
     assert [a.get("href") for a in last.select("a.entry-link")] == ["/notes/note-04/"]
@@ -1016,7 +875,7 @@ def test_tag_page_entries_and_pagination(client, db):
 def test_tag_entry_summary_is_cut_with_an_ellipsis(client, db):
     """Without a summary the entry shows the start of the text and `...` when cut."""
     make_note("long", " ".join(f"word{i}" for i in range(200)), tags=["Long"])
-    content = html(client, "/tags/long/").one("article.tag-entry div.entry-content").text
+    content = html(client, "/tags/long/").one("article.tag-entry div.entry-content").flat_text
     assert content.startswith("word0 word1") and content.endswith("...")
 
 
@@ -1045,19 +904,12 @@ def test_meta_descriptions_quote_the_rendered_opening(client, db):
     assert description.startswith("By Lemma 1 and [1], the sum \\(\\sum_i x_i\\) is unchanged.")
     assert meta(tree, "og:description") == [description]
     assert meta(tree, "twitter:description") == [description]
-    data = json.loads(tree.one("script[type=application/ld+json]").raw_text)
+    data = json.loads(tree.one("script[type='application/ld+json']").raw_text)
     assert data["description"] == description
     assert not any(text in description for text in LEFT_OUT)
 
 
 # --- Standalone pages -------------------------------------------------------------------------
-
-
-def make_page(slug: str, body: str, **fields) -> Page:
-    page, _ = page_import(
-        source=PageSource(path=f"content/{slug}.md", slug=slug, body=body, **fields)
-    )
-    return page
 
 
 PAGE_BODY = "Intro.\n\n## First section\n\nText.\n\n## Second section\n\nMore text.\n"
@@ -1066,14 +918,14 @@ PAGE_BODY = "Intro.\n\n## First section\n\nText.\n\n## Second section\n\nMore te
 def test_a_pages_reading_time_is_hugos(client, db):
     """300 words read in 2 min: Hugo rounds reading time up, at 213 words a minute."""
     site(author="halden-lab")
-    make_page("long", "word " * 300, title="Long", date=SEP_22)
-    assert "2 min" in html(client, "/long/").one("div.post-meta").text
+    imported_page("long", "word " * 300, title="Long", date=SEP_22)
+    assert "2 min" in html(client, "/long/").one("div.post-meta").flat_text
 
 
 def test_standalone_page_with_defaults(client, db):
     """A page: breadcrumbs, h1.post-title, description, meta line (date · N min · author), TOC."""
     site(author="halden-lab")
-    make_page(
+    imported_page(
         "guide", PAGE_BODY, title="Guide", description="How to read.",
         date=SEP_22, date_offset_minutes=540,
     )  # fmt: skip
@@ -1081,26 +933,26 @@ def test_standalone_page_with_defaults(client, db):
     article = tree.one("main > article.post-single")
     header = article.one("header.post-header")
     assert header.one(".breadcrumbs a").get("href") == "/"
-    assert header.one("h1.post-title").text == "Guide"
-    assert header.one("div.post-description").text == "How to read."
-    post_meta = header.one("div.post-meta").text
+    assert header.one("h1.post-title").flat_text == "Guide"
+    assert header.one("div.post-description").flat_text == "How to read."
+    post_meta = header.one("div.post-meta").flat_text
     assert "1 min" in post_meta and "halden-lab" in post_meta
     toc = article.one("details.toc")
-    assert "First section" in toc.text and "Second section" in toc.text
+    assert "First section" in toc.flat_text and "Second section" in toc.flat_text
     content = article.one("div.post-content.md-content")
     assert content.select("h2[id]")
-    assert tree.one("head title").text == "Guide | SciDraft"
+    assert tree.one("head title").flat_text == "Guide | SciDraft"
 
 
 def test_standalone_page_date_in_its_offset(client, db):
     """The page's meta line starts with the :date_long date in the page's own offset."""
-    make_page("dated", PAGE_BODY, title="Dated", date=SEP_22, date_offset_minutes=540)
-    assert html(client, "/dated/").one("div.post-meta").text.startswith("September 22, 2026")
+    imported_page("dated", PAGE_BODY, title="Dated", date=SEP_22, date_offset_minutes=540)
+    assert html(client, "/dated/").one("div.post-meta").flat_text.startswith("September 22, 2026")
 
 
 def test_standalone_page_toggles(client, db):
     """hideMeta, hideDescription, ShowToc=false, ShowBreadCrumbs=false switch their parts off."""
-    make_page(
+    imported_page(
         "quiet", PAGE_BODY, title="Quiet", description="Hidden description.", date=SEP_22,
         flags={"hide_meta": True, "hide_description": True, "show_toc": False,
                "show_breadcrumbs": False},
@@ -1116,11 +968,11 @@ def test_standalone_page_toggles(client, db):
 def test_standalone_page_word_count_and_reading_time(client, db):
     """ShowWordCount adds `N words`; ShowReadingTime=false removes the minutes; hideAuthor the
     author."""
-    make_page(
+    imported_page(
         "counted", PAGE_BODY, title="Counted", date=SEP_22,
         flags={"show_word_count": True, "show_reading_time": False, "hide_author": True},
     )  # fmt: skip
-    post_meta = html(client, "/counted/").one("div.post-meta").text
+    post_meta = html(client, "/counted/").one("div.post-meta").flat_text
     words = Page.objects.get(slug="counted").word_count
     assert f"{words} words" in post_meta
     assert "min" not in post_meta
@@ -1129,8 +981,8 @@ def test_standalone_page_word_count_and_reading_time(client, db):
 
 def test_post_meta_has_no_dangling_separator(client, db):
     """The meta line joins its parts with ` · `, never starting or ending with one."""
-    make_page("undated", PAGE_BODY, title="Undated", flags={"show_reading_time": False})
-    post_meta = html(client, "/undated/").one("div.post-meta").text
+    imported_page("undated", PAGE_BODY, title="Undated", flags={"show_reading_time": False})
+    post_meta = html(client, "/undated/").one("div.post-meta").flat_text
     assert post_meta
     assert not post_meta.startswith("·") and not post_meta.endswith("·")
 
@@ -1139,16 +991,16 @@ def test_demo_about_page(client, demo_loaded):
     """/about/ follows its front matter: no meta line, no TOC, breadcrumbs from the site."""
     tree = html(client, "/about/")
     header = tree.one("article.post-single header.post-header")
-    assert header.one("h1.post-title").text == "About"
+    assert header.one("h1.post-title").flat_text == "About"
     assert not header.has("div.post-meta")
     assert not tree.has("details.toc")
     assert header.has(".breadcrumbs")
-    assert tree.one("head title").text == "About | Halden Notes"
+    assert tree.one("head title").flat_text == "About | Halden Notes"
 
 
 def test_draft_page_is_a_404(client, db):
     """A draft standalone page is not served."""
-    make_page("secret", "Text.", title="Secret", draft=True)
+    imported_page("secret", "Text.", title="Secret", draft=True)
     get(client, "/secret/", 404)
 
 
@@ -1160,23 +1012,23 @@ def test_results_a_to_z(client, demo_loaded):
     members = [note for note in Note.objects.published() if note.params.get("resultTitle")]
     tree = html(client, "/results-a-to-z/")
     content = tree.one("div.post-content")
-    assert content.one("div.entry-count strong").text == f"{len(members)} Results Covered"
+    assert content.one("div.entry-count strong").flat_text == f"{len(members)} Results Covered"
     lines = content.select("div.entry-alphabet > div.entry-alphabet-line")
     assert len(lines) == 2
-    active = [a.text for a in content.select("a.entry-alphabet-letter.active")]
-    inactive = [s.text for s in content.select("span.entry-alphabet-letter.inactive")]
+    active = [a.flat_text for a in content.select("a.entry-alphabet-letter.active")]
+    inactive = [s.flat_text for s in content.select("span.entry-alphabet-letter.inactive")]
     assert sorted(active + inactive) == [chr(c) for c in range(ord("A"), ord("Z") + 1)]
     initials = {note.params["resultTitle"][0].upper() for note in members}
     assert set(active) == initials
     for letter in active:
-        assert content.one(f"a.entry-alphabet-letter.active[href=#{letter}]")
+        assert content.one(f"a.entry-alphabet-letter.active[href='#{letter}']")
         assert content.one(f"h2.entry-letter#{letter}")
     items = content.select("div.entry-map div.entry-item")
     assert len(items) == len(members)
     assert all(item.one("a.entry-title").get("href").startswith("/notes/") for item in items)
     aliases = content.select("p.entry-alt")
-    assert aliases and all(alt.text.startswith("Also known as:") for alt in aliases)
-    titles = [a.text.lower() for a in content.select("a.entry-title")]
+    assert aliases and all(alt.flat_text.startswith("Also known as:") for alt in aliases)
+    titles = [a.flat_text.lower() for a in content.select("a.entry-title")]
     assert titles == sorted(titles)
 
 
@@ -1185,10 +1037,10 @@ def test_methods_categories(client, demo_loaded):
     members = [note for note in Note.objects.published() if note.params.get("methodTitle")]
     categories = {note.params.get("methodCategory", "").strip() for note in members} - {""}
     content = html(client, "/methods-categories/").one("div.post-content")
-    assert content.one("div.entry-count strong").text == (
+    assert content.one("div.entry-count strong").flat_text == (
         f"{len(members)} Methods Covered in {len(categories)} Categories"
     )
-    headings = [h.text for h in content.select("h2.entry-letter")]
+    headings = [h.flat_text for h in content.select("h2.entry-letter")]
     assert headings == sorted(categories, key=str.lower)
 
 
@@ -1197,21 +1049,21 @@ def test_uncategorised_entries(client, db):
     make_note("a", params={"entryTitle": "Alpha", "entryCategory": "Tables"})
     make_note("b", params={"entryTitle": "Beta"})
     make_note("c", params={"entryTitle": "Gamma", "entryCategory": "  "})
-    make_page("methods-categories", "{{< entry-categories >}}", title="Methods")
+    imported_page("methods-categories", "{{< entry-categories >}}", title="Methods")
     content = html(client, "/methods-categories/").one("div.post-content")
-    assert content.one("div.entry-count strong").text == "3 Entries Covered in 1 Categories"
-    assert [h.text for h in content.select("h2.entry-letter")] == ["Tables", "Uncategorised"]
+    assert content.one("div.entry-count strong").flat_text == "3 Entries Covered in 1 Categories"
+    assert [h.flat_text for h in content.select("h2.entry-letter")] == ["Tables", "Uncategorised"]
     assert content.one("h2.entry-letter#uncategorised")
 
 
 def test_entry_pages_follow_later_notes(client, demo_loaded):
     """A note published after the index page was saved (blank category) shows on the page."""
-    before = html(client, "/methods-categories/").one("div.entry-count strong").text
+    before = html(client, "/methods-categories/").one("div.entry-count strong").flat_text
     count = int(before.split()[0])
     make_note("method-new", params={"methodTitle": "A New Method"})
     content = html(client, "/methods-categories/").one("div.post-content")
-    assert content.one("div.entry-count strong").text.startswith(f"{count + 1} Methods")
-    assert "Uncategorised" in [h.text for h in content.select("h2.entry-letter")]
+    assert content.one("div.entry-count strong").flat_text.startswith(f"{count + 1} Methods")
+    assert "Uncategorised" in [h.flat_text for h in content.select("h2.entry-letter")]
     assert "/notes/method-new/" in [a.get("href") for a in content.select("a.entry-title")]
 
 
@@ -1245,7 +1097,7 @@ def test_menu_structure(client, db):
     assert label.has("svg.menu-caret")
     children = parent.select("ul.submenu > li > a")
     assert [a.get("href") for a in children] == ["/az/", "/cats/"]
-    assert children[0].one("span.submenu-label span.submenu-note").text == "By name"
+    assert children[0].one("span.submenu-label span.submenu-note").flat_text == "By name"
     assert top[2].one("a").get("accesskey") == "/"
     assert top[3].has("a svg.external-link")
 
@@ -1255,16 +1107,16 @@ def test_menu_active_items(client, db):
     note's page does not (as in the theme's pages built by Hugo); a child marks its parent."""
     _menu()
     make_note("n")
-    make_page("az", "A to Z.", title="A–Z")
+    imported_page("az", "A to Z.", title="A–Z")
     home = html(client, "/")
-    assert home.one("ul#menu a[href=/notes/] span").get("class") == "active"
+    assert home.one("ul#menu a[href='/notes/'] span").get("class") == "active"
     note = html(client, "/notes/n/")
-    assert note.one("ul#menu a[href=/notes/] span").get("class") is None
+    assert note.one("ul#menu a[href='/notes/'] span").get("class") is None
     page = html(client, "/az/")
-    assert page.one("ul#menu a[href=/notes/] span").get("class") is None
+    assert page.one("ul#menu a[href='/notes/'] span").get("class") is None
     assert "active" in page.one("span.menu-label").classes
-    assert "submenu-active" in page.one("ul.submenu a[href=/az/]").classes
-    assert "submenu-active" not in page.one("ul.submenu a[href=/cats/]").classes
+    assert "submenu-active" in page.one("ul.submenu a[href='/az/']").classes
+    assert "submenu-active" not in page.one("ul.submenu a[href='/cats/']").classes
 
 
 def test_header_and_footer(client, db):
@@ -1272,12 +1124,12 @@ def test_header_and_footer(client, db):
     site(title="Lab", footer_text="Cite with care")
     tree = html(client, "/")
     logo = tree.one("header.header div.logo")
-    assert logo.one("a").text == "Lab" and logo.one("a").get("accesskey") == "h"
+    assert logo.one("a").flat_text == "Lab" and logo.one("a").get("accesskey") == "h"
     toggle = logo.one("div.logo-switches button#theme-toggle.theme-toggle")
     assert toggle.get("aria-label") == "Toggle theme"
     assert toggle.has("svg.moon") and toggle.has("svg.sun")
     footer = tree.one("footer.footer")
-    assert "Lab" in footer.text and "Cite with care" in footer.text
+    assert "Lab" in footer.flat_text and "Cite with care" in footer.flat_text
     assert tree.one("a#top-link.top-link").get("accesskey") == "g"
     assert tree.one("html").get("data-theme") == "auto"
 
@@ -1285,15 +1137,15 @@ def test_header_and_footer(client, db):
 # --- JavaScript budget and security headers -------------------------------------------------
 
 
-def _scripts(tree: Node) -> list[str]:
+def _scripts(tree: Element) -> list[str]:
     return [s.get("src", "") for s in tree.select("script") if s.get("src")]
 
 
-def _has_mermaid(tree: Node) -> bool:
+def _has_mermaid(tree: Element) -> bool:
     return any("mermaid" in src for src in _scripts(tree))
 
 
-def _stylesheets(tree: Node) -> list[str]:
+def _stylesheets(tree: Element) -> list[str]:
     return [link.get("href") for link in tree.select("link[rel=stylesheet]")]
 
 
@@ -1501,6 +1353,6 @@ def test_tags_show_in_the_order_the_front_matter_gives_them(client, db):
     make_note("ordered", "Text about ordering.", tags=["Demo", "Citations", "Alpha"])
     expected = ["#Demo", "#Citations", "#Alpha"]
     card = html(client, "/").one("article.note-card")
-    assert [a.text for a in card.one("footer.note-tags").select("a.note-tag")] == expected
+    assert [a.flat_text for a in card.one("footer.note-tags").select("a.note-tag")] == expected
     page = html(client, "/notes/ordered/").one("main > article.note-card.note-single")
-    assert [a.text for a in page.one("footer.note-tags").select("a.note-tag")] == expected
+    assert [a.flat_text for a in page.one("footer.note-tags").select("a.note-tag")] == expected

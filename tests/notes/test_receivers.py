@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 
 from bibliography.formatting import format_cache_clear
-from bibliography.services import bibfile_import
-from notes.models import Note, Status
-from notes.services import note_render_store
+from notes.models import Note
 from scidraft.site.models import SiteSettings
+from tests.factories import note_row, site_bib_file
 
 pytestmark = pytest.mark.django_db
 
@@ -24,14 +23,13 @@ BIB = b"""@article{metropolis53,
 @pytest.fixture
 def citing_note():
     format_cache_clear()
-    bibfile_import(name="bib/physics.bib", raw=BIB)
-    note = Note.objects.create(
-        slug="sampling",
+    site_bib_file("bib/physics.bib", BIB)
+    note = note_row(
+        "sampling",
+        'Random walks \\cite{metropolis53}.\n\n{{< references bib="bib/physics.bib" >}}\n',
         title="Sampling",
-        body='Random walks \\cite{metropolis53}.\n\n{{< references bib="bib/physics.bib" >}}\n',
-        status=Status.PUBLISHED,
+        rendered=True,
     )
-    note_render_store(note=note, force=True)
     note.refresh_from_db()
     return note
 

@@ -16,9 +16,9 @@ from django.utils import timezone
 
 from notes import search, search_index
 from notes.models import Note, Page, Status
-from notes.services import note_render_store
 from scidraft.markup import excerpt
 from scidraft.site.models import SiteSettings
+from tests.factories import note_row, note_rows
 
 pytestmark = pytest.mark.django_db
 
@@ -28,14 +28,6 @@ def _slugs(query: str) -> list[str]:
     notes = dict(Note.objects.filter(pk__in=[h.pk for h in hits]).values_list("pk", "slug"))
     pages = dict(Page.objects.filter(pk__in=[h.pk for h in hits]).values_list("pk", "slug"))
     return [(notes if hit.kind == "note" else pages)[hit.pk] for hit in hits]
-
-
-def _note(slug: str, body: str, **fields) -> Note:
-    values = {"status": Status.PUBLISHED, "date": timezone.now() - dt.timedelta(days=1)}
-    values.update(fields)
-    note = Note.objects.create(slug=slug, body=body, **values)
-    note_render_store(note=note, force=True)
-    return note
 
 
 def _items(response) -> list[str]:
@@ -72,7 +64,9 @@ def test_finds_by_summary_and_body(demo_loaded):
 def test_quoted_phrase(demo_loaded):
     """A quoted phrase matches the words together, not scattered."""
     assert "result-proposition-power-iteration-rate" in _slugs('"power iteration"')
-    _note("scattered-words", "Iteration of the loop, with power drawn from the grid.")
+    note_row(
+        "scattered-words", "Iteration of the loop, with power drawn from the grid.", rendered=True
+    )
     assert "scattered-words" in _slugs("power iteration")
     assert "scattered-words" not in _slugs('"power iteration"')
 
@@ -155,7 +149,7 @@ def test_excerpt_math_in_summary_source():
 def test_excerpt_is_escaped_and_cut_at_words(client, demo_loaded):
     """Stored text is escaped before marks are added; long text is cut with an ellipsis."""
     filler = " ".join(f"word{index}" for index in range(120))
-    _note("escape-me", f"{filler} Quuxly AT&T and `<b onmouseover=x>` {filler}")
+    note_row("escape-me", f"{filler} Quuxly AT&T and `<b onmouseover=x>` {filler}", rendered=True)
     item = _items(client.get("/search/", {"q": "quuxly"}))[0]
     preview = item.split('<div class="search-preview">')[1].split("</div>")[0]
     assert "AT&amp;T" in preview
@@ -209,33 +203,21 @@ def test_postgres_stemming_or_fallback_substring(client, demo_loaded):
         assert "result-theorem-doeblin-convergence" in _slugs("converg")
 
 
-def _add_notes(count: int) -> None:
-    now = timezone.now() - dt.timedelta(days=2)
-    Note.objects.bulk_create(
-        Note(
-            slug=f"extra-{index}",
-            title=f"Extra matrix note {index}",
-            body="A matrix note.",
-            rendered_html="<p>A matrix note about the spectrum.</p>",
-            rendered_text="A matrix note about the spectrum.",
-            has_body=True,  # bulk_create skips save(), which keeps it
-            status=Status.PUBLISHED,
-            date=now - dt.timedelta(minutes=index),
-        )
-        for index in range(count)
-    )
-    search_index.vectors_store(Note.objects.filter(slug__startswith="extra-"))  # as has_body
-    for note in Note.objects.filter(slug__startswith="extra-")[:50]:
-        note.tags.add(*Note.objects.get(slug="result-proof-gershgorin-discs").tags.all())
-
-
 def test_constant_queries(client, demo_loaded, django_assert_max_num_queries):
     """The search page runs the same bounded number of queries at 30 and 230 notes."""
     # 11: one is which pages are search pages, read once per content generation (each write
     # here starts a new one; notes.views.page_query: only their pages are keyed by `q`).
     with django_assert_max_num_queries(11):
         assert client.get("/search/", {"q": "matrix"}).status_code == 200
-    _add_notes(200)
+    note_rows(
+        200,
+        title="Extra matrix note {}",
+        body="A matrix note.",
+        text="A matrix note about the spectrum.",
+    )
+    search_index.vectors_store(Note.objects.filter(slug__startswith="extra-"))  # as has_body
+    for note in Note.objects.filter(slug__startswith="extra-")[:50]:
+        note.tags.add(*Note.objects.get(slug="result-proof-gershgorin-discs").tags.all())
     with django_assert_max_num_queries(11):
         response = client.get("/search/", {"q": "matrix", "page": 3})
     assert response.status_code == 200 and len(_items(response)) == 8
@@ -273,7 +255,9 @@ def test_words_only_in_code_are_still_found(client, db):
 def test_words_after_a_less_than_sign_in_math_are_found(db):
     """A `<` in a formula is text: the paragraphs after it are searchable (they were cut from
     the search text up to the next tag, so "zebra" found nothing)."""
-    _note("angles", "Let $0 < x$ hold.\n\nThe zebra sentence.\n\nThen $y > 0$ follows.")
+    note_row(
+        "angles", "Let $0 < x$ hold.\n\nThe zebra sentence.\n\nThen $y > 0$ follows.", rendered=True
+    )
     assert _slugs("zebra") == ["angles"]
 
 

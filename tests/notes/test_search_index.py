@@ -14,6 +14,7 @@ from django.utils import timezone
 from notes import search, search_index, services
 from notes.models import Note, Page, Status
 from scidraft.site.models import SiteSettings
+from tests.factories import published_note
 
 pytestmark = [
     pytest.mark.django_db,
@@ -37,18 +38,10 @@ def stored_vector(note: Note) -> str:
         return cursor.fetchone()[0] or ""
 
 
-def published(author, title: str, body: str) -> Note:
-    note = services.note_create(user=author, title=title)
-    note = services.note_save(
-        note_id=note.pk, user=author, base_version=note.version, fields={"body": body}
-    ).note
-    return services.note_publish(note_id=note.pk, user=author, base_version=note.version).note
-
-
 def test_vector_follows_publish_changes_and_unpublish(author):
     """Publishing indexes the live text; saved changes wait for "Publish changes"; unpublishing
     takes the note out of results."""
-    note = published(author, "Heat equation", "Fourier wrote on xylophones.")
+    note = published_note(author, "Heat equation", "Fourier wrote on xylophones.")
     assert "xylophon" in stored_vector(note)
     assert found("xylophones") == {note.slug}
     note = services.note_save(
@@ -89,6 +82,7 @@ def test_query_reads_the_stored_column(demo_loaded):
     assert '"search_vector" @@' in sql
 
 
+@pytest.mark.slow
 def test_plan_uses_the_gin_index(db):
     """With thousands of notes the planner answers the match from the GIN index (a vector
     computed in the query could not use it)."""
@@ -123,7 +117,7 @@ def test_indexed_text_is_bounded(settings, author):
     highlighted; a word past them is not found."""
     settings.SEARCH_INDEX_MAX_CHARS = 2000
     filler = "lorem ipsum dolor " * 200  # 3,600 characters
-    note = published(author, "Bounded", f"Opening aardvarks. {filler} Closing pangolins.")
+    note = published_note(author, "Bounded", f"Opening aardvarks. {filler} Closing pangolins.")
     assert found("aardvarks") == {note.slug}
     assert found("pangolins") == set()
     assert "pangolin" not in stored_vector(note)
@@ -136,7 +130,7 @@ def test_rerender_search_rebuilds_vectors(settings, author):
     """`rerender --search` rebuilds every vector, e.g. after the bound changes."""
     settings.SEARCH_INDEX_MAX_CHARS = 2000
     filler = "lorem ipsum dolor " * 200
-    note = published(author, "Bounded", f"Opening. {filler} Closing pangolins.")
+    note = published_note(author, "Bounded", f"Opening. {filler} Closing pangolins.")
     assert found("pangolins") == set()
     settings.SEARCH_INDEX_MAX_CHARS = 10_000
     out = StringIO()
@@ -148,7 +142,7 @@ def test_rerender_search_rebuilds_vectors(settings, author):
 def test_language_change_restems_vectors(author):
     """Changing the site's language rebuilds the vectors in its configuration, as queries
     are parsed in it."""
-    note = published(author, "Städte", "Alte Häuser am Fluss.")
+    note = published_note(author, "Städte", "Alte Häuser am Fluss.")
     assert found("Haus") == set()
     site = SiteSettings.objects.current()
     site.language_code = "de"

@@ -10,6 +10,8 @@ from hugosite.loading import note_import, page_import
 from hugosite.reading import NoteSource, PageSource
 from notes.models import Author, Note, NoteRevision, Page, Status, Tag
 from notes.services import author_for_identity, tag_get_or_create
+from tests.factories import bib_file, draft_note, publish, site_bib_file
+from tests.people import user_in_group
 
 
 def source(**fields) -> NoteSource:
@@ -141,32 +143,17 @@ CITING = "As \\cite{knuth} and \\cite{lamport} show.\n\n{{< references >}}\n"
 def bib_setup(db):
     """ada's published note citing knuth and lamport, ada's file with knuth, bert's file with
     lamport and a site file with lamport too."""
-    from django.contrib.auth.models import Group, User
-
-    from bibliography.services import bibfile_create, bibfile_import
-    from notes.services import note_create, note_publish, note_save
-
-    users = {}
-    for name, group in (("ada", "Author"), ("bert", "Author"), ("eve", "Editor")):
-        users[name] = User.objects.create_user(name, f"{name}@example.org", "pw")
-        users[name].groups.add(Group.objects.get(name=group))
+    users = {
+        name: user_in_group(name, group)
+        for name, group in (("ada", "Author"), ("bert", "Author"), ("eve", "Editor"))
+    }
     ada = users["ada"]
     files = {
-        "ada": bibfile_create(
-            user=ada, name="bib/ada.bib", raw="@book{knuth, title={The Art}, author={Knuth, D}}"
-        ).bibfile,
-        "bert": bibfile_create(
-            user=users["bert"], name="bib/bert.bib", raw="@book{lamport, title={Bert's LaTeX}}"
-        ).bibfile,
-        "site": bibfile_import(
-            name="bib/site.bib", raw="@book{lamport, title={Site LaTeX}}"
-        ).bibfile,
+        "ada": bib_file(ada, "bib/ada.bib", "@book{knuth, title={The Art}, author={Knuth, D}}"),
+        "bert": bib_file(users["bert"], "bib/bert.bib", "@book{lamport, title={Bert's LaTeX}}"),
+        "site": site_bib_file("bib/site.bib", "@book{lamport, title={Site LaTeX}}"),
     }
-    note = note_create(user=ada, title="Cites")
-    note = note_save(
-        note_id=note.pk, user=ada, base_version=note.version, fields={"body": CITING}
-    ).note
-    note_publish(note_id=note.pk, user=ada, base_version=note.version)
+    note = publish(draft_note(ada, "Cites", body=CITING), ada)
     note.refresh_from_db()
     return users, files, note
 

@@ -98,6 +98,7 @@ def _files(root) -> dict[str, bytes]:
     }
 
 
+@pytest.mark.slow
 def test_backup_then_restore_into_a_fresh_database_gives_the_same_site(tmp_path):
     """Notes, revisions, bibliographies, users, media and rendered pages survive a round trip."""
     source_media = tmp_path / "media-source"

@@ -7,7 +7,6 @@ with a real PostgreSQL stopped and started, is exercised by `make reliability`.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from contextlib import contextmanager
 
@@ -17,14 +16,12 @@ from django.db import OperationalError, connection
 from django.http import HttpResponse
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
-from django.utils import timezone
 
-from hugosite import loading
-from hugosite.reading import NoteSource
 from notes import services
 from notes.models import Note, NoteRevision
 from ops.outages import DatabaseOutageMiddleware
 from scidraft.site.caching import local_pages
+from tests.factories import imported_note
 
 pytestmark = pytest.mark.django_db
 
@@ -47,16 +44,7 @@ def database_down(only: str | None = None):
 
 @pytest.fixture
 def published(db):
-    note, _ = loading.note_import(
-        source=NoteSource(
-            path=f"{SLUG}.md",
-            slug=SLUG,
-            title="Outage note",
-            body="Readers keep this page.\n",
-            date=timezone.now() - dt.timedelta(days=1),
-        )
-    )
-    return note
+    return imported_note(SLUG, "Readers keep this page.\n", title="Outage note", path=f"{SLUG}.md")
 
 
 @pytest.fixture

@@ -147,6 +147,7 @@ async def _reconnect(editor: LiveEditor, timeout: float = 30) -> None:
             await asyncio.sleep(0.2)
 
 
+@pytest.mark.slow
 def test_killing_daphne_mid_typing_loses_nothing_acknowledged_and_offline_typing_merges(
     live_site, tmp_path
 ):
@@ -261,6 +262,7 @@ def test_the_editors_clock_counts_its_characters_and_stored_updates_merge_in_any
     assert forwards == backwards and sorted(forwards) == sorted("abcXY")
 
 
+@pytest.mark.slow
 def test_a_quiet_editor_stays_connected_past_the_channel_layers_blocking_read(live_site, tmp_path):
     """channels-redis waits for a consumer's next message with a 5 s blocking read; an editor
     nobody writes to for longer keeps its consumer (the Redis connection's read timeout is

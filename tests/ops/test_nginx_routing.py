@@ -402,6 +402,7 @@ def daphne_site(tmp_path):
         daphne.stop()
 
 
+@pytest.mark.slow
 def test_co_authors_write_together_through_nginx_and_a_foreign_origin_is_refused(
     daphne_site, tmp_path
 ):
@@ -463,6 +464,7 @@ def _csrf_form(port: int, path: str) -> tuple[str, str]:
     return cookie, token
 
 
+@pytest.mark.slow
 def test_a_browser_signs_in_through_nginx_on_a_port_other_than_80(daphne_site, tmp_path):
     """On any port, nginx passes the Host with its port: a login form posted with the
     browser's Origin (http://host:port) passes Django's CSRF origin check and signs in."""

@@ -7,6 +7,8 @@ import logging
 import secrets
 import sys
 
+import pytest
+
 from ops.logging import JsonFormatter
 from tests.ops.helpers import manage, shell
 
@@ -98,6 +100,7 @@ def test_json_formatter_keeps_exceptions_and_request_paths():
     assert (entry["method"], entry["path"], entry["status_code"]) == ("GET", "/notes/x/", 500)
 
 
+@pytest.mark.slow
 def test_media_use_the_volume_by_default_and_s3_when_a_bucket_is_named():
     """FileSystemStorage in MEDIA_ROOT without a bucket; django-storages' S3 with one."""
     code = (

@@ -12,11 +12,10 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from bibliography.services import bibfile_import
-from hugosite.loading import note_import
-from hugosite.reading import NoteSource
 from notes.models import Author, Environment, Note, Page, Status, Tag
 from scidraft.markup import ENGINE_VERSION, jsengine
 from scidraft.site.models import ContentGeneration, EntrySet, MenuItem, SiteSettings
+from tests.factories import imported_note
 
 NOTE = "/notes/result-theorem-gronwall-inequality/"
 
@@ -80,13 +79,14 @@ def test_a_cache_outage_degrades_to_rendering(client, demo_loaded, monkeypatch):
     assert response.status_code == 200 and b"note-single" in response.content
 
 
-def _note(slug="fresh", title="Fresh result", **fields):
-    fields.setdefault("date", timezone.now() - dt.timedelta(minutes=5))
-    return NoteSource(path=f"{slug}.md", slug=slug, title=title, body="Text $x$.", **fields)
-
-
 def _publish(db):
-    note_import(source=_note())
+    imported_note(
+        "fresh",
+        "Text $x$.",
+        title="Fresh result",
+        path="fresh.md",
+        date=timezone.now() - dt.timedelta(minutes=5),
+    )
 
 
 def _unpublish(db):

@@ -95,6 +95,7 @@ def _writes_are_served_at_once(env: dict, tmp_path: Path) -> None:
         terminated(server)
 
 
+@pytest.mark.slow
 def test_command_writes_are_served_at_once_on_the_embedded_default(tmp_path):
     """SQLite and the local-memory cache: every command's write is on the next page read."""
     env = {
@@ -110,6 +111,7 @@ def test_command_writes_are_served_at_once_on_the_embedded_default(tmp_path):
     _writes_are_served_at_once(env, tmp_path)
 
 
+@pytest.mark.slow
 def test_command_writes_are_served_at_once_with_postgresql_and_redis(tmp_path):
     """The production shape: every command's write is on the next page read."""
     database = settings.DATABASES["default"]

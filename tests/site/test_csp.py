@@ -12,9 +12,9 @@ from django.test import Client
 from django.urls import reverse
 
 from bibliography.services import bibfile_create
-from notes import services
 from scidraft.site.csp import is_authoring
 from tests.editor.test_permissions import editor_patterns
+from tests.factories import publish, write
 
 AUTHORING_IMG = ["'self'", "data:"]
 PUBLIC_IMG = ["'self'", "data:", "https:"]
@@ -38,11 +38,7 @@ def assert_same_apart_from_images(authoring: dict, public: dict) -> None:
 
 @pytest.fixture
 def published(author, note):
-    note = services.note_save(
-        note_id=note.pk, user=author, base_version=note.version,
-        fields={"body": "![x](https://tracker.example/p.gif)"},
-    ).note  # fmt: skip
-    return services.note_publish(note_id=note.pk, user=author, base_version=note.version).note
+    return publish(write(note, author, body="![x](https://tracker.example/p.gif)"), author)
 
 
 @pytest.mark.django_db

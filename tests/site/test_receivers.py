@@ -8,6 +8,7 @@ import pytest
 
 from notes.models import Note, Status, Tag
 from scidraft.site.models import ContentGeneration
+from tests.factories import note_row
 
 
 def generation() -> int:
@@ -16,7 +17,7 @@ def generation() -> int:
 
 @pytest.fixture
 def draft(db):
-    return Note.objects.create(slug="draft-note", title="Draft", body="Text.", status=Status.DRAFT)
+    return note_row("draft-note", "Text.", title="Draft", status=Status.DRAFT)
 
 
 @pytest.mark.django_db

@@ -186,6 +186,7 @@ def own_site(database: dict, redis_url: str, label: str, redis_db: int, **extra:
             client.delete(*keys)
 
 
+@pytest.mark.slow
 def test_write_in_a_third_process_is_served_at_once_by_both(services, tmp_path):
     """A publish and an edit committed by another process show at once on both servers."""
     database, redis_url = services

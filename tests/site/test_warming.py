@@ -34,6 +34,7 @@ def empty_pools():
     jsengine._citation_pool.close_all()
 
 
+@pytest.mark.slow
 def test_the_warm_up_builds_the_sites_style_in_every_context_a_list_uses(empty_pools):
     SiteSettings.objects.current()
     SiteSettings.objects.filter(pk=1).update(citation_style="apa", language_code="de")

@@ -10,6 +10,7 @@ from django.test import Client
 
 from notes import services
 from notes.models import AuthorConsent, Note, Status
+from tests.factories import draft_note
 
 
 @pytest.fixture
@@ -24,11 +25,7 @@ def alice(db):
 @pytest.fixture
 def bobs_note(other_author):
     """Bob's (bert's) draft with a body, ready to publish."""
-    note = services.note_create(user=other_author, title="Bob's result")
-    return services.note_save(
-        note_id=note.pk, user=other_author, base_version=note.version,
-        fields={"body": "A theorem."},
-    ).note  # fmt: skip
+    return draft_note(other_author, "Bob's result", body="A theorem.")
 
 
 def _handles(*users) -> list[str]:

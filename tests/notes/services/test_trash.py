@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from notes import services
 from notes.models import Note, NoteAuthor, NoteRevision, Status
+from tests.factories import draft_note, publish, write
 from tests.people import user_in_group
 
 ROLES = ("anonymous", "outsider", "creator", "coauthor", "editor", "admin")
@@ -48,16 +49,15 @@ def people(author, other_author, editor_user, admin_user):
 
 
 def _note(people, state: str) -> Note:
+    """A note of the creator's with the co-author named, as a draft or published."""
     creator, editor = people["creator"], people["editor"]
-    note = services.note_create(user=creator, title=f"A {state} note")
+    note = draft_note(creator, f"A {state} note")
     NoteAuthor.objects.create(
         note=note, author=services.author_for_user(people["coauthor"]), position=1
     )
-    note = services.note_save(
-        note_id=note.pk, user=creator, base_version=note.version, fields={"body": "A lemma."}
-    ).note
+    note = write(note, creator, body="A lemma.")
     if state == "published":
-        note = services.note_publish(note_id=note.pk, user=editor, base_version=note.version).note
+        note = publish(note, editor)
         assert note.status == Status.PUBLISHED
     return note
 
