@@ -12,7 +12,8 @@
 // across them.
 // No output changes: test_whole_sort_keys_are_rendered_only_for_items_whose_leading_keys_tie
 // and test_leading_sort_keys_tying_across_lists_formatted_apart_ask_for_the_whole_list.
-// Worth a third of a Chicago list's time (docs/benchmarks.md, "Citation shortcuts").
+// Worth 37% of a Chicago author–date list's CPU time
+// (benchmarks/citation_shortcuts.py; docs/benchmarks.md, "Citation shortcuts").
 globalThis.SCIDRAFT_SHORT_SORT_KEYS = true;
 // Tokens past which a key is costly (Chicago's title and source keys: 22,000 and 86,000).
 export const COSTLY_KEY_TOKENS = 1000;
