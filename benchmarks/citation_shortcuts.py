@@ -29,10 +29,12 @@ RUNS = 15
 SHORTCUTS = [
     ("SCIDRAFT_PLAIN_NAMES", "vancouver"),
     ("SCIDRAFT_PLAIN_NAMES", "ieee"),
+    ("SCIDRAFT_LONE_CITES", "apa"),
     ("SCIDRAFT_SHORT_SORT_KEYS", "chicago-author-date"),
     ("SCIDRAFT_PLAIN_STRINGS", "apa"),
     ("SCIDRAFT_PLAIN_STRINGS", "vancouver"),
     ("SCIDRAFT_NAME_PARTS", "apa"),
+    ("SCIDRAFT_PLAIN_ESCAPE", "apa"),
     ("SCIDRAFT_CACHED_COLLATORS", "chicago-author-date"),
 ]
 

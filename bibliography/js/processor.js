@@ -7,6 +7,7 @@ import "@citation-js/plugin-csl";
 import "@citation-js/plugin-ris";
 import {fetchEngine} from "@citation-js/plugin-csl/lib-mjs/engines.js";
 
+import {skipLoneCites} from "./citeproc-disambiguation.js";
 import {skipNameRegister} from "./citeproc-names.js";
 import {skipPlainStrings} from "./citeproc-output.js";
 import {engineShortSort, shortenSortKeys} from "./citeproc-sorting.js";
@@ -71,6 +72,7 @@ export function hold(template, lang) {
   }
   const engine = ENGINES[key];
   skipNameRegister(engine);
+  skipLoneCites(engine);
   shortenSortKeys(engine);
   skipPlainStrings(engine);
   return engine;

@@ -5,6 +5,7 @@ import CSL from "citeproc";
 import {Cite, plugins, util} from "@citation-js/core";
 
 import {installNameParts} from "./citeproc-names.js";
+import {installPlainEscape} from "./citeproc-output.js";
 import {installCaseMapping, installCollators} from "./intl.js";
 import {engineShortSort} from "./citeproc-sorting.js";
 import * as processor from "./processor.js";
@@ -13,6 +14,7 @@ installCaseMapping();
 installCollators();
 // Processors take these functions when they are built: replaced before any is.
 installNameParts(CSL);
+installPlainEscape(CSL);
 
 Object.assign(globalThis, {
   CSL,

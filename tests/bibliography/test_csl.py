@@ -189,13 +189,55 @@ def test_a_style_without_given_name_disambiguation_reads_the_same_without_the_na
         keeping.close()
 
 
-# Cite forms no other item shares ("Lee, 2020"), next to forms two items share.
+# Cite forms no other item shares ("Lee, 2020"), next to forms two items share: the
+# disambiguator skips the first kind only. One style of each given-name rule.
 LONE = r"""
 @article{lee, author = {Lee, Ann}, title = {Alone}, journal = {J}, year = 2020}
 @book{kim, author = {Kim, Bo and Park, Chan and Choi, Dae}, title = {Also}, publisher = {P},
   year = 2019}
 @misc{untitled, title = {No Author At All}, year = 2021}
 """
+LONE_CITE_STYLES = [
+    "apa",  # primary-name-with-initials
+    "chicago-author-date",  # primary-name
+    "harvard-cite-them-right",  # by-cite
+    "fachhochschule-sudwestfalen",  # all-names
+    "elsevier-harvard",
+]
+_COUNT_CITE_DATA = """(function () {
+  var engine = SCIDRAFT_ENGINES[scidraftCslEngineKey(%s, "en-US")];
+  var proto = Object.getPrototypeOf(engine.disambiguate);
+  if (proto.counted) return;
+  var getCiteData = proto.getCiteData;
+  proto.getCiteData = function () { CITE_DATA += 1; return getCiteData.apply(this, arguments); };
+  proto.counted = true;
+})(); var CITE_DATA = 0;"""
+
+
+@pytest.mark.parametrize("style", LONE_CITE_STYLES)
+def test_cite_forms_of_one_item_skip_the_disambiguator_and_read_the_same(style):
+    """The disambiguator is not run for a cite form only one item has (its cite rendered
+    again for nothing: a tenth of an APA list): entries, order, in-text citations, sort keys
+    and cite forms read as with it run, for lists of lone and shared forms, one list after
+    another in the same processor."""
+    lists = [LONE + COLLIDING, OTHERS, LONE, COLLIDING]
+    skipping, running = _fresh_context(), _fresh_context()
+    template = json.dumps(csl.style_info(style).template)
+    try:
+        running.eval("SCIDRAFT_LONE_CITES = false")
+        for context in (skipping, running):
+            _format(context, _objects(LONE), style, "en-US")  # the processor exists
+            context.eval(_COUNT_CITE_DATA % template)
+        for text in lists:
+            fast = _format(skipping, _objects(text), style, "en-US")
+            full = _format(running, _objects(text), style, "en-US")
+            assert _visible(fast) == _visible(full), style
+            assert fast["entries"] and not fast["errors"]
+        rendered_again = skipping.eval("CITE_DATA"), running.eval("CITE_DATA")
+        assert rendered_again[0] < rendered_again[1], rendered_again
+    finally:
+        skipping.close()
+        running.close()
 
 
 # One author's works of one year (the leading sort keys tie: the title decides), identical
@@ -347,6 +389,29 @@ def test_names_split_and_initialised_once_read_as_when_done_every_time(style, lo
 
     with _both_ways("SCIDRAFT_NAME_PARTS", lists, style, locale, forget_often) as (fast, _full):
         assert fast.eval('CSL.parseParticles.toString().includes("SCIDRAFT_NAME_PARTS")')
+
+
+# Characters the HTML escape replaces: ampersands, angle brackets, double spaces and
+# superscript letters (ª ² ʰ), beside strings with none.
+ESCAPED = r"""
+@article{e1, author = {Smith, Jane}, title = {Salts \& acids: Ca² and  Mg in <b>tags</b>},
+  journal = {Physics {\&} Chemistry}, year = 2019, note = {1ª edición, ʰ}}
+@book{e2, author = {Plain, Pat}, title = {Nothing special}, publisher = {A \& B}, year = 2001}
+@article{e3, author = {Ion, Cal}, title = {Ca² ions in the ʰ form}, journal = {J}, year = 2020}
+"""
+
+
+@pytest.mark.parametrize("style", ["apa", "vancouver", "chicago-author-date"])
+def test_strings_with_nothing_to_escape_are_given_back_and_read_the_same(style):
+    """HTML escaping gives a string with no &, <, >, double space or superscript letter back
+    as it is: entries and in-text citations read as with every string escaped, those with
+    such characters (escaped, or superscripted) included."""
+    lists = [ESCAPED, MARKUP, ESCAPED + COLLIDING]
+    with _both_ways("SCIDRAFT_PLAIN_ESCAPE", lists, style, "en-US") as (plain, _escaping):
+        answer = _format(plain, _objects(ESCAPED), style, "en-US")
+    entries = " ".join(html for _key, html in answer["entries"])
+    assert "&#38;" in entries
+    assert "ca<sup>2</sup> ions in the <sup>h</sup> form" in entries.lower()  # title case
 
 
 @pytest.mark.parametrize("style", [name for name, _label in csl.FEATURED_STYLES])
