@@ -12,7 +12,7 @@ Formatting is measured cold: before each run, `format_cache_clear()` empties the
 cache, the shared cache (Django's) is cleared and the formula cache too, and each run's note
 cites 50 keys no earlier run cited (disjoint slices of one shuffle of the file's keys), so no
 entry of the list was ever formatted in the process. What stays warm from the warm-up (what a
-worker does as it starts, bibliography.csl.warm: the style loaded, its citeproc-js processor
+worker does as it starts, bibliography.processor.warm: the style loaded, its citeproc-js processor
 built and exercised with made-up lists, then one note of keys never measured): imports, the
 database connection, and the V8 contexts with citation-js, as a server has them for its site's
 style. Both pools are warmed alike. Cold lists are measured twice, alternating run by
@@ -384,8 +384,9 @@ def measure_cold(bibfile, style: str, pools: dict) -> dict:
     """Cold lists through each pool ({label: pool}, None for today's), alternating run by run
     so a busy machine slows all alike. Run n of every pool formats the note of part n, whose
     50 keys no earlier run cited: each list is new to the contexts, whose processors were
-    built and exercised for the style by csl.warm and the warm-up run (part 99, never measured)."""
-    from bibliography import csl
+    built and exercised for the style by processor.warm and the warm-up run (part 99, never
+    measured)."""
+    from bibliography import processor
     from bibliography.formatting import StoredBibliography
     from scidraft.markup import RenderContext, jsengine, render
 
@@ -398,7 +399,7 @@ def measure_cold(bibfile, style: str, pools: dict) -> dict:
             jsengine._citation_pool = pool or today
             try:
                 if run == 0:
-                    csl.warm(style, None)  # as a worker starts: the style built and exercised
+                    processor.warm(style, None)  # as a worker starts: the style built and exercised
                 _cold()
                 timed = _TimedBibliography(StoredBibliography(bibfile))
                 context = RenderContext(
@@ -493,7 +494,7 @@ def measure_floor(bibfile, style: str) -> list[str]:
     keys no earlier list cited): what citeproc-js itself needs, whatever surrounds it."""
     import json
 
-    from bibliography import csl
+    from bibliography import csl, processor
     from bibliography.formatting import bibtex_object, entry_data
     from scidraft.markup import jsengine
 
@@ -503,7 +504,7 @@ def measure_floor(bibfile, style: str) -> list[str]:
         if not getattr(context, "scidraft_bench_floor", False):
             context.eval(_FLOOR_JS)
             context.scidraft_bench_floor = True
-        csl._prepare(context, info, csl.DEFAULT_LOCALE)
+        processor._prepare(context, info, csl.DEFAULT_LOCALE)
         parts = []
         for run in range(FORMAT_RUNS):
             keys = re.findall(r"\\cite\{([^}]+)\}", citing_note(part=50 + run))

@@ -1,7 +1,7 @@
 """What each citeproc-js shortcut of bibliography/js/ is worth: cold lists of made-up entries
-(bibliography.csl.exercise_entries, 25 each, never formatted before in the context) in two
+(bibliography.processor.exercise_entries, 25 each, never formatted before in the context) in two
 contexts of the server bundle, one with the shortcut's flag turned off, alternating list by
-list after the same warm-up (csl.warm's practice lists). The figure is the CPU time of the
+list after the same warm-up (processor.warm's practice lists). The figure is the CPU time of the
 process over the call, the median of RUNS lists, and the share of the list's time the
 shortcut saves. Each shortcut is measured in a style where it applies.
 
@@ -40,9 +40,9 @@ SHORTCUTS = [
 
 
 def _list_cpu(context, style, locale: str, round_: int) -> float:
-    from bibliography import csl
+    from bibliography import processor
 
-    entries = csl.exercise_entries(round_)
+    entries = processor.exercise_entries(round_)
     start = time.process_time()
     context.call(
         "scidraftCslFormat",
@@ -58,15 +58,15 @@ def _list_cpu(context, style, locale: str, round_: int) -> float:
 
 def measure(flag: str, style_name: str) -> tuple[float, float]:
     """Median CPU ms of a cold list with the shortcut, and without it."""
-    from bibliography import csl, jsbundle
+    from bibliography import csl, jsbundle, processor
 
     style, locale = csl.style_info(style_name), csl.DEFAULT_LOCALE
     taking, leaving = jsbundle.load(), jsbundle.load()
     try:
         leaving.eval(f"{flag} = false")
         for context in (taking, leaving):
-            csl._prepare(context, style, locale)
-            csl._exercise(context, style, locale)
+            processor._prepare(context, style, locale)
+            processor._exercise(context, style, locale)
         found = {"on": [], "off": []}
         for run in range(RUNS):
             round_ = 1000 + run  # rounds the warm-up never formatted

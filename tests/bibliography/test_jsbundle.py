@@ -12,7 +12,7 @@ import textwrap
 
 import pytest
 
-from bibliography import csl, jsbundle
+from bibliography import csl, jsbundle, processor
 from tests.conftest import ROOT
 
 
@@ -76,7 +76,7 @@ def test_citeproc_is_imported_and_formats_what_citation_js_hands_it():
     from (the shortcuts patch that one), and the context pretends to be no browser."""
     context = jsbundle.load()
     try:
-        csl._prepare(context, csl.style_info("apa"), "en-US")
+        processor._prepare(context, csl.style_info("apa"), "en-US")
         key = json.dumps(csl.style_info("apa").template + "|en-US")
         assert context.eval(f"SCIDRAFT_ENGINES[{key}] instanceof CSL.Engine")
         assert context.eval(f"SCIDRAFT_ENGINES[{key}].registry.namereg !== undefined")
