@@ -57,9 +57,11 @@ node_modules/.package-lock.json: package.json package-lock.json
 # Files the site serves and the server-side renderer loads, copied from the locked npm
 # packages: nothing is fetched from a CDN at run time.
 vendor: $(VENDOR)/.copied
-# The editor's bundle is rebuilt when its sources change (editor/codemirror/).
+# The editor's and the citations' bundles are rebuilt when their sources change
+# (editor/codemirror/, bibliography/js/).
 $(VENDOR)/.copied: node_modules/.package-lock.json scripts/vendor-assets.sh scripts/build-editor.mjs \
-		$(wildcard editor/codemirror/*.js) $(VENV)/.installed
+		scripts/build-citations.mjs $(wildcard editor/codemirror/*.js) \
+		$(wildcard bibliography/js/*.js) $(VENV)/.installed
 	sh scripts/vendor-assets.sh
 	$(PY) -c "from scidraft.markup.code import highlight_css; print(highlight_css())" > $(VENDOR)/pygments.css
 

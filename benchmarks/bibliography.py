@@ -12,15 +12,14 @@ Formatting is measured cold: before each run, `format_cache_clear()` empties the
 cache, the shared cache (Django's) is cleared and the formula cache too, and each run's note
 cites 50 keys no earlier run cited (disjoint slices of one shuffle of the file's keys), so no
 entry of the list was ever formatted in the process. What stays warm from the warm-up (what a
-worker does as it starts, bibliography.csl.warm: the style loaded, its citeproc-js processor
+worker does as it starts, bibliography.processor.warm: the style loaded, its citeproc-js processor
 built and exercised with made-up lists, then one note of keys never measured): imports, the
 database connection, and the V8 contexts with citation-js, as a server has them for its site's
 style. Both pools are warmed alike. Cold lists are measured twice, alternating run by
-run: before (BEFORE_COMMIT's citation-js functions and context globals, in a context pool of
-their own) and after (today's: particles split and given names initialised once per distinct
-name, bibliography.csl's SCIDRAFT_NAME_PARTS; strings with nothing to escape given back by the
-HTML escape, SCIDRAFT_PLAIN_ESCAPE; sort keys compared with kept collators,
-SCIDRAFT_CACHED_COLLATORS), on the same Python code. Warm: the
+run: before (BEFORE_COMMIT's citation functions, evaluated after citation-js's browser bundle
+as that commit did, in a context pool of their own) and after (today's: the server bundle
+scripts/build-citations.mjs builds from the pinned packages and bibliography/js/), on the same
+Python code. Warm: the
 same list again, from the caches. Added (author–date styles): a formatted list with one
 citation more, as the editor's preview sees an author write (only the added key's group is
 formatted). Each figure is the median of FORMAT_RUNS runs, in wall-clock time (the target) and
@@ -67,11 +66,11 @@ BENCH_STYLES = ["vancouver", "apa", "ieee", "chicago-author-date"]
 # ../shared beside the checkout, or where SCIDRAFT_SHARED says (a worktree elsewhere).
 SHARED = Path(os.environ.get("SCIDRAFT_SHARED") or ROOT.parent / "shared")
 EXAMPLE = SHARED / "reference" / "scidraft-exampleSite"
-# The formatting before the latest cold-list work: that commit's citation-js functions and
-# context globals (bibliography/csl.py's prelude, scidraft/markup/jsengine.py's globals) run in
-# a context pool of their own beside today's, on the same Python (lists sliced and grouped as
-# today: the commit did so already).
-BEFORE_COMMIT = "91907ea"
+# The formatting before the server bundle: that commit's citation functions (the JavaScript
+# prelude of its bibliography/csl.py) after citation-js's own browser bundle, in a context pool
+# of their own beside today's, on the same Python (lists sliced and grouped as today).
+BEFORE_COMMIT = "08500e6"
+BROWSER_BUNDLE = ROOT / "node_modules" / "citation-js" / "build" / "citation.js"
 # The last commit with the pybtex styles (the one before 23793ee replaced them with CSL): main
 # no longer has them, so "before" is read from there.
 PYBTEX_COMMIT = "23793ee^"
@@ -338,38 +337,43 @@ def measure_note(bibfile, source: str, style: str | None, *, mode: str = "cold")
 
 
 def _before_pool():
-    """A citation-js context pool whose contexts carry BEFORE_COMMIT's functions and globals
-    (the prelude of its bibliography/csl.py, the globals of its jsengine.py, read from git), or
-    None when git cannot give them."""
-    import re
+    """A citation context pool whose contexts load citation-js's browser bundle with
+    BEFORE_COMMIT's globals and functions (the prelude of its bibliography/csl.py, read from
+    git; a faked browser so that the bundle's core-js keeps V8's fast paths; citeproc-js's
+    module number for the prelude's shortcuts), or None when git cannot give them."""
+    import json
     import subprocess
 
     from py_mini_racer import MiniRacer, init_mini_racer
 
     from scidraft.markup import jsengine
 
-    def at_commit(path: str) -> str:
-        return subprocess.run(  # noqa: S603 - git on this repository, fixed arguments
-            ["git", "-C", str(ROOT), "show", f"{BEFORE_COMMIT}:{path}"],  # noqa: S607
+    try:
+        source = subprocess.run(  # noqa: S603 - git on this repository, fixed arguments
+            ["git", "-C", str(ROOT), "show", f"{BEFORE_COMMIT}:bibliography/csl.py"],  # noqa: S607
             capture_output=True,
             check=True,
             text=True,
         ).stdout
-
-    try:
-        source, engine = at_commit("bibliography/csl.py"), at_commit("scidraft/markup/jsengine.py")
     except (OSError, subprocess.CalledProcessError):
         return None
+    if not BROWSER_BUNDLE.is_file():
+        return None
     prelude = re.search(r'_PRELUDE = r"""(.*?)"""', source, re.DOTALL).group(1)
-    globals_then = re.search(r'^_CITATION_GLOBALS = "(.*)"$', engine, re.MULTILINE)
+    bundle = BROWSER_BUNDLE.read_text(encoding="utf-8")
+    number = re.search(r'"citeproc":(\d+)[,}]', bundle)
+    modules = {"citeproc": int(number.group(1))} if number else {}
 
     def load():
         init_mini_racer(flags=jsengine.V8_FLAGS, ignore_duplicate_init=True)
         context = MiniRacer()
+        major, minor = context.v8_version.split(".")[:2]
         context.eval(
-            globals_then.group(1) if globals_then else jsengine.citation_globals(context.v8_version)
+            "var window = this, self = this;"
+            f' var navigator = {{userAgent: "Chrome/{int(major)}{int(minor)}"}};'
         )
-        context.eval((jsengine.ASSETS / "citation-js" / "citation.js").read_text(encoding="utf-8"))
+        context.eval(bundle)
+        context.eval(f"var SCIDRAFT_BUNDLE_MODULES = {json.dumps(modules)};")
         context.eval(prelude)
         return context
 
@@ -380,8 +384,9 @@ def measure_cold(bibfile, style: str, pools: dict) -> dict:
     """Cold lists through each pool ({label: pool}, None for today's), alternating run by run
     so a busy machine slows all alike. Run n of every pool formats the note of part n, whose
     50 keys no earlier run cited: each list is new to the contexts, whose processors were
-    built and exercised for the style by csl.warm and the warm-up run (part 99, never measured)."""
-    from bibliography import csl
+    built and exercised for the style by processor.warm and the warm-up run (part 99, never
+    measured)."""
+    from bibliography import processor
     from bibliography.formatting import StoredBibliography
     from scidraft.markup import RenderContext, jsengine, render
 
@@ -394,7 +399,7 @@ def measure_cold(bibfile, style: str, pools: dict) -> dict:
             jsengine._citation_pool = pool or today
             try:
                 if run == 0:
-                    csl.warm(style, None)  # as a worker starts: the style built and exercised
+                    processor.warm(style, None)  # as a worker starts: the style built and exercised
                 _cold()
                 timed = _TimedBibliography(StoredBibliography(bibfile))
                 context = RenderContext(
@@ -470,7 +475,7 @@ _FLOOR_JS = r"""
 function scidraftBenchFloor(entries, template, lang, citations) {
   var errors = {}, t0 = Date.now();
   var items = scidraftCslItems(entries, errors), t1 = Date.now();
-  var data = SCIDRAFT_CITE.util.downgradeCsl(items);
+  var data = citationJs.util.downgradeCsl(items);
   var engine = SCIDRAFT_CSL.engine(data, template, lang, "html");
   var ids = data.map(function (item) { return item.id; });
   engine.updateItems(ids);
@@ -489,7 +494,7 @@ def measure_floor(bibfile, style: str) -> list[str]:
     keys no earlier list cited): what citeproc-js itself needs, whatever surrounds it."""
     import json
 
-    from bibliography import csl
+    from bibliography import csl, processor
     from bibliography.formatting import bibtex_object, entry_data
     from scidraft.markup import jsengine
 
@@ -499,7 +504,7 @@ def measure_floor(bibfile, style: str) -> list[str]:
         if not getattr(context, "scidraft_bench_floor", False):
             context.eval(_FLOOR_JS)
             context.scidraft_bench_floor = True
-        csl._prepare(context, info, csl.DEFAULT_LOCALE)
+        processor._prepare(context, info, csl.DEFAULT_LOCALE)
         parts = []
         for run in range(FORMAT_RUNS):
             keys = re.findall(r"\\cite\{([^}]+)\}", citing_note(part=50 + run))

@@ -39,7 +39,7 @@ from scidraft.markup import jsengine, limits
 from scidraft.markup.context import FormattedReferences
 from scidraft.markup.plaintext import html_text
 
-from . import csl
+from . import csl, processor
 from .models import READ_BOUND_CHARS, BibEntry, BibFile
 from .parsing import ParsedEntry
 
@@ -301,7 +301,7 @@ def _calls(
     """Each slice formatted in one citation-js call, the slices at once; entries a call
     cannot format are shown raw."""
     prepared = [_bibtex_objects(entries) for entries in slices]
-    answers = csl.run_each(
+    answers = processor.run_each(
         [list(objects.values()) for objects, _formulas in prepared],
         style,
         locale,
@@ -443,7 +443,7 @@ def _sorted(entries: list[EntryData], style: csl.StyleInfo, locale: str) -> _Lis
 # keyed by family name (by first names only under the "primary-name" rules); and an author
 # replaced by "———" repeats the entry above. Entries sharing no family name of those the style
 # compares (StyleInfo.linked_by) are therefore formatted apart, in contexts of their own at
-# once, and the list is put together in the processor's own order (csl.order). Family names
+# once, and the list is put together in the processor's own order (processor.order). Family names
 # are compared folded further than the processor folds them (base letters, no case, no
 # punctuation, the last word alone too: "van Gogh" meets "Gogh"), so that a doubt joins groups.
 
@@ -557,7 +557,7 @@ def _grouped(
 ) -> _ListResult | None:
     """The list formatted group by group (cached groups read back), or None when it must be
     formatted whole: a call could not give every entry's sort keys, or the groups do not
-    fit together (csl.order)."""
+    fit together (processor.order)."""
     keys = [_cache_key("group", style, locale, _list_fingerprint(group)) for group in groups]
     known = _memory.get_many(keys)
     missing = [group for group, key in zip(groups, keys, strict=True) if key not in known]
@@ -588,7 +588,7 @@ def _grouped(
         for data in entries
     ]
     try:
-        order = csl.order(style, locale, rows)
+        order = processor.order(style, locale, rows)
     except jsengine.JSError:
         order = None
     if order is None:
@@ -645,7 +645,7 @@ def csl_items(entries: Iterable[EntryData]) -> list[dict]:
         objects.append((obj, formulas))
     if not objects:
         return []
-    answer = csl.csl_json([obj for obj, _ in objects])
+    answer = processor.csl_json([obj for obj, _ in objects])
     by_key = {item.get("id"): item for item in answer.get("items") or []}
     items = []
     for (_obj, formulas), data in zip(objects, entries, strict=True):
@@ -662,7 +662,7 @@ def ris_records(entries: Iterable[EntryData]) -> str:
     if not objects:
         return ""
     formulas = [formula for _, found in objects for formula in found]
-    text = csl.ris([obj for obj, _ in objects]).get("text") or ""
+    text = processor.ris([obj for obj, _ in objects]).get("text") or ""
     if not formulas:
         return text
     # Placeholders are numbered per entry: restore them record by record.

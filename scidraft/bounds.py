@@ -161,8 +161,8 @@ INPUT_PATHS = _paths(
                   "functools.lru_cache(maxsize=512)"),
             Bound("distinct styles a render names besides the site's",
                   "CITATION_STYLES_PER_NOTE", 3, "scidraft.markup.citations._cap_styles"),
-            Bound("styles one V8 context builds", "bibliography.csl.STYLES_PER_CONTEXT", 4,
-                  "bibliography.csl._prepare"),
+            Bound("styles one V8 context builds", "bibliography.processor.STYLES_PER_CONTEXT", 4,
+                  "bibliography.processor._prepare"),
         ),
     ),
     InputPath(

@@ -6,7 +6,7 @@ set -eu
 cd "$(dirname "$0")/.."
 out=static/vendor
 rm -rf "$out"
-mkdir -p "$out/katex" "$out/pseudocode" "$out/mermaid" "$out/citation-js"
+mkdir -p "$out/katex" "$out/pseudocode" "$out/mermaid"
 cp node_modules/katex/dist/katex.min.js node_modules/katex/dist/katex.min.css \
    node_modules/katex/LICENSE "$out/katex/"
 cp -r node_modules/katex/dist/fonts "$out/katex/fonts"
@@ -22,9 +22,10 @@ sed -E 's/@import[[:space:]]+url\([^)]*\)[[:space:]]*;?//g' node_modules/pseudoc
 cp node_modules/mermaid/dist/mermaid.min.js node_modules/mermaid/LICENSE "$out/mermaid/"
 # The note editor: CodeMirror 6 bundled with esbuild (scripts/build-editor.mjs).
 node scripts/build-editor.mjs
-# citation-js's own browser bundle, the very file the Hugo theme loads (citeproc-js, the BibTeX
-# mapping and the Vancouver style inside): the server formats references with it (bibliography/csl.py).
-cp node_modules/citation-js/build/citation.js node_modules/citation-js/LICENSE.md "$out/citation-js/"
+# The server's citation bundle: citation-js's packages (the theme's version, its BibTeX mapping
+# and Vancouver style), citeproc-js and bibliography/js/, bundled with esbuild for V8
+# (scripts/build-citations.mjs); the server formats references with it (bibliography/csl.py).
+node scripts/build-citations.mjs
 # Versions, so the renderer can key its caches on them.
 node -e '
 const v = (p) => require("./node_modules/" + p + "/package.json").version;

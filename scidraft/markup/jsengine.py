@@ -1,12 +1,13 @@
-"""KaTeX and pseudocode.js, and citation-js, run on the server in an embedded V8 (mini-racer).
+"""KaTeX and pseudocode.js run on the server in an embedded V8 (mini-racer), and the pool of
+contexts the citation bundle runs in (bibliography.jsbundle loads it, bibliography.csl calls it).
 
 V8 contexts are pooled per process, one pool per set of libraries (KaTeX with pseudocode.js;
-citation-js, which is ten times their size and needed only by reference lists): a call borrows
-an idle context (or makes one) and gives it back, so a context serves one call at a time, and
-threads that come and go (a development server's thread per request) reuse contexts instead of
-each starting a V8 of its own. After fork the child starts empty pools. Contexts are closed at
-exit so the process never waits on a V8 thread. Formula results are cached by (TeX, display
-mode, KaTeX version, math macros in force) in a process-wide LRU.
+the citation bundle, several times their size and needed only by reference lists): a call
+borrows an idle context (or makes one) and gives it back, so a context serves one call at a
+time, and threads that come and go (a development server's thread per request) reuse contexts
+instead of each starting a V8 of its own. After fork the child starts empty pools. Contexts are
+closed at exit so the process never waits on a V8 thread. Formula results are cached by (TeX,
+display mode, KaTeX version, math macros in force) in a process-wide LRU.
 """
 
 from __future__ import annotations
@@ -264,62 +265,24 @@ def _load() -> MiniRacer:
     return context
 
 
-def citation_globals(v8_version: str) -> str:
-    """What the bundle expects of a browser and a bare V8 context lacks.
-
-    It is a browserify build: it installs a global `require` and reads `window`/`self`. Its
-    core-js learns the engine's version from navigator.userAgent (Chrome's major version is
-    V8's major and minor digits: V8 14.4 is Chrome 144); not told, it tests Array methods by
-    giving an array a `constructor` of its own, which turns V8's array-species protector off
-    for the whole isolate, for good. Every slice, concat, map and splice of citeproc-js would
-    then take the generic slow path: a reference list 1.6 times slower."""
-    major, minor = v8_version.split(".")[:2]
-    return (
-        "var window = this, self = this;"
-        f' var navigator = {{userAgent: "Chrome/{int(major)}{int(minor)}"}};'
-    )
+def _no_citations() -> MiniRacer:
+    raise AssetsMissing("no citation bundle loader: import bibliography.jsbundle")
 
 
-_citation_preludes: list[str] = []
+_citation_loader = _no_citations
 
 
-def add_citation_prelude(script: str) -> None:
-    """JavaScript evaluated in every citation-js context after the bundle (bibliography.csl
-    defines its functions with it); contexts made before are closed, so none lacks it."""
-    if script not in _citation_preludes:
-        _citation_preludes.append(script)
+def use_citation_loader(loader) -> None:
+    """`loader()` makes each citation context (bibliography.jsbundle: its bundle evaluated);
+    contexts made before are closed, so none lacks what it loads."""
+    global _citation_loader
+    if loader is not _citation_loader:
+        _citation_loader = loader
         _citation_pool.close_all()
 
 
-# Packages inside the bundle that preludes reach by their module number (browserify's require
-# names only the packages it exposes, citation-js itself): SCIDRAFT_BUNDLE_MODULES.
-BUNDLED_PACKAGES = ("citeproc",)
-
-
-def bundle_modules(bundle: str) -> dict[str, int]:
-    """The module numbers of BUNDLED_PACKAGES in a browserify bundle: each module's table of
-    what it requires maps a package's name to its number ("citeproc":116)."""
-    found = {}
-    for package in BUNDLED_PACKAGES:
-        match = re.search(rf'"{re.escape(package)}":(\d+)[,}}]', bundle)
-        if match:
-            found[package] = int(match.group(1))
-    return found
-
-
 def _load_citations() -> MiniRacer:
-    init_mini_racer(flags=V8_FLAGS, ignore_duplicate_init=True)
-    bundle = ASSETS / "citation-js" / "citation.js"
-    if not bundle.is_file():
-        raise AssetsMissing(f"{bundle} is missing: run `make vendor`.")
-    context = MiniRacer()
-    context.eval(citation_globals(context.v8_version))
-    text = bundle.read_text(encoding="utf-8")
-    context.eval(text)
-    context.eval(f"var SCIDRAFT_BUNDLE_MODULES = {json.dumps(bundle_modules(text))};")
-    for script in _citation_preludes:
-        context.eval(script)
-    return context
+    return _citation_loader()
 
 
 class _Pool:

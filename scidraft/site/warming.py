@@ -32,11 +32,11 @@ def site_citation_style() -> tuple[str | None, str | None]:
 
 
 def warm_process() -> None:
-    from bibliography import csl
+    from bibliography import processor
 
     style, language = site_citation_style()
     try:
-        csl.warm(style, language)
+        processor.warm(style, language)
     except Exception:  # a request builds what is missing, as it would have without this
         logger.warning("the worker's V8 contexts could not be built ahead", exc_info=True)
 

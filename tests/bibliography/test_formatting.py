@@ -207,13 +207,13 @@ def test_a_sorted_list_formatted_in_groups_reads_as_formatted_whole(monkeypatch,
     whole = _without_groups(monkeypatch, SORTED_LIST, style)
     monkeypatch.setattr(jsengine, "CITATION_CALLS_AT_ONCE", 2)
     calls = []
-    run_each = formatting.csl.run_each
+    run_each = formatting.processor.run_each
 
     def counted(entry_lists, *args, **kwargs):
         calls.append(sorted(len(entries) for entries in entry_lists))
         return run_each(entry_lists, *args, **kwargs)
 
-    monkeypatch.setattr(formatting.csl, "run_each", counted)
+    monkeypatch.setattr(formatting.processor, "run_each", counted)
     _forget_formatted()
     grouped = format_references(SORTED_LIST, style)
     if style == "modern-language-association":
@@ -242,13 +242,13 @@ def test_a_changed_list_formats_only_the_groups_it_changed(monkeypatch):
     _forget_formatted()
     format_references(SORTED_LIST, "apa")
     formatted = []
-    run_each = formatting.csl.run_each
+    run_each = formatting.processor.run_each
 
     def counted(entry_lists, *args, **kwargs):
         formatted.extend(data["label"] for entries in entry_lists for data in entries)
         return run_each(entry_lists, *args, **kwargs)
 
-    monkeypatch.setattr(formatting.csl, "run_each", counted)
+    monkeypatch.setattr(formatting.processor, "run_each", counted)
     added = [*SORTED_LIST, _entry("s5", ["Smith, John"], "2019", "Ergodicity")]
     grouped = format_references(added, "apa")
     assert sorted(formatted) == ["s1", "s2", "s3", "s4", "s5"]  # the Smiths' group alone
@@ -276,13 +276,13 @@ def test_groups_that_would_not_stay_together_under_a_substitute_are_formatted_wh
         ["b1"],
     ]
     orders = []
-    order = formatting.csl.order
+    order = formatting.processor.order
 
     def spied(*args):
         orders.append(order(*args))
         return orders[-1]
 
-    monkeypatch.setattr(formatting.csl, "order", spied)
+    monkeypatch.setattr(formatting.processor, "order", spied)
     _forget_formatted()
     formatted = format_references(entries, "modern-language-association")
     assert orders == [None]
@@ -295,7 +295,7 @@ def test_groups_that_would_not_stay_together_under_a_substitute_are_formatted_wh
 def test_a_group_with_an_entry_the_processor_refuses_sends_the_list_whole(monkeypatch):
     """Without every entry's sort keys the groups cannot be ordered: the whole list is
     formatted as before, its refused entry shown raw with the reason."""
-    real = formatting.csl.run_each
+    real = formatting.processor.run_each
 
     def refusing(entry_lists, *args, **kwargs):
         answers = real(entry_lists, *args, **kwargs)
@@ -303,7 +303,7 @@ def test_a_group_with_an_entry_the_processor_refuses_sends_the_list_whole(monkey
             answers[0].pop("sortkeys", None)
         return answers
 
-    monkeypatch.setattr(formatting.csl, "run_each", refusing)
+    monkeypatch.setattr(formatting.processor, "run_each", refusing)
     _forget_formatted()
     formatted = format_references(SORTED_LIST, "apa")
     whole = _without_groups(monkeypatch, SORTED_LIST, "apa")
@@ -334,7 +334,7 @@ def test_a_group_call_that_is_stopped_costs_its_own_entries_and_is_not_retried(m
     """A call stopped (memory, time) would be stopped again over the whole list: the other
     groups show formatted, the stopped call's entries raw with the reason, nothing cached."""
     monkeypatch.setattr(jsengine, "CITATION_CALLS_AT_ONCE", 2)
-    real = formatting.csl.run_each
+    real = formatting.processor.run_each
     calls = []
 
     def second_stopped(entry_lists, *args, **kwargs):
@@ -342,7 +342,7 @@ def test_a_group_call_that_is_stopped_costs_its_own_entries_and_is_not_retried(m
         answers = real(entry_lists, *args, **kwargs)
         return [answers[0], jsengine.JSError("used too much memory and was stopped")]
 
-    monkeypatch.setattr(formatting.csl, "run_each", second_stopped)
+    monkeypatch.setattr(formatting.processor, "run_each", second_stopped)
     _forget_formatted()
     formatted = format_references(SORTED_LIST, "apa")
     assert calls == [2]  # no second try of the whole list
@@ -353,6 +353,6 @@ def test_a_group_call_that_is_stopped_costs_its_own_entries_and_is_not_retried(m
     assert all("ref-unformatted" not in formatted.entries[key] for key in shown)
     assert all(f"<code>{key}</code>" in formatted.entries[key] for key in stopped)
 
-    monkeypatch.setattr(formatting.csl, "run_each", real)
+    monkeypatch.setattr(formatting.processor, "run_each", real)
     again = format_references(SORTED_LIST, "apa")  # nothing was cached: formatted in full
     assert again.problems == {}

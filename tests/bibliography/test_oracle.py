@@ -13,11 +13,12 @@ import pytest
 
 from bibliography.formatting import EntryData, format_references, plain_text
 from bibliography.parsing import parse_bibtex
+from tests.conftest import EXAMPLE_SITE
 
 from .oracle import oracle, require_node, text_of
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE_BIB = ROOT.parent / "shared" / "reference" / "scidraft-exampleSite" / "assets" / "bib"
+EXAMPLE_BIB = EXAMPLE_SITE / "assets" / "bib"
 DEMO_BIB = ROOT / "demo" / "assets" / "bib"
 
 MATH = "math typeset by KaTeX on purpose (citation-js prints its own reading of the TeX)"

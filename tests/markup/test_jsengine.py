@@ -184,6 +184,7 @@ def test_a_forked_child_runs_calls_at_once():
     script = textwrap.dedent(
         f"""
         import os
+        from bibliography import jsbundle  # the citation contexts' loader
         from scidraft.markup import jsengine
         spin = {_SPIN!r}
         def run():
@@ -238,32 +239,6 @@ def test_a_runaway_script_is_stopped_by_the_timeout(monkeypatch):
         jsengine._call("spin")  # the most recently returned context: the one that spins
     assert spinning not in jsengine._pool.every
     assert "katex" in jsengine.render_tex("y", display=False)
-
-
-def test_citation_js_leaves_v8s_fast_array_paths_on():
-    """core-js in the citation-js bundle, not told V8's version, feature-tests Array methods
-    in a way that turns V8's array-species protector off for good (citeproc-js then runs its
-    slice and concat on the generic slow path). Our contexts tell it; a bare one shows the
-    damage. V8's own report, in a process of its own (natives syntax is a process flag)."""
-    script = textwrap.dedent(
-        """
-        from py_mini_racer import MiniRacer
-        from scidraft.markup import jsengine
-        jsengine.V8_FLAGS = (*jsengine.V8_FLAGS, "--allow-natives-syntax")
-        ours = jsengine._citation_pool.take()
-        bare = MiniRacer()
-        bare.eval("var window = this, self = this;")
-        bare.eval((jsengine.ASSETS / "citation-js" / "citation.js").read_text(encoding="utf-8"))
-        answers = ours.eval("%ArraySpeciesProtector()"), bare.eval("%ArraySpeciesProtector()")
-        jsengine._citation_pool.give_back(ours)  # closed at exit, as the server's are
-        bare.close()  # a context left open at exit would keep the process waiting on V8
-        print(*answers, flush=True)
-        """
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120
-    )
-    assert result.stdout.split() == ["True", "False"], result.stderr[-2000:]
 
 
 # A call that waits without working, as a call does while other processes hold the cores; and

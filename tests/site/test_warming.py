@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bibliography import csl
+from bibliography import csl, processor
 from bibliography.formatting import EntryData, format_cache_clear, format_references
 from scidraft.markup import jsengine
 from scidraft.site import warming
@@ -67,7 +67,7 @@ def test_a_warm_up_that_fails_leaves_the_work_to_the_first_request(empty_pools, 
     def broken(context, style, locale):
         raise jsengine.JSError("the style could not be loaded")
 
-    monkeypatch.setattr(csl, "_prepare", broken)
+    monkeypatch.setattr(processor, "_prepare", broken)
     warming.warm_process()  # logged, not raised
     assert jsengine._citation_pool.every == []  # nothing half-built is kept
     monkeypatch.undo()
@@ -87,9 +87,9 @@ def test_the_contexts_of_a_list_are_prepared_at_once(empty_pools, monkeypatch):
         threads.add(threading.get_ident())
         started.wait()  # raises BrokenBarrierError if the others never come
 
-    monkeypatch.setattr(csl, "_prepare", prepare)
-    monkeypatch.setattr(csl, "_exercise", lambda context, style, locale: None)
-    csl.warm("apa", None)
+    monkeypatch.setattr(processor, "_prepare", prepare)
+    monkeypatch.setattr(processor, "_exercise", lambda context, style, locale: None)
+    processor.warm("apa", None)
     assert len(threads) == jsengine.CITATION_CALLS_AT_ONCE
     assert len(jsengine._citation_pool.idle) == jsengine.CITATION_CALLS_AT_ONCE
 
