@@ -92,27 +92,46 @@ def _filter(tag: str, attribute: str, value: str) -> str | None:
 _LINED_ATTRIBUTES = {**AUTHOR_ATTRIBUTES, "*": _COMMON | {SOURCE_LINE}}
 
 
-# --- Nesting, bounded before nh3 (issue 16) ------------------------------------------------------
+# --- Nesting, bounded before nh3 ------------------------------------------------------------------
 #
-# html5ever, under nh3, looks through the open elements for most block-level tags, so nesting
-# costs time quadratic in depth (`<div>` × 100,000, 0.5 MB: 29 s). And a formatting element
-# (<b>, <a>…) left open when its block ends is re-opened by the parser in every later block
-# ("reconstruct the active formatting elements"): 2,000 distinct `<b class=…>x<p>` (40 KB)
-# came out as 40 MB, and 16,000 exhausted the memory. So the author's HTML is read once, with a
-# model of the parser's open elements, before nh3 sees it: a start tag past MAX_DEPTH open
-# elements is left out (with its end tag), formatting elements that would be re-opened past
-# MAX_REOPEN_* get an end tag where their block ends, and a table is closed once more than
-# MAX_FOSTERED pieces of text or tags have been written in it outside a cell (the parser moves
-# each in front of the table, in time that grows with the table's siblings: `<table>` and
-# `x<br>` × 80,000 took 4.4 s). Normal HTML, Markdown's included, never comes near these bounds
-# and is passed on unchanged.
+# html5ever, under nh3, looks through the open elements for most block-level tags, so its time
+# grows with the square of the depth (`<div>` × 100,000, 0.5 MB: 29 s); a formatting element
+# (<b>, <a>…) left open when its block ends is re-opened by the parser in every later block, so
+# 2,000 distinct `<b class=…>x<p>` (40 KB) came out as 40 MB; and text or tags written in a
+# table outside its cells are moved in front of the table one at a time, in time that grows
+# with the table's siblings (`<table>` and `x<br>` × 80,000: 4.4 s).
+#
+# So the author's HTML is read once before nh3, with HTML's own tokenizer rules (comments,
+# quoted attribute values, raw text), and the depth is counted conservatively: every start tag
+# opens an element (void elements outside SVG and MathML excepted), and an element is closed
+# only where the parser certainly closes it too: by its own end tag when it is the innermost
+# open one, and by the few implied ends that tidy-but-sloppy HTML relies on (`<p>` before a
+# block, `<li>` after `<li>`, a table's cells and rows, `</ul>` over an open `<li>`). Anything
+# else (misnested formatting, end tags the parser ignores, formatting elements it will re-open)
+# is counted as still open, so the count is never below the depth the parser builds; it is
+# only above it for HTML far from what an author writes. A start tag past MAX_DEPTH is left out
+# with its end tag; the text is kept. Over-counting is safe: the bound only has to be at least
+# the real depth, and a note never comes near 100 levels (Markdown nests at most
+# limits.MAX_NESTING containers), so what over-counting costs is, at worst, tags left out of
+# HTML that was nested absurdly anyway.
+#
+# The formatting elements the parser may re-open at a time are among those still counted as
+# open. Each time an element around them may have closed, they are counted again as
+# re-opened; past MAX_REOPENED they get end tags where the next block starts.
+#
+# Text and tags that may land outside a table's cells are counted the same way (a cell counts
+# as left by any table tag that could end it) over the whole body; past MAX_FOSTERED the table
+# is closed before the next one, which loses no text.
+#
+# Where the tokenizer's reading depends on what the parser has open (<![CDATA[, <noscript>,
+# <template>, raw-text tags while an <svg> or <math> may be open), the rest is counted without
+# closing anything: every `<` and letter is a start tag that stays open.
 
 # Open elements one start tag may sit in. Markdown nests at most limits.MAX_NESTING containers.
 MAX_DEPTH = 100
-# Formatting elements left open across block ends at one time, and re-opened in all.
-MAX_REOPEN_AT_ONCE = 16
+# Formatting elements the parser may re-open, in the whole body.
 MAX_REOPENED = 5_000
-# Text and tags written in one table outside its cells.
+# Text and tags written outside a table's cells, in the whole body.
 MAX_FOSTERED = 500
 
 
@@ -125,42 +144,74 @@ _VOID = _names(
     "source track wbr"
 )
 _FORMATTING = _names("a b big code em font i nobr s small strike strong tt u")
-_RAW_TEXT = _names("script style xmp iframe noembed noframes noscript textarea title")
-# Start tags that close an open <p> (the spec's "close a p element" in button scope).
+# Elements that stop an end tag's search for a formatting element (besides SVG and MathML).
+_SCOPE = _names("applet caption html table td th marquee object template")
+_RAW_TEXT = _names("script style xmp iframe noembed noframes textarea title")
+_FOREIGN = _names("svg math")
+# Tags whose content the tokenizer reads in a way this reading does not follow for certain.
+_UNCERTAIN = _names("noscript template")
+# Start tags that close an open <p> (the spec's "close a p element", <table> left out: quirks).
 _CLOSES_P = _names(
     "address article aside blockquote center details dialog dir div dl fieldset figcaption "
     "figure footer header hgroup main menu nav ol p search section summary ul h1 h2 h3 h4 h5 "
-    "h6 pre listing form table hr xmp plaintext li dd dt"
+    "h6 pre listing form hr xmp li dd dt"
 )
-# Elements that end the search for an open element to close (html5ever counts <select> too).
-_SCOPE = _names("applet caption html table td th marquee object template select")
-_BUTTON_SCOPE = _SCOPE | {"button"}
-_SPECIAL = (
-    _CLOSES_P
-    | _SCOPE
-    | _VOID
-    | _names(
-        "base body button caption col colgroup frameset head html iframe noembed noframes noscript "
-        "script select style tbody td template textarea tfoot th thead title tr"
-    )
-)
+_HEADINGS = _names("h1 h2 h3 h4 h5 h6")
+# Start tags and the open elements they end when one of them is innermost, in order.
+_ENDS_BEFORE = {
+    "li": ("li",),
+    "dd": ("dd dt",),
+    "dt": ("dd dt",),
+    "td": ("td th",),
+    "th": ("td th",),
+    "tr": ("td th", "tr"),
+    "tbody": ("td th", "tr", "tbody thead tfoot"),
+    "thead": ("td th", "tr", "tbody thead tfoot"),
+    "tfoot": ("td th", "tr", "tbody thead tfoot"),
+    "option": ("option",),
+    "optgroup": ("option", "optgroup"),
+}
+_ENDS_BEFORE = {name: tuple(_names(inner) for inner in ends) for name, ends in _ENDS_BEFORE.items()}
+# Elements an end tag of an enclosing block closes on the way (the spec's implied end tags).
+_IMPLIED = _names("li p dd dt option optgroup rb rp rt rtc")
+_BLOCK_ENDS = (_CLOSES_P - _HEADINGS - {"hr", "xmp"}) | _names("li dd dt")
 _TABLE = _names("table caption colgroup col tbody thead tfoot tr td th")
-_TABLE_ROWS = _names("table tbody thead tfoot tr")
-_FOREIGN = frozenset({"svg", "math"})
-# HTML start tags that end SVG or MathML content (and <font> with one of these attributes).
-_BREAKOUT = _names(
-    "b big blockquote body br center code dd div dl dt em embed h1 h2 h3 h4 h5 h6 head hr i img "
-    "li listing menu meta nobr ol p pre ruby s small span strong strike sub sup table tt u ul var"
+# A table counts three deep: the parser adds a <tbody> and a <tr> around cells written without.
+_TABLE_IMPLIED = _IMPLIED | (_TABLE - {"table"}) | {""}
+_CELLS = _names("td th caption")
+
+_SPACE = "\t\n\f\r "
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+# HTML's tokenizer, as far as where tags start and end: a comment (`<!-->` is a whole one), a
+# doctype or bogus comment (up to the first `>`), `</>`, and a tag whose attribute values may
+# be quoted (`<div title="></div>">` is one start tag).
+_TOKEN = re.compile(
+    r"""
+    <!--(?:-?>|.*?--!?>|.*)
+  | (<!\[CDATA\[)
+  | <[!?][^>]*>?
+  | </(?:>|[^A-Za-z>][^>]*>?)
+  | <(/?)([A-Za-z][^\t\n\f\r />]*)
+    (?>[\t\n\f\r /]+
+      |[^\t\n\f\r />][^\t\n\f\r />=]*
+       (?>[\t\n\f\r ]*=[\t\n\f\r ]*(?>"[^"]*"?|'[^']*'?|[^\t\n\f\r >]*))?
+    )*
+    (>?)
+    """,
+    re.S | re.X,
 )
-_FONT_BREAKOUT = re.compile(r"\b(?:color|face|size)\s*=", re.I)
-# A comment, or a tag: `<` and a letter, up to the first `>` (what nh3 writes back quotes `>`
-# in attribute values; an author's `>` inside one only cuts the tag short, which is safe).
-_MARKUP = re.compile(r"<!--.*?(?:-->|\Z)|<(/?)([A-Za-z][^\s/>]*)([^>]*)>", re.S)
+# The only reading left once the tokenizer's is uncertain: every `<` and letter opens a tag.
+_ANY_START = re.compile(r"<([A-Za-z][^\t\n\f\r />]*)[^>]*>?")
+
+
+@functools.cache
+def _raw_text_end(name: str) -> re.Pattern:
+    return re.compile(rf"</{re.escape(name)}[\t\n\f\r />]", re.I)
 
 
 @dataclass
 class NestingLimit:
-    """What limit_nesting changed: tags it left out, end tags it added."""
+    """What limit_nesting changed: tags it left out, end tags it added, tables it closed."""
 
     dropped: int = 0
     closed: int = 0
@@ -177,61 +228,66 @@ class NestingLimit:
         if self.closed:
             parts.append(
                 f"{self.closed:,} formatting tags (<b>, <i>, <a>…) left open across many "
-                "blocks were closed where their block ends"
+                "blocks were closed where the next block starts"
             )
         if self.tables_closed:
             parts.append(
-                f"{self.tables_closed:,} tables with more than {MAX_FOSTERED:,} pieces of text "
-                "or tags outside their cells were closed there"
+                f"{self.tables_closed:,} tables were closed where more than {MAX_FOSTERED:,} "
+                "pieces of text or tags in tables outside their cells had been written"
             )
         return "; ".join(parts)
 
 
 class _Nesting:
-    """The parser's open elements and active formatting elements, as far as depth goes.
-
-    It follows the HTML parser's rules for what opens and closes elements in a body, and in
-    SVG or MathML (no re-opening; some HTML tags end it),
-    closely enough to bound what html5ever builds: it may count more than the parser does,
-    which only makes a bound apply earlier, never later.
-    """
+    """A conservative count of the elements open at each tag (see above), and the changes
+    that keep it within MAX_DEPTH and MAX_FOSTERED."""
 
     def __init__(self, html: str):
         self.html = html
         self.stack: list[str] = []
-        self.dangling: list[str] = []  # formatting elements the parser will re-open
-        self.reopened = 0
-        self.foreign_at = -1  # index in `stack` of the outermost open <svg> or <math>
-        self.select_at = -1  # index in `stack` of an open <select>
+        self.foreign = 0  # <svg> and <math> in `stack`
+        self.formatting = 0  # formatting elements in `stack` the parser may re-open
         self.dropped_open: dict[str, int] = {}
+        # Tables, cells and SVG or MathML open around the current tag: "table", "cell", "foreign".
+        self.tables: list[str] = []
+        self.fostered = 0
+        self.reopened = 0
+        self.may_reopen = False  # an element around the formatting elements may have closed
+        self.certain = True  # False once the tokenizer's reading is uncertain
         self.edits: list[tuple[int, int, str]] = []
         self.limit = NestingLimit()
-        self.fostered = 0
 
     def run(self) -> str:
-        html, position = self.html, 0
-        while True:
-            match = _MARKUP.search(html, position)
+        html, position, size = self.html, 0, len(self.html)
+        while position < size:
+            match = _TOKEN.search(html, position)
             if match is None:
+                self.text(position, size)
                 break
-            if match.start() > position and self.foreign_at < 0:
-                if (
-                    self.stack
-                    and self.stack[-1] in _TABLE_ROWS
-                    and html[position : match.start()].strip()
-                ):
-                    self.foster(position)
-                self.reconstruct()  # text in a body re-opens the formatting elements
+            self.text(position, match.start())
             position = match.end()
-            if match.group(2) is None:
-                continue  # a comment
-            name = match.group(2).lower()
-            if match.group(1):
-                self.end_tag(name, match)
+            if match.group(1):  # <![CDATA[
+                if self.foreign:
+                    self.uncertain(match.start())
+                    break
+                position = html.find(">", match.end()) + 1 or size
                 continue
-            position = self.start_tag(name, match)
-            if position < 0:
-                break  # <plaintext>: the rest is text
+            name = match.group(3)
+            if name is None or not match.group(4):
+                continue  # a comment, or a tag the end of the input cuts off
+            name = name.translate(_ASCII_LOWER)
+            if match.group(2):
+                self.end_tag(name, match.start(), match.end())
+                continue
+            if name in _UNCERTAIN or (self.foreign and name in _RAW_TEXT | {"plaintext"}):
+                self.uncertain(match.start())
+                break
+            self.start_tag(name, match.start(), match.end())
+            if name in _RAW_TEXT:
+                end = _raw_text_end(name).search(html, position)
+                position = end.start() if end else size
+            elif name == "plaintext":
+                break  # the rest is text
         if not self.edits:
             return html
         out, last = [], 0
@@ -247,246 +303,155 @@ class _Nesting:
             self.limit.first_offset = start
         self.edits.append((start, end, replacement))
 
-    def drop(self, match: re.Match) -> None:
-        # Left out, not shown as text: html5ever is quadratic in text foster-parented out of
-        # a table too, and these tags may sit in one.
-        self.change(match.start(), match.end(), "")
+    def uncertain(self, start: int) -> None:
+        """From `start` on, every `<` and letter opens an element that stays open, and no cell
+        is known to be open."""
+        self.certain = False
+        self.tables = [context for context in self.tables if context == "table"]
+        for match in _ANY_START.finditer(self.html, start):
+            self.text(start, match.start())
+            start = match.end()
+            name = match.group(1).translate(_ASCII_LOWER)
+            self.foster(match.start(), name)
+            self.push(name, match.start(), match.end())
 
-    def reconstruct(self) -> None:
-        if self.dangling:
-            self.reopened += len(self.dangling)
-            self.stack.extend(self.dangling)
-            self.dangling.clear()
+    def text(self, start: int, end: int) -> None:
+        if end > start:
+            self.reopen(start)
+            if self.tables and self.html[start:end].strip(_SPACE):
+                self.foster(start, "")
 
-    def find(self, names, stop=frozenset(), floor: int = 0) -> int:
-        for index in range(len(self.stack) - 1, floor - 1, -1):
-            name = self.stack[index]
-            if name in names:
-                return index
-            if name in stop:
-                return -1
-        return -1
-
-    def push(self, name: str, match: re.Match) -> int:
-        if len(self.stack) >= MAX_DEPTH:
-            self.dropped_open[name] = self.dropped_open.get(name, 0) + 1
-            self.drop(match)
-            self.limit.dropped += 1
-            return match.end()
-        if name in _FOREIGN and self.foreign_at < 0:
-            self.foreign_at = len(self.stack)
-        elif name == "select" and self.foreign_at < 0:
-            self.select_at = len(self.stack)
-        self.stack.append(name)
-        return match.end()
-
-    def remove(self, index: int) -> None:
-        del self.stack[index]
-        if self.foreign_at >= index:
-            self.foreign_at = -1 if self.foreign_at == index else self.foreign_at - 1
-        if self.select_at >= index:
-            self.select_at = -1 if self.select_at == index else self.select_at - 1
-
-    def pop_to(self, index: int, at: int) -> None:
-        """Close stack[index] and the elements above it, as the parser does when a tag at
-        `at` ends them without their own end tags."""
-        above = self.stack[index + 1 :]
-        del self.stack[index:]
-        if self.foreign_at >= index:
-            self.foreign_at = -1
-        if self.select_at >= index:
-            self.select_at = -1
-        formatting = [name for name in above if name in _FORMATTING]
-        if not formatting:
+    def reopen(self, at: int) -> None:
+        """Text or a start tag at `at`, where the parser re-opens the formatting elements that
+        an element around them took with it when it closed."""
+        if not self.may_reopen or not self.formatting:
             return
-        if (
-            len(self.dangling) + len(formatting) <= MAX_REOPEN_AT_ONCE
-            and self.reopened + len(self.dangling) + len(formatting) <= MAX_REOPENED
-        ):
-            self.dangling.extend(formatting)
+        self.may_reopen = False
+        stack = self.stack
+        formatting = [index for index, name in enumerate(stack) if name in _FORMATTING]
+        self.reopened += len(formatting)
+        if self.reopened <= MAX_REOPENED or not formatting:
             return
-        # Closed here instead, innermost first: at this point they are the current nodes.
-        self.change(at, at, "".join(f"</{name}>" for name in reversed(formatting)))
+        # An end tag takes each out of the parser's list of elements to re-open, unless a
+        # scope boundary stands between: those stay counted as re-openable.
+        self.change(at, at, "".join(f"</{stack[index]}>" for index in reversed(formatting)))
         self.limit.closed += len(formatting)
+        if self.foreign:
+            return
+        for index in reversed(formatting):
+            if any(name in _SCOPE for name in stack[index + 1 :]):
+                break
+            stack[index] += "/"  # still open as far as depth goes, never re-opened
+            self.formatting -= 1
 
-    def start_tag(self, name: str, match: re.Match) -> int:
-        at = match.start()
-        if self.foreign_at >= 0:
-            if not (name in _BREAKOUT or (name == "font" and _FONT_BREAKOUT.search(match[3]))):
-                if match.group(3).rstrip().endswith("/"):
-                    return match.end()  # self-closing in SVG and MathML
-                return self.push(name, match)
-            self.pop_to(self.foreign_at, at)  # an HTML tag ends the SVG or MathML
-        # A <select>'s content is read as a body's (html5ever follows the 2025 relaxation);
-        # another <select> or an <input> ends it.
-        if name in {"select", "input", "keygen"} and self.select_at >= 0:
-            self.pop_to(self.select_at, at)
-            if name == "select":
-                return match.end()
-        if name in {"option", "optgroup"} and self.stack and self.stack[-1] == "option":
-            self.stack.pop()
-        if name in _RAW_TEXT:
-            # Text up to its end tag: tags written inside are not elements.
-            end = _raw_text_end(name).search(self.html, match.end())
-            return end.start() if end else len(self.html)
-        if name == "plaintext":
-            return -1
-        if name in _TABLE - {"table"} and self.find({"table"}) < 0:
-            return match.end()  # ignored outside a table
-        if name not in _TABLE and self.stack and self.stack[-1] in _TABLE_ROWS:
-            self.foster(at)
-        if name in _CLOSES_P or name in _TABLE:
-            self.implied_ends(name, at)
+    def foster(self, at: int, name: str) -> None:
+        """Text or a tag at `at` that the parser may move in front of the table it is in."""
+        if name in _TABLE or not self.tables:
+            return
+        for context in reversed(self.tables):
+            if context == "cell":
+                return
+            if context == "table":
+                break
         else:
-            self.reconstruct()
-            if name in {"a", "nobr"}:
-                self.adopt(name, at)  # a second <a> ends the first, wherever it is
-        if name in _VOID:
-            return match.end()
-        return self.push(name, match)
-
-    def foster(self, at: int) -> None:
-        """Text or a tag at `at` that the parser moves out of the table it is written in."""
+            return
         self.fostered += 1
         if self.fostered > MAX_FOSTERED:
             self.change(at, at, "</table>")
             self.limit.tables_closed += 1
-            self.pop_to(self.find({"table"}), at)
-            self.fostered = 0
+            if self.certain:  # otherwise it may be ignored: every later piece gets one
+                self.end_tag("table", at, at)
 
-    def implied_ends(self, name: str, at: int) -> None:
-        """What a block-level start tag `name` closes first."""
-        if name not in _TABLE:
-            index = self.find({"p"}, _BUTTON_SCOPE)
-            if index >= 0:
-                self.pop_to(index, at)
-        if name in {"li", "dd", "dt"}:
-            same = {"li"} if name == "li" else {"dd", "dt"}
-            index = self.find(same, _SPECIAL - {"address", "div", "p"} - same)
-        elif name in {"td", "th"}:
-            index = self.find({"td", "th"}, {"tr", "table"})
-        elif name == "tr":
-            index = self.find({"tr"}, {"table", "tbody", "thead", "tfoot"})
-        elif name in {"tbody", "thead", "tfoot"}:
-            index = self.find({"tbody", "thead", "tfoot"}, {"table"})
-        else:
+    def push(self, name: str, start: int, end: int) -> None:
+        if len(self.stack) >= MAX_DEPTH:
+            self.dropped_open[name] = self.dropped_open.get(name, 0) + 1
+            self.change(start, end, "")
+            self.limit.dropped += 1
             return
-        if index >= 0:
-            self.pop_to(index, at)
+        self.stack.append(name)
+        if name in _FORMATTING:
+            self.formatting += 1
+        elif name == "table":
+            self.stack += ("", "")
+        if name in _FOREIGN:
+            self.foreign += 1
+            self.tables.append("foreign")
+        elif name == "table":
+            self.tables.append("table")
 
-    def adopt(self, name: str, at: int) -> None:
-        """The end of the formatting element `name` (its end tag, or a second <a>): the
-        parser's adoption agency, as far as depth goes."""
-        index = self.find({name}, _SCOPE)
-        if index < 0:
-            if self.find({name}) < 0:
-                _remove_last(self.dangling, name)
-            return  # out of scope: the parser ignores the end tag
-        if any(other in _SPECIAL for other in self.stack[index + 1 :]):
-            self.remove(index)  # the block inside stays open, moved into a copy of it
-        else:
-            self.pop_to(index, at)
+    def pop(self, index: int) -> None:
+        for name in self.stack[index:]:
+            if name in _FOREIGN:
+                self.foreign -= 1
+            elif name in _FORMATTING:
+                self.formatting -= 1
+        del self.stack[index:]
 
-    def end_tag(self, name: str, match: re.Match) -> None:
+    def start_tag(self, name: str, start: int, end: int) -> None:
+        self.reopen(start)
+        self.foster(start, name)
+        if name in _TABLE and self.tables:
+            self.table_tag(name)
+        stack = self.stack
+        if name in _CLOSES_P or name in _TABLE or name in _HEADINGS:
+            self.may_reopen = True  # may close a <p> (or cell) around formatting elements
+        if not self.foreign:
+            if name in _CLOSES_P and stack and stack[-1] == "p":
+                stack.pop()
+            if name in _HEADINGS and stack and stack[-1] in _HEADINGS:
+                stack.pop()
+            for ends in _ENDS_BEFORE.get(name, ()):
+                if stack and stack[-1] in ends:
+                    stack.pop()
+            if name in _VOID:
+                return
+        self.push(name, start, end)
+
+    def table_tag(self, name: str) -> None:
+        """A table's part may end the cell it is in (a cell's own start tag opens another)."""
+        tables = self.tables
+        if name in _CELLS:
+            if tables[-1] == "table":
+                tables.append("cell")
+        elif name != "table":
+            bottom = len(tables)
+            while bottom and tables[bottom - 1] != "table":
+                bottom -= 1
+            tables[bottom:] = [context for context in tables[bottom:] if context == "foreign"]
+
+    def end_tag(self, name: str, start: int, end: int) -> None:
+        if start < end:
+            self.foster(start, name)  # `</p>` and `</br>` insert elements
+        if name in _TABLE and self.tables:
+            if name == "table":
+                if "table" in self.tables:
+                    del self.tables[len(self.tables) - self.tables[::-1].index("table") - 1 :]
+            else:
+                self.table_tag(name)
+        elif name in _FOREIGN and "foreign" in self.tables:
+            del self.tables[len(self.tables) - self.tables[::-1].index("foreign") - 1 :]
+        stack = self.stack
+        if stack and stack[-1] == name:
+            self.pop(len(stack) - 1)
+            return
+        self.may_reopen = True  # an end tag not for the innermost element may close several
+        if not self.foreign and (name in _BLOCK_ENDS or name in _TABLE):
+            implied = _TABLE_IMPLIED if name in _TABLE else _IMPLIED
+            for index in range(len(stack) - 1, -1, -1):
+                if stack[index] == name:
+                    self.pop(index)
+                    return
+                if stack[index] not in implied:
+                    break
         if self.dropped_open.get(name):
             self.dropped_open[name] -= 1
-            self.drop(match)
-            return
-        at = match.start()
-        if self.foreign_at >= 0:
-            index = self.find({name}, floor=self.foreign_at)
-            if index >= 0:
-                self.pop_to(index, at)
-                return
-        if name in _FORMATTING:
-            self.adopt(name, at)
-            return
-        if name in _CLOSES_P or name in _TABLE:
-            index = self.find({name}, _BUTTON_SCOPE if name == "p" else _SCOPE - {name})
-        else:
-            index = self.find({name}, _SPECIAL)
-        if index >= 0:
-            self.pop_to(index, at)
-
-
-def _remove_last(names: list[str], name: str) -> None:
-    for index in range(len(names) - 1, -1, -1):
-        if names[index] == name:
-            del names[index]
-            return
-
-
-@functools.cache
-def _raw_text_end(name: str) -> re.Pattern:
-    return re.compile(rf"</{re.escape(name)}[\s/>]", re.I)
-
-
-# Markup the quick check leaves to the model: a `<` that starts no tag, comments, doctypes.
-_ODD_MARKUP = re.compile(r"<(?![A-Za-z]|/[A-Za-z])|<!")
-_TEXT_AND_TAG = re.compile(r"([^<]*)<(/?)([A-Za-z][^\s/>]*)[^>]*>")
-# Start tags whose effect on the tree the quick check does not follow.
-_UNUSUAL = _RAW_TEXT | _FOREIGN | _names("plaintext select html head body frameset frame image")
-_LISTS = _names("ul ol menu dl")
-_HEADINGS = _names("h1 h2 h3 h4 h5 h6")
-
-
-def _plainly_nested(html: str) -> bool:
-    """True when the parser builds exactly the tree the tags spell, within MAX_DEPTH: every end
-    tag closes the element open last, and no start tag closes one (a block in a <p>, a list
-    item outside a list…) or lands outside a table's cells. Markdown's output, and an author's
-    tidy HTML, pass this in a fraction of the model's time."""
-    if _ODD_MARKUP.search(html):
-        return False
-    stack: list[str] = []
-    paragraphs = 0
-    for text, slash, name in _TEXT_AND_TAG.findall(html):
-        name = name.lower()
-        top = stack[-1] if stack else ""
-        if text and top in _TABLE_ROWS and not text.isspace():
-            return False
-        if slash:
-            if top != name:
-                return False
-            stack.pop()
-            paragraphs -= name == "p"
-            continue
-        if name in _UNUSUAL or (top in _TABLE_ROWS and name not in _TABLE):
-            return False
-        if name in _TABLE_PARENTS:
-            if top not in _TABLE_PARENTS[name]:
-                return False  # a <tr> straight in a <table> gets a <tbody>: the model's case
-        elif name in _CLOSES_P and paragraphs:
-            return False
-        if name in {"li", "dd", "dt"} and top not in _LISTS:
-            return False
-        if (name in _HEADINGS and top in _HEADINGS) or (name in {"a", "nobr"} and name in stack):
-            return False
-        if name in _VOID:
-            continue
-        if len(stack) >= MAX_DEPTH:
-            return False
-        stack.append(name)
-        paragraphs += name == "p"
-    return True
-
-
-_TABLE_PARENTS = {
-    "caption": {"table"},
-    "colgroup": {"table"},
-    "col": {"colgroup"},
-    "thead": {"table"},
-    "tbody": {"table"},
-    "tfoot": {"table"},
-    "tr": {"thead", "tbody", "tfoot"},
-    "td": {"tr"},
-    "th": {"tr"},
-}
+            self.change(start, end, "")
 
 
 def limit_nesting(html: str) -> tuple[str, NestingLimit | None]:
     """`html` with its nesting bounded (see above), and what changed (None: nothing)."""
-    if html.count("<") <= MAX_DEPTH or _plainly_nested(html):
-        return html, None  # too few tags to nest deeply or re-open much, or tidy
+    if html.count("<") <= MAX_DEPTH:
+        return html, None  # too few tags to nest deeply or to fill a table's outside
     nesting = _Nesting(html)
     limited = nesting.run()
     return limited, (nesting.limit if limited is not html else None)
