@@ -106,11 +106,14 @@ _LINED_ATTRIBUTES = {**AUTHOR_ATTRIBUTES, "*": _COMMON | {SOURCE_LINE}}
 # opens an element (void elements outside SVG and MathML excepted), and an element is closed
 # only where the parser certainly closes it too: by its own end tag when it is the innermost
 # open one, and by the few implied ends that tidy-but-sloppy HTML relies on (`<p>` before a
-# block, `<li>` after `<li>`, a table's cells and rows, `</ul>` over an open `<li>`). Anything
-# else (misnested formatting, end tags the parser ignores, formatting elements it will re-open)
-# is counted as still open, so the count is never below the depth the parser builds; it is
-# only above it for HTML far from what an author writes. A start tag past MAX_DEPTH is left out
-# with its end tag; the text is kept. Over-counting is safe: the bound only has to be at least
+# block, `<li>` after `<li>`, a table's cells and rows; and `</ul>` over an open `<li>`, but
+# only while the count still holds exactly the parser's open elements, since an end tag for an
+# element the parser has already closed would close the ones above it in the count alone).
+# Anything else (misnested formatting, end tags the parser ignores, formatting elements it
+# will re-open) is counted as still open, so the count is never below the depth the parser
+# builds; it is only above it for HTML far from what an author writes. A start tag past
+# MAX_DEPTH is left out with its end tag, the text kept (a space stands for it after a `<`, so
+# no new tag is spliced together). Over-counting is safe: the bound only has to be at least
 # the real depth, and a note never comes near 100 levels (Markdown nests at most
 # limits.MAX_NESTING containers), so what over-counting costs is, at worst, tags left out of
 # HTML that was nested absurdly anyway.
@@ -154,7 +157,7 @@ _UNCERTAIN = _names("noscript template")
 _CLOSES_P = _names(
     "address article aside blockquote center details dialog dir div dl fieldset figcaption "
     "figure footer header hgroup main menu nav ol p search section summary ul h1 h2 h3 h4 h5 "
-    "h6 pre listing form hr xmp li dd dt"
+    "h6 pre listing form hr xmp plaintext li dd dt"
 )
 _HEADINGS = _names("h1 h2 h3 h4 h5 h6")
 # Start tags and the open elements they end when one of them is innermost, in order.
@@ -179,6 +182,33 @@ _TABLE = _names("table caption colgroup col tbody thead tfoot tr td th")
 # A table counts three deep: the parser adds a <tbody> and a <tr> around cells written without.
 _TABLE_IMPLIED = _IMPLIED | (_TABLE - {"table"}) | {""}
 _CELLS = _names("td th caption")
+# Start tags after which the count may hold elements the parser does not (see _Nesting.exact).
+_INEXACT = _names("svg math select frameset body html head form frame rb rp rt rtc")
+# Elements where the parser's search for an open <p> or list item stops (its scopes).
+_BUTTON_SCOPE = _SCOPE | {"button", "svg", "math"}
+_SPECIAL = _names(
+    "address applet area article aside base basefont bgsound blockquote body br button caption "
+    "center col colgroup dd details dir div dl dt embed fieldset figcaption figure footer form "
+    "frame frameset h1 h2 h3 h4 h5 h6 head header hgroup hr html iframe img input keygen li "
+    "link listing main marquee menu meta nav noembed noframes noscript object ol p param "
+    "plaintext pre script search section select source style summary table tbody td template "
+    "textarea tfoot th thead title tr track ul wbr xmp svg math"
+)
+_ITEM_STOP = _SPECIAL - {"address", "div", "p"}
+# Start tags that end an open element of the same kind below the innermost, as far as the
+# parser looks for one; None: anywhere.
+_ENDS_OPEN = {
+    "li": ({"li"}, _ITEM_STOP - {"li"}),
+    "dd": ({"dd", "dt"}, _ITEM_STOP - {"dd", "dt"}),
+    "dt": ({"dd", "dt"}, _ITEM_STOP - {"dd", "dt"}),
+    "a": ({"a"}, None),
+    "nobr": ({"nobr"}, None),
+    "button": ({"button"}, None),
+    "option": ({"option"}, None),
+    "optgroup": ({"option", "optgroup"}, None),
+}
+# Elements the parser adds or copies without a start tag: an end tag may close one of them.
+_ADDED = _FORMATTING | _names("tbody tr")
 
 _SPACE = "\t\n\f\r "
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -254,6 +284,11 @@ class _Nesting:
         self.reopened = 0
         self.may_reopen = False  # an element around the formatting elements may have closed
         self.certain = True  # False once the tokenizer's reading is uncertain
+        # True while the count holds exactly the parser's open elements (with two for a
+        # table's implied <tbody> and <tr>): an end tag may then close the elements its
+        # own end implies. Once the parser may have closed something the count keeps (or
+        # ignored a start tag it counts), only an end tag for the innermost element closes.
+        self.exact = True
         self.edits: list[tuple[int, int, str]] = []
         self.limit = NestingLimit()
 
@@ -282,7 +317,8 @@ class _Nesting:
             if name in _UNCERTAIN or (self.foreign and name in _RAW_TEXT | {"plaintext"}):
                 self.uncertain(match.start())
                 break
-            self.start_tag(name, match.start(), match.end())
+            if not self.start_tag(name, match.start(), match.end()):
+                continue  # left out: what follows is read as markup, as the parser will
             if name in _RAW_TEXT:
                 end = _raw_text_end(name).search(html, position)
                 position = end.start() if end else size
@@ -307,6 +343,7 @@ class _Nesting:
         """From `start` on, every `<` and letter opens an element that stays open, and no cell
         is known to be open."""
         self.certain = False
+        self.exact = False
         self.tables = [context for context in self.tables if context == "table"]
         for match in _ANY_START.finditer(self.html, start):
             self.text(start, match.start())
@@ -336,6 +373,7 @@ class _Nesting:
         # scope boundary stands between: those stay counted as re-openable.
         self.change(at, at, "".join(f"</{stack[index]}>" for index in reversed(formatting)))
         self.limit.closed += len(formatting)
+        self.exact = False
         if self.foreign:
             return
         for index in reversed(formatting):
@@ -362,12 +400,13 @@ class _Nesting:
             if self.certain:  # otherwise it may be ignored: every later piece gets one
                 self.end_tag("table", at, at)
 
-    def push(self, name: str, start: int, end: int) -> None:
+    def push(self, name: str, start: int, end: int) -> bool:
+        """Open `name`, or leave its tag out past MAX_DEPTH (False)."""
         if len(self.stack) >= MAX_DEPTH:
             self.dropped_open[name] = self.dropped_open.get(name, 0) + 1
-            self.change(start, end, "")
+            self.leave_out(start, end)
             self.limit.dropped += 1
-            return
+            return False
         self.stack.append(name)
         if name in _FORMATTING:
             self.formatting += 1
@@ -378,6 +417,7 @@ class _Nesting:
             self.tables.append("foreign")
         elif name == "table":
             self.tables.append("table")
+        return True
 
     def pop(self, index: int) -> None:
         for name in self.stack[index:]:
@@ -387,7 +427,12 @@ class _Nesting:
                 self.formatting -= 1
         del self.stack[index:]
 
-    def start_tag(self, name: str, start: int, end: int) -> None:
+    def leave_out(self, start: int, end: int) -> None:
+        # A `<` just before would start a tag with the text after: a space keeps it text.
+        self.change(start, end, " " if start and self.html[start - 1] == "<" else "")
+
+    def start_tag(self, name: str, start: int, end: int) -> bool:
+        """The start tag `name`; False if it was left out."""
         self.reopen(start)
         self.foster(start, name)
         if name in _TABLE and self.tables:
@@ -395,17 +440,37 @@ class _Nesting:
         stack = self.stack
         if name in _CLOSES_P or name in _TABLE or name in _HEADINGS:
             self.may_reopen = True  # may close a <p> (or cell) around formatting elements
-        if not self.foreign:
-            if name in _CLOSES_P and stack and stack[-1] == "p":
+        if self.foreign:
+            return self.push(name, start, end)
+        if name in _TABLE and name != "table" and "table" not in stack:
+            return True  # the parser ignores a table's part outside a table
+        if name in _CLOSES_P and stack and stack[-1] == "p":
+            stack.pop()
+        if name in _HEADINGS and stack and stack[-1] in _HEADINGS:
+            stack.pop()
+        for ends in _ENDS_BEFORE.get(name, ()):
+            if stack and stack[-1] in ends:
                 stack.pop()
-            if name in _HEADINGS and stack and stack[-1] in _HEADINGS:
-                stack.pop()
-            for ends in _ENDS_BEFORE.get(name, ()):
-                if stack and stack[-1] in ends:
-                    stack.pop()
-            if name in _VOID:
-                return
-        self.push(name, start, end)
+        if self.exact and self.may_close_more(name):
+            self.exact = False
+        if name in _VOID:
+            return True
+        return self.push(name, start, end)
+
+    def may_close_more(self, name: str) -> bool:
+        """Whether the start tag `name` may close (or be ignored for) an element the count
+        keeps, once the innermost elements it ends have been closed."""
+        stack = self.stack
+        top = stack[-1] if stack else ""
+        if name in _INEXACT:
+            return True
+        if name in _CLOSES_P and _reaches(stack, {"p"}, _BUTTON_SCOPE):
+            return True
+        if name in _ENDS_OPEN and _reaches(stack, *_ENDS_OPEN[name]):
+            return True
+        if name == "table":
+            return "table" in stack and top not in _CELLS
+        return name in _TABLE and top not in _TABLE and top != ""
 
     def table_tag(self, name: str) -> None:
         """A table's part may end the cell it is in (a cell's own start tag opens another)."""
@@ -435,7 +500,7 @@ class _Nesting:
             self.pop(len(stack) - 1)
             return
         self.may_reopen = True  # an end tag not for the innermost element may close several
-        if not self.foreign and (name in _BLOCK_ENDS or name in _TABLE):
+        if self.exact and not self.foreign and (name in _BLOCK_ENDS or name in _TABLE):
             implied = _TABLE_IMPLIED if name in _TABLE else _IMPLIED
             for index in range(len(stack) - 1, -1, -1):
                 if stack[index] == name:
@@ -443,9 +508,21 @@ class _Nesting:
                     return
                 if stack[index] not in implied:
                     break
+        if name in stack or name in _ADDED or self.foreign:
+            self.exact = False  # the parser may close elements the count keeps
         if self.dropped_open.get(name):
             self.dropped_open[name] -= 1
-            self.change(start, end, "")
+            self.leave_out(start, end)
+
+
+def _reaches(stack: list[str], names: set[str], stop: frozenset[str] | None) -> bool:
+    """Whether an element in `names` is open before one in `stop`, from the innermost."""
+    for name in reversed(stack):
+        if name in names:
+            return True
+        if stop is not None and name in stop:
+            return False
+    return False
 
 
 def limit_nesting(html: str) -> tuple[str, NestingLimit | None]:

@@ -9,7 +9,10 @@ import sys
 import time
 import traceback
 
+import nh3
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scidraft.markup import RenderContext, jsengine, limits, render, sanitise
 
@@ -385,7 +388,7 @@ def test_five_thousand_lists_of_distinct_entries_stop_at_the_budget():
 
 # --- HTML nesting before the sanitiser -----------------------------------------------------------
 
-_HTML_TAG = re.compile(r"<(/?)([a-z][a-z0-9]*)[^>]*>")
+_HTML_TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9]*)[^>]*>")
 _VOID_TAGS = {"br", "hr", "img", "col", "wbr", "input"}
 
 
@@ -469,6 +472,34 @@ def test_formatting_reopened_past_the_bound_is_closed_where_the_next_block_start
     cleaned = _cleaned(markup)
     assert cleaned.count("x") == 4_000
     assert cleaned.count("<b") <= sanitise.MAX_REOPENED + 2 * sanitise.MAX_DEPTH
+
+
+_SOUP_NAMES = (
+    "div p b i a em span ul ol li dl dt dd table tbody thead tr td th caption h1 h2 blockquote "
+    "pre code br hr img select option svg math textarea title template font nobr section col "
+    "colgroup figure path mi foreignObject desc noscript plaintext xmp button form object"
+)
+_SOUP_TAGS = _SOUP_NAMES.split()
+_SOUP = st.sampled_from(
+    [f"<{name}>" for name in _SOUP_TAGS]
+    + [f"</{name}>" for name in _SOUP_TAGS]
+    + ['<b class="x">', "x", " ", "<!-->", "<!--", "-->", '<i title="></i>">', "<![CDATA[",
+       "]]>", "<p/>", "<", "</", "<!", ">", "div>", '<p a="', "'"]
+)  # fmt: skip
+# What nh3 keeps of the soup's elements: the tree html5ever built, as deep as it is (less the
+# elements of raw text, whose text nh3 writes back as it was).
+_SOUP_KEPT = set(_SOUP_TAGS) - {"textarea", "title", "noscript", "plaintext", "xmp"}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_SOUP, min_size=1, max_size=30))
+def test_no_repeated_tag_soup_nests_past_the_bound(pieces):
+    """Any short mix of tags, comments and stray markup, repeated 150 times, is nested no
+    deeper than MAX_DEPTH (and a table's two) in the tree the parser builds: the count never
+    falls behind the parser's depth, however each repetition opens, closes or ignores."""
+    limited, _ = sanitise.limit_nesting("".join(pieces) * 150)
+    tree = nh3.clean(limited, tags=_SOUP_KEPT, attributes={}, clean_content_tags=set())
+    assert _deepest(tree) <= sanitise.MAX_DEPTH + 2
 
 
 def test_text_outside_the_cells_of_a_huge_table_is_all_kept():
