@@ -23,6 +23,7 @@ from . import (
     figures,
     fill,
     limits,
+    nesting,
     plaintext,
     sanitise,
     shortcodes,
@@ -61,10 +62,10 @@ class _Body:
     macros: Macros
 
 
-def _nesting_warning(limit: sanitise.NestingLimit, text: str) -> RenderWarning:
+def _nesting_warning(limit: nesting.NestingLimit, text: str) -> RenderWarning:
     """The warning for HTML whose nesting was bounded, on the line of the source where it
     starts (found by bounding the source's own HTML; line 1 if Markdown made the depth)."""
-    _, in_source = sanitise.limit_nesting(text)
+    _, in_source = nesting.limit_nesting(text)
     line = text.count("\n", 0, in_source.first_offset) + 1 if in_source else 1
     return RenderWarning(line, "html-nesting", limit.message())
 
@@ -99,7 +100,7 @@ def _render_body(
     )
     # The fallback is escaped text in <p>s, as nh3 writes it: cleaning it again changes nothing
     # and takes a second on 2 MB of `<`.
-    limited: list[sanitise.NestingLimit] = []
+    limited: list[nesting.NestingLimit] = []
     if converted.fallback:
         markup = converted.html
     else:

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scidraft.markup import RenderContext, jsengine, limits, render, sanitise
+from scidraft.markup import RenderContext, jsengine, limits, nesting, render, sanitise
 
 SECONDS = 5.0
 MB = 1024 * 1024
@@ -136,7 +136,7 @@ def test_nesting_depth_counts_indentation_quotes_and_markers():
 )
 def test_star_runs_render_in_time(source):
     """100,000 emphasis characters: rendered, or shown as text with a render-limit warning.
-    Emphasis nested past sanitise.MAX_DEPTH elements loses its tags past that depth, with an
+    Emphasis nested past nesting.MAX_DEPTH elements loses its tags past that depth, with an
     html-nesting warning (CommonMark nests `*a *a … b**…` as deep as it goes)."""
     rendered = _timed(source)
     assert rendered.html
@@ -156,14 +156,14 @@ def _with_little_stack(function):
 def test_nested_emphasis_renders_with_little_stack():
     """600 levels of emphasis render even with 250 frames of stack left: CommonMark's delimiter
     balancing is a loop (Python-Markdown recursed per level and ran out here). The levels past
-    sanitise.MAX_DEPTH open elements (the paragraph is one) lose their tags, with a warning;
+    nesting.MAX_DEPTH open elements (the paragraph is one) lose their tags, with a warning;
     every word is kept."""
     source = "*a " * 600 + "b" + "*" * 600
     rendered = _with_little_stack(lambda: render(source))
     assert [(w.line, w.code) for w in rendered.warnings] == [(1, "html-nesting")]
     assert rendered.warnings[0].message.startswith("501 HTML tags nested more than 100")
     assert rendered.html.startswith("<p><em>a <em>a ")
-    assert rendered.html.count("<em>") == sanitise.MAX_DEPTH - 1
+    assert rendered.html.count("<em>") == nesting.MAX_DEPTH - 1
     assert rendered.html.count("a ") == 600 and "b</em>" in rendered.html
 
 
@@ -419,9 +419,9 @@ def test_a_hundred_thousand_nested_divs_render_in_time_with_a_warning():
     rendered = _timed("Intro.\n\n" + "<div>" * 100_000 + "\n\nAfter.")
     (warning,) = rendered.warnings
     assert (warning.line, warning.code) == (3, "html-nesting")
-    assert warning.message.startswith(f"99,901 HTML tags nested more than {sanitise.MAX_DEPTH}")
+    assert warning.message.startswith(f"99,901 HTML tags nested more than {nesting.MAX_DEPTH}")
     assert "<p>Intro.</p>" in rendered.html and "After." in rendered.html
-    assert _deepest(rendered.html) == sanitise.MAX_DEPTH
+    assert _deepest(rendered.html) == nesting.MAX_DEPTH
 
 
 # Each takes time (or memory) growing with the square of its length in nh3 alone.
@@ -459,19 +459,19 @@ def test_hostile_html_is_sanitised_in_linear_time_and_size(markup):
     nested no deeper than MAX_DEPTH (a table's last rows may add two)."""
     cleaned = _cleaned(markup)
     assert len(cleaned) < 3 * len(markup)
-    assert _deepest(cleaned) <= sanitise.MAX_DEPTH + 2
+    assert _deepest(cleaned) <= nesting.MAX_DEPTH + 2
 
 
 def test_formatting_reopened_past_the_bound_is_closed_where_the_next_block_starts():
     """4,000 distinct `<b>` left open across paragraphs would be re-opened in every later one:
     past MAX_REOPENED they are closed before the next block, every "x" is kept."""
     markup = "".join(f'<b class="c{i}">x<p>' for i in range(4_000))
-    limited, limit = sanitise.limit_nesting(markup)
+    limited, limit = nesting.limit_nesting(markup)
     assert limit is not None and limit.closed > 0
     assert "formatting tags" in limit.message()
     cleaned = _cleaned(markup)
     assert cleaned.count("x") == 4_000
-    assert cleaned.count("<b") <= sanitise.MAX_REOPENED + 2 * sanitise.MAX_DEPTH
+    assert cleaned.count("<b") <= nesting.MAX_REOPENED + 2 * nesting.MAX_DEPTH
 
 
 _SOUP_NAMES = (
@@ -497,9 +497,9 @@ def test_no_repeated_tag_soup_nests_past_the_bound(pieces):
     """Any short mix of tags, comments and stray markup, repeated 150 times, is nested no
     deeper than MAX_DEPTH (and a table's two) in the tree the parser builds: the count never
     falls behind the parser's depth, however each repetition opens, closes or ignores."""
-    limited, _ = sanitise.limit_nesting("".join(pieces) * 150)
+    limited, _ = nesting.limit_nesting("".join(pieces) * 150)
     tree = nh3.clean(limited, tags=_SOUP_KEPT, attributes={}, clean_content_tags=set())
-    assert _deepest(tree) <= sanitise.MAX_DEPTH + 2
+    assert _deepest(tree) <= nesting.MAX_DEPTH + 2
 
 
 def test_text_outside_the_cells_of_a_huge_table_is_all_kept():
@@ -530,8 +530,8 @@ def test_text_outside_the_cells_of_a_huge_table_is_all_kept():
 def test_ordinary_and_sloppy_html_is_passed_on_unchanged(markup):
     """Real HTML, tidy or not, is far from every bound: the sanitiser gets it as written
     (the implied ends sloppy HTML relies on close what the parser closes)."""
-    padded = markup + "<span>pad</span>" * sanitise.MAX_DEPTH  # past the few-tags shortcut
-    assert sanitise.limit_nesting(padded) == (padded, None)
+    padded = markup + "<span>pad</span>" * nesting.MAX_DEPTH  # past the few-tags shortcut
+    assert nesting.limit_nesting(padded) == (padded, None)
 
 
 def test_markdowns_own_output_is_never_limited():
