@@ -377,10 +377,12 @@ class _Nesting:
         top = stack[-1] if stack else ""
         if name in _INEXACT:
             return True
-        if name in _CLOSES_P and _reaches(stack, {"p"}, _BUTTON_SCOPE):
+        if name in _CLOSES_P and "p" in stack and _reaches(stack, {"p"}, _BUTTON_SCOPE):
             return True
-        if name in _ENDS_OPEN and _reaches(stack, *_ENDS_OPEN[name]):
-            return True
+        if name in _ENDS_OPEN:
+            kind, stop = _ENDS_OPEN[name]
+            if not kind.isdisjoint(stack) and _reaches(stack, kind, stop):
+                return True
         if name == "table":
             return "table" in stack and top not in _CELLS
         return name in _TABLE and top not in _TABLE and top != ""
