@@ -1,13 +1,10 @@
-"""The Markdown stage, old (Python-Markdown, engine 3) and new (markdown-it-py as Goldmark,
-engine 4), side by side in one run; and the longest example note rendered whole, cold and
-warm, by each engine.
+"""The Markdown stage (markdown-it-py as Goldmark) on the example notes, and the longest
+example note rendered whole, cold and warm.
 
 Standalone: `python benchmarks/markdown_stage.py`, or `make bench` for every benchmark.
 
 The stage is timed on what it is given in a render: each body after the code, shortcode,
-math, command and environment stages (prepared once, outside the timing). The old engine is
-the same pipeline with the frozen old stage (benchmarks/_legacy_markdown.py) in place of the
-new one. Old and new runs alternate, so a busy machine slows both alike; each figure is the
+math, command and environment stages (prepared once, outside the timing). Each figure is the
 median of the runs, in milliseconds of this thread's CPU time (the wall clock beside the whole
 renders, whose cold runs wait on KaTeX in V8's threads). It reports and never gates.
 """
@@ -36,20 +33,12 @@ from scidraft.markup import (  # noqa: E402
     deep_blocks,
     environments,
     jsengine,
-    pipeline,
     render,
     shortcodes,
 )
 from scidraft.markup.formulas import MathState  # noqa: E402
 from scidraft.markup.protect_math import protect_math  # noqa: E402
 from scidraft.markup.stash import Stash  # noqa: E402
-
-try:
-    import _legacy_markdown as legacy  # needs the dev dependencies Markdown, pymdown-extensions
-except ImportError as error:  # pragma: no cover - reported in the table
-    legacy, LEGACY_MISSING = None, str(error)
-else:
-    LEGACY_MISSING = ""
 
 NOTES = ROOT.parent / "shared" / "reference" / "scidraft-exampleSite" / "content" / "notes"
 DEMO = ROOT / "demo" / "content" / "notes"
@@ -58,8 +47,7 @@ STAGE_RUNS = 21
 CORPUS_RUNS = 7
 COLD_RUNS = 5
 WARM_RUNS = 11
-# The goals: the stage at least twice as fast, the longest note warm in 20 ms.
-TARGET_SPEEDUP = 2.0
+# The longest example note renders warm within this much CPU time.
 TARGET_WARM_CPU_MS = 20.0
 DASH = "—"
 
@@ -91,44 +79,25 @@ def _cpu_ms(function) -> float:
     return (time.thread_time() - start) * 1000
 
 
-def alternate(functions: dict[str, callable], runs: int) -> dict[str, float]:
-    """Median CPU milliseconds of each function, their runs interleaved."""
-    samples: dict[str, list[float]] = {name: [] for name in functions}
-    for _ in range(runs):
-        for name, function in functions.items():
-            samples[name].append(_cpu_ms(function))
-    return {name: statistics.median(values) for name, values in samples.items()}
+def median_ms(function, runs: int) -> float:
+    """Median CPU milliseconds of `function` over `runs` runs."""
+    return statistics.median(_cpu_ms(function) for _ in range(runs))
 
 
-class Engine:
-    """render() with the new Markdown stage, or with the old one swapped in."""
-
-    def __init__(self, stage):
-        self.stage = stage
-
-    def render(self, source: str):
-        saved = pipeline.convert.to_html
-        pipeline.convert.to_html = self.stage.to_html
-        try:
-            return render(source)
-        finally:
-            pipeline.convert.to_html = saved
-
-
-def whole_note(engine: Engine, source: str) -> dict[str, float]:
+def whole_note(source: str) -> dict[str, float]:
     """Cold (formula cache cleared) and warm renders: median wall and CPU milliseconds."""
     jsengine.start()
     cold_wall, cold_cpu = [], []
     for _ in range(COLD_RUNS):
         jsengine.tex_cache_clear()
         wall, cpu = time.perf_counter(), time.process_time()
-        engine.render(source)
+        render(source)
         cold_wall.append((time.perf_counter() - wall) * 1000)
         cold_cpu.append((time.process_time() - cpu) * 1000)
     warm_wall, warm_cpu = [], []
     for _ in range(WARM_RUNS):
         wall, cpu = time.perf_counter(), time.thread_time()
-        engine.render(source)
+        render(source)
         warm_wall.append((time.perf_counter() - wall) * 1000)
         warm_cpu.append((time.thread_time() - cpu) * 1000)
     return {
@@ -139,19 +108,12 @@ def whole_note(engine: Engine, source: str) -> dict[str, float]:
     }
 
 
-def _ms(value: float | None) -> str:
-    return DASH if value is None else f"{value:,.2f}"
-
-
 def main(argv: list[str] | None = None) -> int:
-    print("Markdown stage benchmark: engine 3 (Python-Markdown) against engine 4 (markdown-it-py)")
+    print("Markdown stage benchmark: markdown-it-py as Goldmark")
     print(
         f"machine: {os.cpu_count()} CPUs (nproc {len(os.sched_getaffinity(0))}), "
-        f"Python {platform.python_version()}; CPU ms of this thread, medians, old and new "
-        "runs interleaved"
+        f"Python {platform.python_version()}; CPU ms of this thread, medians"
     )
-    if legacy is None:
-        print(f"SKIP old engine: {LEGACY_MISSING} (install the dev dependencies: make setup)")
     print()
 
     examples = bodies(NOTES)
@@ -161,79 +123,45 @@ def main(argv: list[str] | None = None) -> int:
         print(f"SKIP example notes: {NOTES} is absent; the demo notes stand in.")
     longest_name = max(corpus, key=lambda name: len(corpus[name]))
     inputs = {name: stage_input(body) for name, body in corpus.items()}
-    old, new = (legacy, convert) if legacy else (None, convert)
 
-    def stage(module, items):
-        return lambda: [module.to_html(text, stash) for text, stash in items]
+    def stage(items):
+        return lambda: [convert.to_html(text, stash) for text, stash in items]
 
-    rows, failures = [], []
-
-    def stage_row(label: str, items, runs: int, gate: bool) -> None:
-        functions = {"new": stage(new, items)}
-        if old is not None:
-            functions["old"] = stage(old, items)
-        timed = alternate(functions, runs)
-        speedup = timed["old"] / timed["new"] if "old" in timed else None
-        ok = speedup is not None and speedup >= TARGET_SPEEDUP
-        if gate and not ok:
-            failures.append(f"{label}: {DASH if speedup is None else f'{speedup:.2f}'}×")
-        rows.append(
-            [
-                label,
-                _ms(timed.get("old")),
-                _ms(timed["new"]),
-                DASH if speedup is None else f"{speedup:.2f}×",
-                f"≥{TARGET_SPEEDUP:g}×" if gate else DASH,
-                status(ok) if gate else DASH,
-            ]
-        )
-
-    stage_row(
-        f"stage: longest note ({longest_name})", [inputs[longest_name]], STAGE_RUNS, gate=True
-    )
-    stage_row(f"stage: {corpus_name}, one after another", list(inputs.values()), CORPUS_RUNS,
-              gate=False)  # fmt: skip
-
-    engines = {"new": Engine(convert)}
-    if legacy is not None:
-        engines["old"] = Engine(legacy)
-    body = corpus[longest_name]
-    measured = {name: whole_note(engine, body) for name, engine in engines.items()}
+    rows = [
+        [f"stage: longest note ({longest_name})",
+         f"{median_ms(stage([inputs[longest_name]]), STAGE_RUNS):,.2f}", DASH, DASH],
+        [f"stage: {corpus_name}, one after another",
+         f"{median_ms(stage(list(inputs.values())), CORPUS_RUNS):,.2f}", DASH, DASH],
+    ]  # fmt: skip
+    measured = whole_note(corpus[longest_name])
     labels = {
         "cold_wall": "cold, wall ms",
         "cold_cpu": "cold, process CPU ms",
         "warm_wall": "warm, wall ms",
         "warm_cpu": "warm, thread CPU ms",
     }
+    ok = measured["warm_cpu"] <= TARGET_WARM_CPU_MS
     for key, label in labels.items():
         gate = key == "warm_cpu"
-        new_value = measured["new"][key]
-        old_value = measured["old"][key] if "old" in measured else None
-        ok = new_value <= TARGET_WARM_CPU_MS
-        if gate and not ok:
-            failures.append(f"warm {new_value:.1f} ms of CPU > {TARGET_WARM_CPU_MS:g}")
         rows.append(
             [
                 f"render: longest note, {label}",
-                _ms(old_value),
-                _ms(new_value),
-                DASH if old_value is None else f"{old_value / new_value:.2f}×",
+                f"{measured[key]:,.2f}",
                 f"≤{TARGET_WARM_CPU_MS:g} ms" if gate else DASH,
                 status(ok) if gate else DASH,
             ]
         )
 
-    print(table(["case", "old ms", "new ms", "old/new", "target", "status"], rows, {1, 2, 3}))
+    print(table(["case", "ms", "target", "status"], rows, {1}))
     print()
     print(
         "stage: convert.to_html on the stage's input (math, code and shortcodes already "
         "stashed); render: the whole pipeline, cold = formula cache cleared before each run."
     )
-    if failures:
-        print(f"FAIL: {'; '.join(failures)}.")
+    if ok:
+        print("PASS: the longest note renders warm within its target.")
     else:
-        print("PASS: the stage is at least twice as fast and the longest note renders warm "
-              "within its target.")  # fmt: skip
+        print(f"FAIL: warm {measured['warm_cpu']:.1f} ms of CPU > {TARGET_WARM_CPU_MS:g}.")
     return 0
 
 

@@ -9,9 +9,9 @@ editor's preview POST does, on a fresh SQLite database in a temporary directory.
 Each request changes one word at the end, as typing does; the formulas stay the same, so after
 a warm-up render the formula cache is warm, which is the state the targets are for.
 
-Two answers are measured side by side, their requests interleaved: the HTML that markdownx
-(the admin) asks for, which the editor used before CodeMirror, and the editor's JSON
-(blocks with their source lines, problems and labels).
+Two answers are measured side by side, their requests interleaved: the HTML that the admin's
+preview asks for, and the editor's JSON (blocks with their source lines, problems and
+labels).
 
 Standalone: `python benchmarks/preview.py`, or `make bench` for every benchmark. It reports
 and never gates: the exit code is 0 even when a target fails, so FAIL is printed where a reader
@@ -125,7 +125,7 @@ def django_setup(directory: str) -> None:
 
 
 MODES = {
-    "html": {},  # markdownx's answer (the admin's)
+    "html": {},  # the admin's preview
     "json": {"HTTP_ACCEPT": "application/json"},  # the editor's: source lines, labels
 }
 

@@ -36,7 +36,7 @@ class NoteBodyWidget(forms.Textarea):
     """The body's textarea, which the editor's CodeMirror takes over (static/vendor/editor/,
     built from editor/codemirror/): it stays the form's field, so the page works and posts
     without JavaScript. Its data attributes name the note's endpoints the editor's scripts use:
-    preview, image upload (markdownx's protocol, which the admin's widget speaks too), cite
+    preview, image upload (the protocol the admin's widget speaks too), cite
     search and the labels of other notes."""
 
     def __init__(self, note_id: int, attrs=None):

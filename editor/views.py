@@ -414,9 +414,9 @@ def preview_json(rendered, html: str) -> dict:
 @require_POST
 def note_preview(request, note_id: int):
     """The published renderer in the note's context, with its problems: JSON for the editor
-    (Accept: application/json, see preview_json), else HTML for markdownx (the admin). The
-    user's last preview again is answered as it was; any other is counted (editor.previews)
-    and, past the limit, refused with 429 and Retry-After."""
+    (Accept: application/json, see preview_json), else HTML for the admin's preview
+    (static/js/admin-preview.js). The user's last preview again is answered as it was; any
+    other is counted (editor.previews) and, past the limit, refused with 429 and Retry-After."""
     note = _editable(request, note_id)
     source = request.POST.get("content", "")
     wants_json = _wants_json(request)

@@ -1,4 +1,4 @@
-"""Upload (the editor's, speaking django-markdownx's protocol) and serving of note images."""
+"""Upload (the editor's and the admin's) and serving of note images."""
 
 from __future__ import annotations
 
@@ -55,9 +55,9 @@ class SizeLimit(FileUploadHandler):
 @csrf_exempt  # CSRF is checked by csrf_protect below, once the size limit is in place
 @never_cache
 def upload(request, note_id: int):
-    """markdownx's upload protocol: the file in the `image` field; `{"image_code": "![…](…)"}`
-    on success, `{"image": ["message"]}` with status 400 otherwise (as its ImageUploadView
-    answers an invalid form)."""
+    """The file in the `image` field; `{"image_code": "![…](…)"}` on success,
+    `{"image": ["message"]}` with status 400 otherwise (the editor's image-upload.js and the
+    admin's admin-preview.js read both)."""
     # Upload handlers can only change before the body is read, which the CSRF middleware
     # would do: the Django documentation's pattern (csrf_exempt outside, csrf_protect inside).
     limit = SizeLimit(request)

@@ -1,11 +1,10 @@
-from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin import widgets
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpResponse, HttpResponseNotAllowed
 from django.urls import path, reverse
+from django.utils.html import format_html
 from django.utils.safestring import mark_safe
-from markdownx.widgets import MarkdownxWidget
 
 from editor.views import for_reviewers, problems_html
 from scidraft.markup import render as markup_render
@@ -57,12 +56,15 @@ class NoteBibliographyInline(LiveVersionInline):
     autocomplete_fields = ["bibfile"]
 
 
-class AdminNotePreviewWidget(MarkdownxWidget, widgets.AdminTextareaWidget):
-    """django-markdownx's widget in the admin's look, previewing through an endpoint behind
-    login and permissions (the note's /write/<id>/preview/, answering markdownx's HTML) and
-    uploading into the note's folder (/write/<id>/images/, markdownx's protocol). The editor
-    page has its own editor (editor.forms.NoteBodyWidget); markdownx's timer drives the preview
-    here."""
+class AdminNotePreviewWidget(widgets.AdminTextareaWidget):
+    """The admin's textarea, previewing through an endpoint behind login and permissions (the
+    note's /write/<id>/preview/, answering sanitised HTML) and uploading into the note's folder
+    (/write/<id>/images/). static/js/admin-preview.js posts the text a short pause after typing
+    and shows the answer under the field; the editor page has its own editor
+    (editor.forms.NoteBodyWidget)."""
+
+    # Milliseconds without typing before the preview is asked for.
+    PREVIEW_DELAY_MS = 400
 
     def __init__(self, preview_url: str, *, uploads: bool, attrs=None):
         super().__init__(attrs)
@@ -72,15 +74,24 @@ class AdminNotePreviewWidget(MarkdownxWidget, widgets.AdminTextareaWidget):
     def get_context(self, name, value, attrs=None):
         context = super().get_context(name, value, attrs)
         widget_attrs = context["widget"]["attrs"]
-        widget_attrs["data-markdownx-urls-path"] = self.preview_url
+        widget_attrs["data-preview-url"] = self.preview_url
         # Images go into a note's folder (editor:image_upload, a sibling): none before it exists.
-        widget_attrs["data-markdownx-upload-urls-path"] = (
+        widget_attrs["data-upload-url"] = (
             self.preview_url.replace("/preview/", "/images/") if self.uploads else ""
         )
-        widget_attrs["data-markdownx-latency"] = settings.MARKDOWNX_SERVER_CALL_LATENCY
-        # Growing the textarea to its content on every keystroke lays out the whole note.
-        widget_attrs["data-markdownx-editor-resizable"] = "False"
+        widget_attrs["data-preview-delay"] = self.PREVIEW_DELAY_MS
         return context
+
+    def render(self, name, value, attrs=None, renderer=None):
+        textarea = super().render(name, value, attrs, renderer)
+        field_id = (attrs or {}).get("id") or f"id_{name}"
+        return format_html(
+            '{}<p class="admin-upload-status" id="{}_upload_status" aria-live="polite"></p>'
+            '<div class="admin-preview" id="{}_preview" aria-live="polite"></div>',
+            textarea,
+            field_id,
+            field_id,
+        )
 
     class Media:
         # The rendered body's own stylesheets: without KaTeX's, each formula also shows its
@@ -88,20 +99,19 @@ class AdminNotePreviewWidget(MarkdownxWidget, widgets.AdminTextareaWidget):
         # numbers its entries twice ("1. [1]").
         css = {
             "all": [
-                "markdownx/admin/css/markdownx.min.css",
                 "vendor/katex/katex.min.css",
                 "vendor/pseudocode/pseudocode.min.css",
                 "vendor/pygments.css",
                 "css/admin-preview.css",
             ]
         }
+        js = ["js/admin-preview.js"]
 
 
 class MarkdownBodyMixin:
-    """The body field is the editor's markdownx widget. Its preview posts to an endpoint behind
-    login and permissions that renders with the published renderer (never markdownx's stock,
-    anonymous URL): a note's own /write/<id>/preview/ on its change page, else the admin's
-    site-context preview."""
+    """The body field previews through an endpoint behind login and permissions that renders
+    with the published renderer: a note's own /write/<id>/preview/ on its change page, else the
+    admin's site-context preview."""
 
     def preview_url(self, obj) -> str:
         return reverse("admin:notes_note_preview")

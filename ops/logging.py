@@ -1,44 +1,40 @@
-"""Log records as one JSON object per line (LOG_FORMAT=json), for log collectors.
+"""Log records as one JSON object per line (LOG_FORMAT=json), for log collectors, written by
+python-json-logger.
 
-Each line has `time` (UTC, ISO 8601), `level`, `logger` and `message`; `exception` when the
-record carries one; `status_code`, `method` and `path` on Django's request log records; any
-simple values passed with `extra=`.
+Each line has `message`, `level`, `logger` and `time` (UTC, ISO 8601); `exception` when the
+record carries one, `stack` with stack_info; any values passed with `extra=` (others than
+JSON's own as their text); and `method` and `path` on Django's request log records, whose
+`request` object itself is left out.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import json
-import logging
-
-# Attributes every LogRecord has; anything else on a record came from `extra=`.
-_STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime", "request"}
+from pythonjsonlogger.core import RESERVED_ATTRS
+from pythonjsonlogger.json import JsonFormatter as LibraryJsonFormatter
 
 
-class JsonFormatter(logging.Formatter):
-    def format(self, record: logging.LogRecord) -> str:
-        entry: dict[str, object] = {
-            "time": dt.datetime.fromtimestamp(record.created, tz=dt.UTC).isoformat(
-                timespec="milliseconds"
-            ),
-            "level": record.levelname,
-            "logger": record.name,
-            "message": record.getMessage(),
-        }
+class JsonFormatter(LibraryJsonFormatter):
+    """python-json-logger's formatter with SciDraft's field names, plus the request's method and
+    path (through add_fields, the library's hook for computed fields)."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "{message}{levelname}{name}",
+            style="{",
+            rename_fields={
+                "levelname": "level",
+                "name": "logger",
+                "exc_info": "exception",
+                "stack_info": "stack",
+            },
+            timestamp="time",
+            reserved_attrs=[*RESERVED_ATTRS, "request"],
+            json_ensure_ascii=False,
+        )
+
+    def add_fields(self, log_record, record, message_dict) -> None:
+        super().add_fields(log_record, record, message_dict)
         request = getattr(record, "request", None)
         if request is not None and hasattr(request, "path"):
-            entry["method"] = getattr(request, "method", None)
-            entry["path"] = request.path
-        for name, value in vars(record).items():
-            if name not in _STANDARD and name not in entry:
-                if isinstance(value, str | int | float | bool) or value is None:
-                    entry[name] = value
-                else:
-                    entry[name] = repr(value)
-        if record.exc_info:
-            entry["exception"] = self.formatException(record.exc_info)
-        elif record.exc_text:
-            entry["exception"] = record.exc_text
-        if record.stack_info:
-            entry["stack"] = self.formatStack(record.stack_info)
-        return json.dumps(entry, ensure_ascii=False, default=str)
+            log_record["method"] = getattr(request, "method", None)
+            log_record["path"] = request.path

@@ -96,7 +96,6 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "django.contrib.postgres",
-    "markdownx",
     "csp",
     "scidraft.site",
     "notes",
@@ -299,14 +298,6 @@ LOGGING = {
         "django.db.backends": {"level": "WARNING"},
     },
 }
-
-# --- django-markdownx -------------------------------------------------------------------------
-# The stock markdownx URLs are anonymous and render unsanitised HTML, so they are never mounted
-# (ARCHITECTURE.md, "Editor"). The widget posts to SciDraft's own preview endpoint instead, which
-# checks login and permissions and renders through scidraft.markup.
-MARKDOWNX_URLS_PATH = "/write/preview/"
-MARKDOWNX_UPLOAD_URLS_PATH = "/write/upload/"
-MARKDOWNX_SERVER_CALL_LATENCY = 400
 
 # --- SciDraft ---------------------------------------------------------------------------------
 

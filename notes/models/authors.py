@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
 from django.utils import timezone
-
-if TYPE_CHECKING:
-    from .notes import Note
 
 
 class Author(models.Model):
@@ -51,7 +46,7 @@ class AuthorConsentQuerySet(models.QuerySet):
             return self.none()
         return self.filter(author__user=user, state=AuthorConsent.State.PENDING)
 
-    def unconfirmed(self, note: Note, author_ids):
+    def unconfirmed(self, note: models.Model, author_ids):
         """Of `author_ids`, the consents on `note` that are not confirmed."""
         return self.filter(note=note, author_id__in=list(author_ids)).exclude(
             state=AuthorConsent.State.CONFIRMED

@@ -25,8 +25,8 @@ from . import (
     environments,
     figures,
     fill,
-    html_nesting,
     limits,
+    nesting,
     plaintext,
     sanitise,
     shortcodes,
@@ -54,10 +54,10 @@ ENGINE_VERSION = "10"
 _WORD = re.compile(r"\w[\w'’-]*", re.UNICODE)
 
 
-def _nesting_warning(limit: html_nesting.NestingLimit, text: str) -> RenderWarning:
+def _nesting_warning(limit: nesting.NestingLimit, text: str) -> RenderWarning:
     """The warning for HTML whose nesting was bounded, on the line of the source where it
     starts (found by bounding the source's own HTML; line 1 if Markdown made the depth)."""
-    _, in_source = html_nesting.limit_nesting(text)
+    _, in_source = nesting.limit_nesting(text)
     line = text.count("\n", 0, in_source.first_offset) + 1 if in_source else 1
     return RenderWarning(line, "html-nesting", limit.message())
 
@@ -138,7 +138,7 @@ def _markdown(body: _Body) -> None:
 def _sanitise(body: _Body) -> None:
     # The fallback is escaped text in <p>s, as nh3 writes it: cleaning it again changes nothing
     # and takes a second on 2 MB of `<`.
-    limited: list[html_nesting.NestingLimit] = []
+    limited: list[nesting.NestingLimit] = []
     if not body.fallback:
         body.html = sanitise.clean_author_html(body.html, limited, source_lines=body.lined)
     body.warnings.extend(_nesting_warning(limit, body.text) for limit in limited)

@@ -13,7 +13,7 @@ import re
 
 import nh3
 
-from .html_nesting import NestingLimit, limit_nesting
+from .nesting import NestingLimit, limit_nesting
 from .sourcelines import ATTRIBUTE as SOURCE_LINE
 from .sourcelines import DIGITS
 from .stash import CLOSE, FILL, OPEN
@@ -89,6 +89,10 @@ def _filter(tag: str, attribute: str, value: str) -> str | None:
 
 # The editor preview's policy: the author's, plus the source lines of blocks (digits only).
 _LINED_ATTRIBUTES = {**AUTHOR_ATTRIBUTES, "*": _COMMON | {SOURCE_LINE}}
+
+
+def _names(text: str) -> frozenset[str]:
+    return frozenset(text.split())
 
 
 def clean_author_html(

@@ -1,6 +1,6 @@
 // Images in the editor: "Insert image", and images dropped on or pasted into
-// the text, are posted to the note's upload endpoint (django-markdownx's protocol: the file in
-// `image`, the Markdown back in `image_code`) and the Markdown is inserted where the cursor (or
+// the text, are posted to the note's upload endpoint (the file in `image`, the Markdown back
+// in `image_code`) and the Markdown is inserted where the cursor (or
 // the drop) was, one undoable step per image, through SciDraftBody (editor-body.js). The
 // note's images are listed with their Markdown. Messages and list items are built with
 // textContent only: file names come from the uploader.
@@ -33,7 +33,7 @@
     status.textContent = text;
   }
 
-  // The endpoint answers {"image": ["message", …]} on refusal, as markdownx's own view does.
+  // The endpoint answers {"image": ["message", …]} on refusal.
   function refusal(data) {
     if (data && data.image && data.image.join) return data.image.join(" ");
     return "The upload failed; try again.";

@@ -179,7 +179,7 @@ def test_the_admin_note_page_loads_no_external_image(editor, tracker):
     """The admin's note form previews through the same endpoint, under the same policy."""
     page, note, console = editor
     page.goto(f"/admin/notes/note/{note.pk}/change/")
-    page.locator(".markdownx-preview .external-image-note").first.wait_for()
+    page.locator(".admin-preview .external-image-note").first.wait_for()
     settle(page)
     assert tracker.paths == []
 

@@ -1,6 +1,6 @@
 """Images in the editor, in a real browser: the "Insert image" button, and images dropped on
-the text, upload through the note's endpoint (markdownx's protocol) and insert the Markdown at
-the cursor; refusals are shown and leave the text as it was.
+the text, upload through the note's endpoint and insert the Markdown at the cursor; refusals
+are shown and leave the text as it was.
 
 Database work that renders runs in a worker thread: the main thread holds Playwright's event
 loop, in which the math engine refuses to run.

@@ -207,11 +207,11 @@ def test_admin_preview_shows_each_formula_once_and_numbers_references_once(new_e
     _admin_log_in(page)
     page.goto("/admin/notes/note/add/")
     page.fill("textarea[name=body]", ADMIN_BODY)
-    page.wait_for_selector(".markdownx-preview .references .ref-list li")
-    mathml = page.locator(".markdownx-preview .katex-mathml").first.bounding_box()
+    page.wait_for_selector(".admin-preview .references .ref-list li")
+    mathml = page.locator(".admin-preview .katex-mathml").first.bounding_box()
     assert mathml["width"] <= 1 and mathml["height"] <= 1, "the formula's MathML shows as text"
     listed = page.evaluate(
-        """() => { const list = document.querySelector(".markdownx-preview .ref-list");
+        """() => { const list = document.querySelector(".admin-preview .ref-list");
             const style = getComputedStyle(list);
             return [style.listStyleType, style.paddingLeft,
                     list.querySelector(".ref-num").textContent]; }"""

@@ -110,7 +110,7 @@ def test_each_user_has_a_limit_of_their_own(client, author, other_author, note, 
 
 
 def test_the_html_preview_is_refused_with_retry_after_too(client, author, note, settings, clock):
-    """The admin's markdownx preview (HTML) is counted and refused the same way."""
+    """The admin's preview (HTML) is counted and refused the same way."""
     settings.EDITOR_PREVIEW_LIMIT = 1
     client.force_login(author)
     assert client.post(f"/write/{note.pk}/preview/", {"content": "a"}).status_code == 200

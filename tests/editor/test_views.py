@@ -71,7 +71,8 @@ def test_new_note_post_creates_and_redirects_to_the_editor(client, author):
 
 def test_editor_page_uses_the_per_note_preview_url(client, author, note):
     """The body's textarea names the note's endpoints for the editor (preview, upload, cite
-    search, labels); the CodeMirror bundle loads as a module, markdownx's script not at all."""
+    search, labels); the CodeMirror bundle loads as a module, the admin's preview script not at
+    all."""
     client.force_login(author)
     response = client.get(f"/write/{note.pk}/")
     text = response.content.decode()
@@ -80,7 +81,7 @@ def test_editor_page_uses_the_per_note_preview_url(client, author, note):
                        ("labels", "labels")):  # fmt: skip
         assert f'data-{name}-url="/write/{note.pk}/{path}/"' in text
     assert 'name="base_version"' in text and f'value="{note.version}"' in text
-    assert "katex.min.css" in text and "markdownx" not in text
+    assert "katex.min.css" in text and "admin-preview.js" not in text
     assert '<script src="/static/vendor/editor/editor.js" type="module">' in text
     assert (
         text.index("js/editor-body.js")
@@ -607,7 +608,7 @@ def test_preview_json_carries_lines_problems_and_labels(client, author, cited_no
         {"label": "fig:plot", "kind": "figure", "text": "Figure 1"},
         {"label": "tbl:t", "kind": "table", "text": "Table 1"},
     ]
-    # markdownx (the admin) still gets its HTML, without source lines.
+    # The admin's preview still gets its HTML, without source lines.
     html = client.post(f"/write/{cited_note.pk}/preview/", {"content": source}).content.decode()
     assert html.startswith('<div class="editor-problems"') and "data-source-line" not in html
 

@@ -1,4 +1,4 @@
-"""The editor's image upload endpoint (django-markdownx's protocol) and the serving of stored
+"""The image upload endpoint of the editor and the admin, and the serving of stored
 images (nosniff, the checked Content-Type, inline under a safe name)."""
 
 from __future__ import annotations
@@ -7,7 +7,6 @@ import json
 import re
 from pathlib import Path
 
-import markdownx
 import pytest
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
@@ -19,7 +18,7 @@ from images.services import SVG_REFUSED, image_upload
 
 from .samples import image_bytes, png_upload, upload
 
-MARKDOWNX_JS = Path(markdownx.__file__).parent / "static" / "markdownx" / "js" / "markdownx.js"
+SCRIPTS = Path(__file__).resolve().parents[2] / "static" / "js"
 HTML_PAGE = b"<!doctype html><html><body><script>alert(document.cookie)</script></body></html>"
 
 
@@ -38,20 +37,20 @@ def author_client(author):
     return client
 
 
-# --- Upload: markdownx's protocol ---------------------------------------------------------------
+# --- Upload: the file in `image`, the Markdown back in `image_code` ----------------------------
 
 
-def test_installed_markdownx_speaks_the_protocol_the_endpoint_answers():
-    """markdownx's script posts the file as `image` and reads `image_code` from the JSON (a
-    markdownx upgrade that changes either fails here, not silently in the browser)."""
-    script = MARKDOWNX_JS.read_text()
-    assert "preparePostData({ image: file })" in script
-    assert "response.image_code" in script
-    assert 'UPLOAD_URL_ATTRIBUTE = "data-markdownx-upload-urls-path"' in script
+def test_the_scripts_speak_the_protocol_the_endpoint_answers():
+    """The editor's and the admin's scripts post the file as `image` and read `image_code` and
+    the refusal's `image` messages from the JSON."""
+    for name in ("image-upload.js", "admin-preview.js"):
+        script = (SCRIPTS / name).read_text()
+        assert '.append("image", file)' in script, name
+        assert ".image_code" in script and "data.image.join" in script, name
 
 
 def test_an_upload_answers_image_code_with_the_markdown(author_client, note):
-    """The file in the `image` field, as markdownx's drag-and-drop and paste send it (an XHR
+    """The file in the `image` field, as the scripts' drag-and-drop and paste send it (an XHR
     with the CSRF token), gives `{"image_code": "![…](url)"}`."""
     response = post_image(
         author_client, note, png_upload("Phase portrait.png"), X_Requested_With="XMLHttpRequest"
@@ -66,9 +65,8 @@ def test_an_upload_answers_image_code_with_the_markdown(author_client, note):
     assert "no-store" in response["Cache-Control"]
 
 
-def test_a_refused_upload_answers_like_markdownxs_invalid_form(author_client, note):
-    """A refusal is status 400 with `{"image": [message]}`: the shape of markdownx's own
-    ImageUploadView (`form.errors`), which its script hands to `markdownx.fileUploadError`."""
+def test_a_refused_upload_answers_with_its_messages(author_client, note):
+    """A refusal is status 400 with `{"image": [message]}`, which the scripts show."""
     svg = b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'
     response = post_image(author_client, note, upload("x.svg", svg, "image/svg+xml"))
     assert response.status_code == 400
@@ -126,7 +124,7 @@ def test_an_editor_may_upload_into_any_note(editor_user, note):
 
 def test_an_upload_without_the_csrf_token_is_refused(author, note):
     """CSRF applies, before anything else (as the middleware does for every other POST):
-    markdownx and image-upload.js send the token; a forged form does not."""
+    admin-preview.js and image-upload.js send the token; a forged form does not."""
     anonymous = Client(enforce_csrf_checks=True)
     assert post_image(anonymous, note, png_upload()).status_code == 403
     client = Client(enforce_csrf_checks=True)
@@ -246,8 +244,8 @@ def test_an_uploaded_image_renders_in_the_preview(author_client, author, note):
     assert 'alt="fig"' in response.content.decode()
 
 
-def test_upload_json_is_parseable_by_markdownx(author_client, note):
-    """markdownx JSON.parse()s the body whatever the status: every answer is JSON."""
+def test_upload_json_is_parseable_whatever_the_status(author_client, note):
+    """The scripts parse the body whatever the status: every answer is JSON."""
     for file in (png_upload(), upload("x.png", HTML_PAGE)):
         response = post_image(author_client, note, file)
         assert isinstance(json.loads(response.content), dict)

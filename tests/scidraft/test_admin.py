@@ -75,15 +75,15 @@ def test_editor_manages_notes_but_not_site_settings(client, demo_loaded):
     assert client.get(admin_url(User, "changelist")).status_code == 403
 
 
-def test_note_body_uses_the_markdownx_widget_and_no_markdownx_url_is_mounted(
+def test_note_body_uses_the_preview_widget_and_no_anonymous_preview_is_mounted(
     client, superuser, demo_loaded
 ):
-    """The body field of a draft is the markdownx editor; its stock anonymous endpoints are not
-    served."""
+    """The body field of a draft previews through the note's own endpoint; no anonymous
+    Markdown preview or upload URL is served."""
     client.force_login(superuser)
     draft = Note.objects.create(slug="admin-draft", title="Draft", body="x", status="draft")
     response = client.get(admin_url(Note, "change", draft.pk))
-    assert b"markdownx-editor" in response.content
+    assert f'data-preview-url="/write/{draft.pk}/preview/"'.encode() in response.content
     client.logout()
     assert client.post("/markdownx/markdownify/", {"content": "# x"}).status_code == 404
     assert client.post("/markdownx/upload/").status_code == 404
