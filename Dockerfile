@@ -5,7 +5,7 @@ FROM node:20-bookworm-slim AS assets
 WORKDIR /build
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund --loglevel=error
-COPY scripts/vendor-assets.sh scripts/build-editor.mjs scripts/build-citations.mjs scripts/
+COPY scripts/vendor-assets.sh scripts/build-editor.mjs scripts/build-citations.mjs scripts/licences.mjs scripts/
 COPY bibliography/js bibliography/js
 COPY editor/codemirror editor/codemirror
 RUN sh scripts/vendor-assets.sh

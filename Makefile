@@ -60,7 +60,7 @@ vendor: $(VENDOR)/.copied
 # The editor's and the citations' bundles are rebuilt when their sources change
 # (editor/codemirror/, bibliography/js/).
 $(VENDOR)/.copied: node_modules/.package-lock.json scripts/vendor-assets.sh scripts/build-editor.mjs \
-		scripts/build-citations.mjs $(wildcard editor/codemirror/*.js) \
+		scripts/build-citations.mjs scripts/licences.mjs $(wildcard editor/codemirror/*.js) \
 		$(wildcard bibliography/js/*.js) $(VENV)/.installed
 	sh scripts/vendor-assets.sh
 	$(PY) -c "from scidraft.markup.code import highlight_css; print(highlight_css())" > $(VENDOR)/pygments.css

@@ -4,9 +4,10 @@
 // evaluates, for the V8 it embeds (ES2022, nothing down-levelled, no polyfill). Run by
 // scripts/vendor-assets.sh; the output is never committed.
 import { build } from "esbuild";
-import fs from "node:fs";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
+
+import { writeLicences } from "./licences.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const outdir = path.join(root, "static/vendor/citations");
@@ -29,16 +30,4 @@ const result = await build({
 });
 
 // The licences of the bundled packages, in one file beside the bundle.
-const packages = new Set();
-for (const input of Object.keys(result.metafile.inputs)) {
-  const match = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input);
-  if (match) packages.add(match[1]);
-}
-const notices = [...packages].sort().map((name) => {
-  const dir = path.join(root, "node_modules", name);
-  const file = fs.readdirSync(dir).find((entry) => /^licen[cs]e/i.test(entry));
-  const version = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")).version;
-  const text = file ? fs.readFileSync(path.join(dir, file), "utf8").trim() : "(no licence file)";
-  return `${name}@${version}\n\n${text}\n`;
-});
-fs.writeFileSync(path.join(outdir, "LICENSES.txt"), notices.join("\n" + "-".repeat(72) + "\n\n"));
+writeLicences(root, result.metafile, path.join(outdir, "LICENSES.txt"));
