@@ -271,7 +271,11 @@ def export_site(out: Path | str) -> dict[str, int]:
     bundle_dirs = {
         str(Path(asset.path).parent) for asset in assets if asset.kind == HugoAsset.Kind.BUNDLE
     }
-    notes = Note.objects.prefetch_related("authorships__author", "tags").order_by("slug")
+    notes = (
+        Note.objects.not_trashed()
+        .prefetch_related("authorships__author", "tags")
+        .order_by("slug")
+    )
     for note in notes:
         folder = f"notes/{note.slug}"
         name = f"{folder}/index.md" if folder in bundle_dirs else f"notes/{note.slug}.md"

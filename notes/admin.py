@@ -193,6 +193,11 @@ class NoteAdmin(MarkdownBodyMixin, admin.ModelAdmin):
     # publish and unpublish, which apply review and bylines; a published note's fields are its
     # live version, changed by publishing a working copy, so they are read-only here.
 
+    def get_queryset(self, request):
+        # A note in the trash is edited by no one (Note.objects.editable_by): Editors restore
+        # it from the editor's trash page, and `manage.py purge_trash` removes it.
+        return super().get_queryset(request).not_trashed()
+
     def get_readonly_fields(self, request, obj=None):
         fields = [*self.readonly_fields, "status"]
         if obj is not None and obj.status == Status.PUBLISHED:

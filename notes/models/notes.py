@@ -43,6 +43,11 @@ class NoteQuerySet(RenderedQuerySet):
             status=Status.PUBLISHED, date__lte=now, has_body=True, deleted_at__isnull=True
         )
 
+    def not_trashed(self):
+        """Every note but those in the trash: what the admin lists and a Hugo export writes (a
+        trashed note is on its way out; exported, a re-import would bring it back as a draft)."""
+        return self.filter(deleted_at__isnull=True)
+
     def trashed(self):
         """Notes in the trash (note_delete), newest deletion first: Editors restore them."""
         return self.filter(deleted_at__isnull=False).order_by("-deleted_at", "-pk")

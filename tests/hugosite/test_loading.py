@@ -280,3 +280,16 @@ def test_an_import_over_a_live_version_keeps_its_published_entries(
     )  # fmt: skip
     page = public_text(client, f"/notes/{published.slug}/")
     assert "Imported." in page and "Revisited" not in page
+
+
+def test_an_export_leaves_out_the_notes_in_the_trash(tmp_path):
+    """A trashed note is on its way out: exported, a re-import would bring it back as a draft."""
+    from django.utils import timezone
+
+    Note.objects.create(slug="kept", title="Kept", body="Here.")
+    Note.objects.create(slug="binned", title="Binned", body="Gone.", deleted_at=timezone.now())
+    export_site(tmp_path / "out")
+    notes = tmp_path / "out" / "content" / "notes"
+    assert (notes / "kept.md").exists()
+    assert not (notes / "binned.md").exists()
+    assert [note.slug for note in read_site(tmp_path / "out").notes] == ["kept"]
