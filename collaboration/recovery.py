@@ -41,10 +41,11 @@ def live_document_reset(*, note_id: int, user) -> int:
         checkpoint = DocumentCheckpoint.objects.select_for_update().filter(note=note).first()
         deleted, _ = DocumentUpdate.objects.filter(note=note).delete()
         documents.seed_locked(note)
-        if checkpoint is not None:
-            DocumentCheckpoint.objects.filter(note=note).update(
-                generation=checkpoint.generation + 1
-            )
+        # Counted from 0 when there was no checkpoint: a browser's offline store is named by
+        # the generation (editor/codemirror/live.js), so every reset must give a new one.
+        DocumentCheckpoint.objects.filter(note=note).update(
+            generation=(checkpoint.generation if checkpoint is not None else 0) + 1
+        )
         transaction.on_commit(partial(_told, note.pk))
     logger.info("Live document of note %s reset by user %s (%s updates)", note_id, user.pk, deleted)
     return deleted

@@ -23,7 +23,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from bibliography.models import BibFile
-from collaboration import presence
+from collaboration import documents, presence
 from notes import services
 from notes.models import Author, AuthorConsent, Note, NoteRevision, Status, Tag
 from notes.rendering import environment_kinds, render_incomplete, with_macros
@@ -219,6 +219,8 @@ def _live_editing(request, note) -> dict | None:
         "name": person.name,
         "color": person.color,
         "user": person.user_id,
+        # The browser keeps one offline store per live document (editor/codemirror/live.js).
+        "generation": documents.generation(note.pk) or 0,
     }
 
 

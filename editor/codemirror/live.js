@@ -11,7 +11,7 @@
 // to the HTTP autosave (form[data-live] = "fallback") with a banner saying why.
 import * as Y from "yjs";
 import { WebsocketProvider } from "y-websocket";
-import { IndexeddbPersistence } from "y-indexeddb";
+import { IndexeddbPersistence, clearDocument } from "y-indexeddb";
 import { yCollab, yUndoManagerKeymap } from "y-codemirror.next";
 import * as decoding from "lib0/decoding";
 import { keymap } from "@codemirror/view";
@@ -120,6 +120,32 @@ function presenceChecked(awareness) {
   });
 }
 
+function storeName(base, generation) {
+  return generation ? base + "-g" + generation : base;
+}
+
+// Reset more often than this, a note's older stores are left to the browser's own eviction.
+const OLDER_STORES_CHECKED = 8;
+
+// The stores of the documents before the last reset: deleted, and `report()` called once if
+// any still held text typed offline (it cannot be merged; see the store's comment above).
+function forgetOlderStores(base, generation, report) {
+  let reported = false;
+  for (let k = Math.max(0, generation - OLDER_STORES_CHECKED); k < generation; k++) {
+    const name = storeName(base, k);
+    const old = new Y.Doc();
+    const store = new IndexeddbPersistence(name, old);
+    store.whenSynced.then(() => {
+      const kept = old.getText("body").length + old.getText("title").length;
+      if (kept && !reported) {
+        reported = true;
+        report();
+      }
+      return store.destroy();
+    }).then(() => clearDocument(name)).catch(() => {});
+  }
+}
+
 export function startLive({ view, form, historyCompartment, history }) {
   const noteId = form.getAttribute("data-note-id");
   const title = form.querySelector("input[name=title]");
@@ -140,10 +166,12 @@ export function startLive({ view, form, historyCompartment, history }) {
   // Kept across reloads: edits made offline are still here when the page comes back, and
   // merge when the socket syncs. One store per person: two people signing in on one browser
   // profile must not send each other's unsynced edits in their own name.
-  const persistence = new IndexeddbPersistence(
-    "scidraft-note-" + noteId + "-user-" + me.id,
-    doc,
-  );
+  // And one store per live document: after an Editor resets it (data-live-generation counts the
+  // resets), what the browser kept of the old document would merge into the new one as a second
+  // copy of the text, so the older stores are read, reported and deleted instead.
+  const generation = parseInt(form.getAttribute("data-live-generation") || "0", 10) || 0;
+  const storeBase = "scidraft-note-" + noteId + "-user-" + me.id;
+  const persistence = new IndexeddbPersistence(storeName(storeBase, generation), doc);
   const address = socketAddress(form.getAttribute("data-live-url"), window.location);
   const provider = new WebsocketProvider(address.serverUrl, address.roomname, doc, {
     // y-websocket gives up on every 44xx; we retry after a rate-limit or malformed close.
@@ -215,6 +243,13 @@ export function startLive({ view, form, historyCompartment, history }) {
     banner.textContent = text;
     banner.hidden = false;
   }
+
+  forgetOlderStores(storeBase, generation, () =>
+    showBanner(
+      "An Editor reset this note's shared document: edits this browser kept offline from " +
+        "before the reset could not be merged and were discarded.",
+    ),
+  );
 
   // --- The first sync: switch the editor to the shared text -----------------------------------
 

@@ -561,3 +561,42 @@ def test_a_coauthors_colour_and_name_cannot_style_or_mark_up_the_editor(browser,
         stop.set()
         hostile.join(10)
         _close(ada)
+
+
+def test_edits_kept_offline_before_a_reset_do_not_come_back_as_a_second_copy(browser, live_site):
+    """Bob types offline and closes the tab; an Editor then resets the note's live document.
+    Opening the note again, what the browser kept of the old document is not merged into the
+    new one (it would add a second copy of the text): the editor shows the working copy and
+    says why."""
+    note = editor_note("Reset", "Shared.\n")
+    _co_author(note, "bob")
+    bob = _open(browser, live_site, "bob", note)
+    context = bob.context
+    try:
+        context.set_offline(True)
+        expect(bob.locator(".editor-live-status")).to_have_attribute("data-state", "offline")
+        place_cursor(bob, len("Shared.\n"))
+        bob.keyboard.type("Typed before the reset.")
+        bob.wait_for_timeout(500)  # IndexedDB writes each update in a transaction of its own
+        bob.close()
+
+        def reset():
+            from django.contrib.auth.models import User
+
+            from collaboration import recovery
+
+            editor = User.objects.create_superuser("eve", "eve@example.org", "not-used")
+            recovery.live_document_reset(note_id=note.pk, user=editor)
+
+        _in_database(reset)
+        context.set_offline(False)
+        again = context.new_page()
+        again.errors = []
+        again.goto(f"/write/{note.pk}/")
+        again.locator(SYNCED).wait_for()
+        expect(again.locator(".editor-live-banner")).to_contain_text("reset")
+        again.wait_for_timeout(1000)  # an old store's merge would have arrived by now
+        assert body_text(again) == "Shared.\n"
+        assert _saved_state(note)["body"] == "Shared.\n"
+    finally:
+        context.close()
