@@ -1,6 +1,7 @@
 """docs/authoring.md, written from the syntax guide: the sections and examples of
-`editor.guide.SECTIONS`, the shortcodes of `SHORTCODES` and the keys of the guide's template, so
-that /help/syntax/ and the document have one source. `manage.py authoring_doc` writes it."""
+`editor.guide_catalogue.SECTIONS`, the shortcodes of `SHORTCODES` and the keys of the guide's
+template, so that /help/syntax/ and the document have one source. `manage.py authoring_doc`
+writes it."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from django.conf import settings
 
 from scidraft.markup.shortcodes import SHORTCODES
 
-from .guide import SECTIONS
+from .guide_catalogue import SECTIONS
 
 DOCUMENT = Path(settings.BASE_DIR) / "docs" / "authoring.md"
 TEMPLATE = Path(settings.BASE_DIR) / "templates" / "editor" / "syntax_guide.html"

@@ -1,9 +1,11 @@
-"""The web editor. Thin views: every write goes through notes.services, and every
-view that takes a note looks it up in Note.objects.editable_by(request.user): 404 otherwise."""
+"""The web editor's note page: a new note, the editor (save, publish and the rest), autosave;
+and how rendered notes and their problems are shown to authors and reviewers. Thin views: every
+write goes through notes.services, and every view that takes a note looks it up in
+Note.objects.editable_by(request.user): 404 otherwise. The editor's other surfaces are modules
+beside this one: dashboard, previews, revisions, authorship, review, trash, bibliographies."""
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import json
 
@@ -11,38 +13,30 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.core.paginator import Paginator
 from django.db.models import Max, Q
-from django.http import HttpResponse, JsonResponse
+from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import mark_safe
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 
 from bibliography.models import BibFile
 from collaboration import documents, presence
 from notes import services
-from notes.models import Author, AuthorConsent, Note, NoteRevision, Status, Tag
-from notes.rendering import environment_kinds, render_incomplete, with_macros
+from notes.models import Author, Note, NoteRevision, Status, Tag
+from notes.rendering import environment_kinds, render_incomplete
 from scidraft.markup import ENGINE_VERSION
 from scidraft.markup import render as markup_render
 from scidraft.markup.external_images import mark_external_images
 from scidraft.markup.rendered import RenderWarning
 from scidraft.markup.shortcodes import SHORTCODES
 from scidraft.site.meta import PageMeta
-from scidraft.site.models import MATH_MACROS_MAX_CHARS
 
-from . import previews
 from .forms import NoteEditorForm
-from .live import live_refusal
-from .references import note_reference_changes, waiting_notes
-from .revision_diff import revision_diff
+from .references import note_reference_changes
 
-STATUS_FILTERS = ("draft", "review", "scheduled", "published", "changes")
-DASHBOARD_FILTERS = ("q", "status", "author", "tag", "problems")
 EDITOR_ASSETS = {"math": True, "algorithm": True, "code": True}
 
 
@@ -77,72 +71,6 @@ def _stored_warnings(note: Note) -> list[RenderWarning]:
         RenderWarning(w.get("line") or 0, w.get("code", ""), w.get("message", ""))
         for w in note.render_warnings
     ]
-
-
-DASHBOARD_PAGE_SIZE = 50
-
-
-@never_cache
-@login_required
-@require_GET
-def dashboard(request):
-    """The notes a person works on: an Author's own and co-authored notes; every note for
-    Editors and Admins (or only theirs, ?scope=mine). Filtered by title, status, author, tag,
-    problems and review; 50 a page, in a constant number of queries."""
-    user = request.user
-    editor = services.is_editor(user)
-    scope = "mine" if not editor or request.GET.get("scope") == "mine" else "all"
-    notes = Note.objects.for_dashboard(user, mine=scope == "mine")
-    filters = {name: request.GET.get(name, "").strip() for name in DASHBOARD_FILTERS}
-    notes = notes.dashboard_filtered(**filters, now=timezone.now())
-    page = Paginator(notes, DASHBOARD_PAGE_SIZE).get_page(request.GET.get("page"))
-    rows = list(page.object_list)
-    query = request.GET.copy()
-    query.pop("page", None)
-    return render(
-        request,
-        "editor/dashboard.html",
-        {
-            "rows": [_dashboard_row(note, user) for note in rows],
-            "page": page,
-            "page_query": query.urlencode(),
-            "filters": filters,
-            "scope": scope,
-            "editor": editor,
-            "status_filters": STATUS_FILTERS,
-            "author_options": Author.objects.filter(is_active=True).values_list("handle", "name"),
-            "tag_options": Tag.objects.offered_to(user)
-            .order_by("name")
-            .values_list("slug", "name"),
-            "references_waiting": waiting_notes(user).count(),
-            "requests": AuthorConsent.objects.pending_for(user)
-            .select_related("note", "requested_by")
-            .order_by("created_at"),
-            "meta": _meta("Notes" if scope == "all" else "My notes"),
-            "assets": {},
-        },
-    )
-
-
-def _dashboard_row(note: Note, user) -> dict:
-    now = timezone.now()
-    if note.changes_in_review or note.status == Status.REVIEW:
-        label = "In review" if note.status == Status.REVIEW else "Published, changes in review"
-    elif note.has_changes:
-        label = "Published, with unpublished changes"
-    elif note.status == Status.PUBLISHED:
-        label = "Scheduled" if note.date > now else "Published"
-    else:
-        label = "Draft"
-    links = list(note.authorships.all())
-    return {
-        "note": note,
-        "status": label,
-        "authors": [link.author for link in links],
-        "coauthor": note.created_by_id != user.pk
-        and any(link.author.user_id == user.pk for link in links),
-        "problems": note.problem_count,
-    }
 
 
 @never_cache
@@ -385,87 +313,6 @@ def _note_edit_write(request, note, form, action, confirmed):
     return write.result, write.problems
 
 
-def _wants_json(request) -> bool:
-    return "application/json" in request.headers.get("Accept", "")
-
-
-def preview_json(rendered, html: str) -> dict:
-    """The editor's preview: `html` (the render's, its blocks carrying their source lines and
-    external images held back), its problems, and the note's labels (for completing
-    \\ref{…})."""
-    return {
-        "html": html,
-        "problems": [
-            {
-                "line": warning.line or 0,
-                "code": warning.code,
-                "message": warning.message,
-                "blocking": warning.code in services.PUBLISH_BLOCKERS,
-            }
-            for warning in rendered.warnings
-        ],
-        "labels": [
-            {"label": label, "kind": target.get("kind", ""), "text": target.get("text", "")}
-            for label, target in rendered.labels.items()
-        ],
-    }
-
-
-@never_cache
-@login_required
-@require_POST
-def note_preview(request, note_id: int):
-    """The published renderer in the note's context, with its problems: JSON for the editor
-    (Accept: application/json, see preview_json), else HTML for the admin's preview
-    (static/js/admin-preview.js). The user's last preview again is answered as it was; any
-    other is counted (editor.previews) and, past the limit, refused with 429 and Retry-After."""
-    note = _editable(request, note_id)
-    source = request.POST.get("content", "")
-    wants_json = _wants_json(request)
-    context = services.working_context(note, reader=request.user)
-    if wants_json:
-        context = dataclasses.replace(context, source_lines=True)
-        if "math_macros" in request.POST:
-            # The side panel's macros as typed, not saved yet: the renderer reports any it
-            # refuses as problems of the preview, as it does for saved ones.
-            macros = request.POST["math_macros"][:MATH_MACROS_MAX_CHARS]
-            context = with_macros(context, macros)
-    key = previews.preview_key(
-        note_id=note.pk, source=source, context=context, kind="json" if wants_json else "html"
-    )
-    answer = previews.kept(request.user.pk, key)
-    if answer is None:
-        allowance = previews.preview_allowance(request.user)
-        if not allowance.allowed:
-            return _preview_refused(allowance, wants_json)
-        rendered = markup_render(source, context)
-        if wants_json:
-            answer = json.dumps(preview_json(rendered, for_reviewers(request, rendered.html)))
-        else:
-            body = for_reviewers(request, rendered.html)
-            answer = problems_html(rendered.warnings) + body
-        if rendered.complete:  # a render cut short by time is rendered again when asked
-            previews.keep(request.user.pk, key, answer, len(answer))
-    if wants_json:
-        return HttpResponse(answer, content_type="application/json")
-    # Trusted: scidraft.markup sanitises its output; the problems list is escaped.
-    return HttpResponse(mark_safe(answer))  # noqa: S308
-
-
-def _preview_refused(allowance, wants_json: bool) -> HttpResponse:
-    if wants_json:
-        response = JsonResponse(
-            {"status": "paused", "error": allowance.message}, status=allowance.status
-        )
-    else:
-        response = HttpResponse(
-            format_html('<p class="render-error">{}</p>', allowance.message),
-            status=allowance.status,
-        )
-    response["Retry-After"] = str(allowance.retry_after)
-    return response
-
-
 @never_cache
 @login_required
 @require_POST
@@ -498,129 +345,3 @@ def note_autosave(request, note_id: int):
     return JsonResponse(
         {"status": "saved", "version": result.note.version, "revision": result.revision.number}
     )
-
-
-def _diff_markup(compared):
-    """A RevisionDiff's table, for a template."""
-    # Every piece of the revisions' text is escaped by revision_diff; the rest is our markup.
-    return mark_safe(compared.html) if compared.html else None  # noqa: S308
-
-
-@never_cache
-@login_required
-@require_GET
-def revision_list(request, note_id: int):
-    """Who saved when; the diff of any two revisions, picked in the list (?a=&b= numbers)."""
-    note = _editable(request, note_id)
-    # The list needs no bodies (each up to NOTE_BODY_MAX_BYTES): only the two compared are read.
-    revisions = list(
-        note.revisions.select_related("created_by").defer("body", "metadata").order_by("-number")
-    )
-    numbers = [revision.number for revision in revisions]
-    for revision, before in zip(revisions, [*numbers[1:], None], strict=True):
-        revision.previous_number = before  # for its "Changes" link
-    diff = compared = None
-    try:
-        a, b = int(request.GET.get("a", "")), int(request.GET.get("b", ""))
-    except ValueError:
-        a = b = None
-    if a in numbers and b in numbers:
-        bodies = dict(note.revisions.filter(number__in=[a, b]).values_list("number", "body"))
-        compared = revision_diff(bodies[a], bodies[b], f"Revision {a}", f"Revision {b}")
-        diff = _diff_markup(compared)
-    else:
-        # Preselected: the newest revision against the one before it.
-        a, b = (numbers[1] if len(numbers) > 1 else None), (numbers[0] if numbers else None)
-    return render(
-        request,
-        "editor/revisions.html",
-        {
-            "note": note,
-            "revisions": revisions,
-            "diff": diff,
-            "compared": compared,
-            "a": a,
-            "b": b,
-            "live_refusal": live_refusal(request.user, note),
-            "meta": _meta(f"Revisions of {note.title or note.slug}"),
-            "assets": {},
-        },
-    )
-
-
-@never_cache
-@login_required
-@require_http_methods(["GET", "POST"])
-def revision_restore_view(request, note_id: int, revision_id: int):
-    """GET asks first: what restoring would change in the text being edited, and where it goes
-    (a published note's working copy, never the live version). POST restores."""
-    note = _editable(request, note_id)
-    revision = get_object_or_404(NoteRevision, pk=revision_id, note=note)
-    if request.method == "GET":
-        state = services.working_state(note)
-        compared = revision_diff(
-            state["body"], revision.body, "The text being edited", f"Revision {revision.number}"
-        )
-        return render(
-            request,
-            "editor/restore_confirm.html",
-            {
-                "note": note,
-                "revision": revision,
-                "title_changes": state["title"] != revision.title,
-                "current_title": state["title"],
-                "diff": _diff_markup(compared),
-                "compared": compared,
-                "published": note.status == Status.PUBLISHED,
-                "meta": _meta(f"Restore revision {revision.number}?"),
-                "assets": {},
-            },
-        )
-    result = services.revision_restore(revision_id=revision.pk, user=request.user)
-    if result.note.status == Status.PUBLISHED:
-        messages.success(
-            request,
-            f"Restored revision {revision.number} as unpublished changes: readers see the "
-            "published version until you publish them.",
-        )
-    else:
-        messages.success(request, f"Restored revision {revision.number}.")
-    return redirect("editor:edit", note_id=note.pk)
-
-
-@never_cache
-@login_required
-@require_POST
-def authorship_confirm(request, note_id: int, author_id: int):
-    """The author, or an Editor for them, agrees to be named on the note."""
-    try:
-        services.authorship_confirm(note_id=note_id, author_id=author_id, user=request.user)
-    except services.AuthorshipError as error:
-        messages.error(request, str(error))
-    else:
-        messages.success(request, "Confirmed: the note may be published with this name.")
-    return redirect(_same_site(request, request.POST.get("next", "")) or "editor:dashboard")
-
-
-def _same_site(request, target: str) -> str | None:
-    """`target` if it is a path or URL of this site (a form's `next`), else None: a redirect
-    never takes a signed-in person elsewhere."""
-    if target and url_has_allowed_host_and_scheme(
-        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
-    ):
-        return target
-    return None
-
-
-@never_cache
-@login_required
-@require_POST
-def authorship_decline(request, note_id: int):
-    """The user declines being named on the note: their name leaves its authors."""
-    try:
-        services.authorship_decline(note_id=note_id, user=request.user)
-    except services.AuthorshipError as error:
-        messages.error(request, str(error))
-    else:
-        messages.success(request, "Declined: your name is no longer on that note.")
-    return redirect("editor:dashboard")

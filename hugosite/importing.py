@@ -29,18 +29,17 @@ from django.db import transaction
 from notes.models import Note
 from notes.services import note_render_store
 
-from .loading import LoadPolicy, LoadReport, RowChange, changed_fields, hugo_site_load
-from .models import DataFile, HugoAsset
-from .reading import (
+from .front_matter import (
     MAX_DEPTH,
     FrontMatterError,
-    HugoSite,
-    Problem,
     expanded_size_check,
     jsonable,
-    read_site,
     split_front_matter,
 )
+from .loading import LoadPolicy, LoadReport, RowChange, changed_fields, hugo_site_load
+from .models import DataFile, HugoAsset
+from .problems import Problem
+from .reading import HugoSite, read_site
 from .tree import OUTSIDE, site_files
 
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".svg", ".gif", ".webp", ".avif", ".ico", ".bmp"}

@@ -22,7 +22,8 @@ from pathlib import Path
 
 from _table import status
 from pycrdt import Doc, Map, Text, merge_updates
-from scenarios import KEYSTROKE_GAP_S, LIVE_SEED, Keystrokes, Result, _percentile
+from results import Result
+from writing_together import KEYSTROKE_GAP_S, LIVE_SEED, Keystrokes, _percentile
 
 JUNK_BYTES = 200_000  # each update, under LIVE_MESSAGE_MAX_BYTES (256 KiB)
 JUNK_UPDATES = 300  # 58.6 MB in all, as in the review

@@ -6,8 +6,9 @@ migrates, seeds the demo site and collects static files with the production sett
 off); starts gunicorn (gunicorn.conf.py) on 127.0.0.1, ports 8350-8359, in the two pools that
 deploy/nginx.conf routes to: the public pool (2 workers × 8 threads) that readers reach, and
 the authoring pool (1 worker × 4 threads) for the editor, accounts and admin paths, so that a
-crowd of readers never queues the authors' saves; then runs the scenarios in scenarios.py and
-prints one table: scenario, requests, errors, lost writes, stale reads, and the readers'
+crowd of readers never queues the authors' saves; then runs the scenarios (outages.py: a
+and b, load.py: c, flood.py: d, writing_together.py: e, live_bloat.py: f, string_bomb.py: g)
+and prints one table: scenario, requests, errors, lost writes, stale reads, and the readers'
 request rate and latency (measured by the Python load generator on the same two cores as the
 server: a floor, not a benchmark).
 
@@ -53,16 +54,11 @@ sys.path.insert(1, str(ROOT / "benchmarks"))  # the benchmarks' table printer
 
 from _server import production_environment  # noqa: E402
 from _table import status, table  # noqa: E402
+from flood import flood  # noqa: E402
 from live_bloat import live_bloat  # noqa: E402
-from scenarios import (  # noqa: E402
-    Result,
-    database_outage,
-    flood,
-    live_editing,
-    load,
-    redis_outage,
-    string_bomb_upload,
-)
+from load import load  # noqa: E402
+from outages import database_outage, redis_outage  # noqa: E402
+from results import Result  # noqa: E402
 from servers import (  # noqa: E402
     PG_BIN,
     REDIS_SERVER,
@@ -73,7 +69,9 @@ from servers import (  # noqa: E402
     RedisServer,
     port_free,
 )
+from string_bomb import string_bomb_upload  # noqa: E402
 from traffic import Connection  # noqa: E402
+from writing_together import live_editing  # noqa: E402
 
 REDIS_PORT = 6391
 POSTGRES_PORT = 5491
@@ -242,7 +240,7 @@ class Site:
         self.cached = ["/", "/tags/", "/index.xml", "/page/2/"]
         self.cached += [f"/notes/{slug}/" for slug in notes[:8]]
         self.cached += [f"/tags/{slug}/" for slug in tags]
-        # Searches for words of the demo, each made unique (traffic._ReaderThreads): a query
+        # Searches for words of the demo, each made unique (readers._ReaderThreads): a query
         # string on any other page is answered with that page from the cache.
         self.uncached = [f"/search/?q={word}" for word in SEARCH_WORDS]
         ports = (port for port in GUNICORN_PORTS if port_free(port))

@@ -1,9 +1,13 @@
 """SciDraft settings: one module, driven by environment variables.
 
-Every variable is documented in README.md ("Configuration"); tests/test_settings.py checks that the
-README names each one. The embedded default (no variables set, DEBUG=1) runs on a SQLite file and
-the local-memory cache. With DEBUG off the module refuses to start without a real SECRET_KEY, so a
-production deployment cannot silently run with a development key.
+Longer than other modules, and one module on purpose: Django reads one settings module, and
+reading every environment variable in this one place is what lets the tests check the
+configuration table against it, with no second place for a setting to hide in.
+
+Every variable is documented in docs/configuration.md; tests/scidraft/test_settings.py checks
+that its table names each one. The embedded default (no variables set, DEBUG=1) runs on a SQLite
+file and the local-memory cache. With DEBUG off the module refuses to start without a real
+SECRET_KEY, so a production deployment cannot silently run with a development key.
 
 Reference: https://docs.djangoproject.com/en/5.2/ref/settings/
 """

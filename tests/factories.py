@@ -20,8 +20,8 @@ from django.utils import timezone
 
 from bibliography.models import BibFile
 from bibliography.services import bibfile_create, bibfile_import
+from hugosite.content import NoteSource, PageSource
 from hugosite.loading import note_import, page_import
-from hugosite.reading import NoteSource, PageSource
 from images.models import NoteImage
 from images.services import image_upload
 from notes import services

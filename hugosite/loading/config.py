@@ -11,7 +11,7 @@ from notes.services.records import (
 )
 from scidraft.site.models import EntrySet, MenuItem, SiteSettings
 
-from ..reading import MenuEntry, SiteConfig
+from ..site_config import MenuEntry, SiteConfig
 from .report import LoadPolicy, LoadReport, RowChange
 
 

@@ -44,7 +44,7 @@ from scidraft.markup import Rendered, render
 from scidraft.site.caching import bump_generation
 from scidraft.site.models import SiteSettings
 
-from ..reading import NoteSource
+from ..content import NoteSource
 from .report import LoadPolicy, RowChange, changed_fields
 
 # Parameters per `__in` query: SQLite builds before 3.32 allow 999 in one statement.

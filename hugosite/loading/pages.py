@@ -21,7 +21,7 @@ from notes.services.records import (
     identity_handle,
 )
 
-from ..reading import PageSource
+from ..content import PageSource
 from .report import LoadPolicy, RowChange, changed_fields
 
 _PAGE_FLAG_DEFAULTS = {

@@ -8,7 +8,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..reading import Problem
+from ..problems import Problem
 
 CONFIG_PARTS = ("settings", "menus", "entry sets")
 

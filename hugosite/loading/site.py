@@ -17,7 +17,8 @@ from notes.rendering import (
 from notes.services.renders import note_render_store
 from scidraft.site.caching import deferred_bumps
 
-from ..reading import BibSource, HugoSite, Problem
+from ..problems import Problem
+from ..reading import BibSource, HugoSite
 from .config import site_configure
 from .notes import NoteImportBatch, note_import_batched
 from .pages import _page_import

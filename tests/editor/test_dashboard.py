@@ -9,6 +9,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from notes import services
+from notes.models import NoteAuthor
 from tests.factories import draft_notes, published_note
 
 
@@ -125,3 +126,26 @@ def test_an_editor_is_offered_every_tag(client, editor_user, other_author):
     bert_draft.tags.add(services.tag_get_or_create("Secret merger"))
     client.force_login(editor_user)
     assert "Secret merger" in _listed(client)
+
+
+def test_dashboard_lists_own_and_coauthored_notes_only(client, author, other_author, note):
+    """The dashboard shows my notes and notes I co-author, not others' notes."""
+    services.note_create(user=other_author, title="Not mine")
+    shared = services.note_create(user=other_author, title="Shared work")
+    NoteAuthor.objects.create(note=shared, author=author.author, position=1)
+    client.force_login(author)
+    response = client.get("/write/")
+    text = response.content.decode()
+    assert response.status_code == 200
+    assert "Heat equation" in text and "Shared work" in text and "Not mine" not in text
+    assert "co-author" in text
+
+
+def test_dashboard_search_and_status_filter(client, author, note):
+    """?q= filters by title, ?status= by state."""
+    services.note_create(user=author, title="Wave equation")
+    client.force_login(author)
+    text = client.get("/write/?q=wave").content.decode()
+    assert "Wave equation" in text and "Heat equation" not in text
+    text = client.get("/write/?status=published").content.decode()
+    assert "Wave equation" not in text and "Heat equation" not in text

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from editor import guide
+from editor import guide, guide_catalogue
 from scidraft.markup.shortcodes import SHORTCODES
 
 pytestmark = pytest.mark.django_db
@@ -18,7 +18,7 @@ def test_the_guide_is_public_and_shows_every_section_rendered(client):
     response = client.get("/help/syntax/")
     assert response.status_code == 200
     html = response.content.decode()
-    for section in guide.SECTIONS:
+    for section in guide_catalogue.SECTIONS:
         assert f'id="{section.slug}"' in html, section.slug
     for needle in (
         'class="katex"', 'class="katex-display"', 'class="env env-theorem', "eq-anchor",
@@ -52,8 +52,8 @@ def test_renders_are_cached_by_engine_version(monkeypatch):
     monkeypatch.setattr(guide, "markup_render", lambda *a, **k: calls.append(1) or real(*a, **k))
     guide.guide_sections()
     first = len(calls)
-    live = sum(example.live for section in guide.SECTIONS for example in section.examples)
-    assert first == sum(len(section.examples) for section in guide.SECTIONS)
+    live = sum(example.live for section in guide_catalogue.SECTIONS for example in section.examples)
+    assert first == sum(len(section.examples) for section in guide_catalogue.SECTIONS)
     guide.guide_sections()
     assert len(calls) == first + live
     monkeypatch.setattr(guide, "ENGINE_VERSION", "next")

@@ -1,5 +1,6 @@
-"""The editor preview's limits: the user's last preview again is free, changed previews are
-counted per user in the database, and past the limit refused with 429 and Retry-After."""
+"""The editor's preview: what it shows (the render, its problems, JSON with source lines and
+labels), and its limits: the user's last preview again is free, changed previews are counted per
+user in the database, and past the limit refused with 429 and Retry-After."""
 
 from __future__ import annotations
 
@@ -11,7 +12,11 @@ from django.db import transaction
 from accounts import limits as rate_limits
 from accounts.models import RateLimitEvent
 from editor import previews
+from editor.views import problems_html
 from notes import services
+from notes.models import Note, Status
+from notes.rendering import context_for
+from scidraft.markup import render
 from scidraft.site.caching import bump_generation
 from tests.accounts.conftest import Clock
 
@@ -142,3 +147,76 @@ def test_an_unreadable_limit_refuses_the_preview(client, author, note, monkeypat
     monkeypatch.setattr(rate_limits, "record", unavailable)
     response = _preview(client, note, "Text.")
     assert response.status_code == 503 and response["Retry-After"] == "30"
+
+
+# --- What the preview shows ---------------------------------------------------------------------
+
+SOURCE = "See \\cite{knuth} and \\cite{nobody <b>} and $x^2$.\n\n{{< references >}}\n"
+
+
+def test_preview_renders_math_and_numbered_citations_and_lists_warnings(client, author, cited_note):
+    """The preview resolves citations against the note's bibliographies and lists problems."""
+    client.force_login(author)
+    response = client.post(f"/write/{cited_note.pk}/preview/", {"content": SOURCE})
+    text = response.content.decode()
+    assert response.status_code == 200
+    assert text.startswith('<div class="editor-problems" data-count="1">')
+    assert 'class="katex"' in text
+    assert '<a href="#ref-0-knuth">[1]</a>' in text and "Knuth D." in text
+    assert "line 1" in text and "&lt;b&gt;" in text and "nobody <b>" not in text
+
+
+def test_preview_equals_the_public_page_body(client, author, cited_note):
+    """Preview output (after the problems list) is the stored rendered_html for that source."""
+    client.force_login(author)
+    preview = client.post(f"/write/{cited_note.pk}/preview/", {"content": SOURCE})
+    services.note_save(
+        note_id=cited_note.pk, user=author, base_version=cited_note.version,
+        fields={"body": SOURCE},
+    )  # fmt: skip
+    stored = Note.objects.get(pk=cited_note.pk)
+    warnings = render(SOURCE, context_for(stored)).warnings
+    assert preview.content.decode() == str(problems_html(warnings)) + stored.rendered_html
+    stored.status = Status.PUBLISHED
+    stored.save()
+    client.logout()
+    public = client.get(f"/notes/{stored.slug}/").content.decode()
+    assert stored.rendered_html in public
+
+
+def test_preview_json_carries_lines_problems_and_labels(client, author, cited_note):
+    """Asked for JSON (the editor), the preview gives the HTML with each block's source line,
+    the problems with their line, code and whether they block publishing, and the labels."""
+    client.force_login(author)
+    source = SOURCE + "\n:::lemma[Key]{#lem-key}\nText.\n:::\n\n$$\nx \\label{eq:one}\n$$\n"
+    response = client.post(
+        f"/write/{cited_note.pk}/preview/", {"content": source}, HTTP_ACCEPT="application/json"
+    )
+    assert response.status_code == 200 and response["Content-Type"] == "application/json"
+    data = response.json()
+    assert '<p data-source-line="1">See' in data["html"]
+    assert 'data-source-line="5" class="env env-lemma' in data["html"]
+    assert data["problems"] == [
+        {
+            "line": 1,
+            "code": "cite-missing",
+            "message": data["problems"][0]["message"],
+            "blocking": True,
+        }
+    ]
+    assert "nobody <b>" in data["problems"][0]["message"]  # JSON: escaped by the client
+    labels = {entry["label"]: entry for entry in data["labels"]}
+    assert labels["lem-key"] == {"label": "lem-key", "kind": "lemma", "text": "Lemma 1"}
+    assert labels["eq:one"]["kind"] == "equation"
+    figure = client.post(
+        f"/write/{cited_note.pk}/preview/",
+        {"content": "![Plot](p.png){#fig:plot}\n\nTable: T {#tbl:t}\n\n| a |\n|---|\n| 1 |\n"},
+        HTTP_ACCEPT="application/json",
+    ).json()
+    assert figure["labels"] == [
+        {"label": "fig:plot", "kind": "figure", "text": "Figure 1"},
+        {"label": "tbl:t", "kind": "table", "text": "Table 1"},
+    ]
+    # The admin's preview still gets its HTML, without source lines.
+    html = client.post(f"/write/{cited_note.pk}/preview/", {"content": source}).content.decode()
+    assert html.startswith('<div class="editor-problems"') and "data-source-line" not in html

@@ -1,4 +1,4 @@
-"""The editor's pages: dashboard, editor, preview, autosave, conflicts, revisions."""
+"""The editor's note page: new notes, saving and publishing, autosave, conflicts, the side panel."""
 
 from __future__ import annotations
 
@@ -8,26 +8,11 @@ import json
 import pytest
 from django.utils import timezone
 
-from bibliography.models import BibFile
 from bibliography.services import bibfile_import
-from editor.views import problems_html
 from notes import services
-from notes.models import Note, NoteAuthor, NoteBibliography, NoteRevision, Status
-from notes.rendering import context_for
-from scidraft.markup import render
+from notes.models import Note, NoteRevision, Status
 from scidraft.site.models import SiteSettings
 from tests.editor.forms import editor_form
-
-SOURCE = "See \\cite{knuth} and \\cite{nobody <b>} and $x^2$.\n\n{{< references >}}\n"
-
-
-@pytest.fixture
-def cited_note(note):
-    bibfile_import(
-        name="bib/main.bib", raw="@book{knuth, title={The Art}, author={Knuth, Donald}, year=1968}"
-    )
-    NoteBibliography.objects.create(note=note, bibfile=BibFile.objects.get(name="bib/main.bib"))
-    return note
 
 
 def test_login_required_redirects_to_the_login_page(client, note):
@@ -35,29 +20,6 @@ def test_login_required_redirects_to_the_login_page(client, note):
     response = client.get(f"/write/{note.pk}/")
     assert response.status_code == 302
     assert response["Location"].startswith(f"/accounts/login/?next=/write/{note.pk}/")
-
-
-def test_dashboard_lists_own_and_coauthored_notes_only(client, author, other_author, note):
-    """The dashboard shows my notes and notes I co-author, not others' notes."""
-    services.note_create(user=other_author, title="Not mine")
-    shared = services.note_create(user=other_author, title="Shared work")
-    NoteAuthor.objects.create(note=shared, author=author.author, position=1)
-    client.force_login(author)
-    response = client.get("/write/")
-    text = response.content.decode()
-    assert response.status_code == 200
-    assert "Heat equation" in text and "Shared work" in text and "Not mine" not in text
-    assert "co-author" in text
-
-
-def test_dashboard_search_and_status_filter(client, author, note):
-    """?q= filters by title, ?status= by state."""
-    services.note_create(user=author, title="Wave equation")
-    client.force_login(author)
-    text = client.get("/write/?q=wave").content.decode()
-    assert "Wave equation" in text and "Heat equation" not in text
-    text = client.get("/write/?status=published").content.decode()
-    assert "Wave equation" not in text and "Heat equation" not in text
 
 
 def test_new_note_post_creates_and_redirects_to_the_editor(client, author):
@@ -202,36 +164,6 @@ def test_editor_publish_refused_keeps_the_save(client, author, note):
     assert note.body == "Kept." and note.status == Status.DRAFT
 
 
-def test_preview_renders_math_and_numbered_citations_and_lists_warnings(client, author, cited_note):
-    """The preview resolves citations against the note's bibliographies and lists problems."""
-    client.force_login(author)
-    response = client.post(f"/write/{cited_note.pk}/preview/", {"content": SOURCE})
-    text = response.content.decode()
-    assert response.status_code == 200
-    assert text.startswith('<div class="editor-problems" data-count="1">')
-    assert 'class="katex"' in text
-    assert '<a href="#ref-0-knuth">[1]</a>' in text and "Knuth D." in text
-    assert "line 1" in text and "&lt;b&gt;" in text and "nobody <b>" not in text
-
-
-def test_preview_equals_the_public_page_body(client, author, cited_note):
-    """Preview output (after the problems list) is the stored rendered_html for that source."""
-    client.force_login(author)
-    preview = client.post(f"/write/{cited_note.pk}/preview/", {"content": SOURCE})
-    services.note_save(
-        note_id=cited_note.pk, user=author, base_version=cited_note.version,
-        fields={"body": SOURCE},
-    )  # fmt: skip
-    stored = Note.objects.get(pk=cited_note.pk)
-    warnings = render(SOURCE, context_for(stored)).warnings
-    assert preview.content.decode() == str(problems_html(warnings)) + stored.rendered_html
-    stored.status = Status.PUBLISHED
-    stored.save()
-    client.logout()
-    public = client.get(f"/notes/{stored.slug}/").content.decode()
-    assert stored.rendered_html in public
-
-
 def test_autosave_json(client, author, note):
     """Autosave answers the new version, then 409 with the current one when stale."""
     client.force_login(author)
@@ -266,94 +198,6 @@ def test_two_browsers_conflict_page_shows_both_versions(client, author, editor_u
     assert Note.objects.get(pk=note.pk).body == "THEIRS text"
     refused = note.revisions.get(kind=NoteRevision.Kind.CONFLICT)
     assert refused.body == "MINE <text>" and refused.created_by == author
-
-
-def test_revisions_diff_and_restore(client, author, note):
-    """The revisions page lists who and when, diffs two bodies (escaped) and restores."""
-    first = services.note_save(
-        note_id=note.pk, user=author, base_version=note.version, fields={"body": "alpha <x>\n"}
-    )
-    services.note_save(
-        note_id=note.pk, user=author, base_version=first.note.version, fields={"body": "beta\n"}
-    )
-    client.force_login(author)
-    response = client.get(f"/write/{note.pk}/revisions/?a=2&b=3")
-    text = response.content.decode()
-    assert response.status_code == 200
-    assert "ada" in text and "Save" in text
-    assert 'class="diff revision-diff"' in text and "alpha &lt;x&gt;" in text and "beta" in text
-    assert "<x>" not in text
-    response = client.post(f"/write/{note.pk}/revisions/{first.revision.pk}/restore/")
-    assert response.status_code == 302
-    restored = Note.objects.get(pk=note.pk)
-    assert restored.body == "alpha <x>\n"
-    assert restored.revisions.first().kind == "restore"
-
-
-def test_revisions_are_picked_from_the_list(client, author, note):
-    """Each revision has a From and a To radio button in one form (the newest two checked when
-    nothing is asked), a link to its own changes, and a Restore link (which asks first)."""
-    saved = note
-    for body in ("step one\n", "step two\n", "step three\n"):
-        saved = services.note_save(
-            note_id=note.pk, user=author, base_version=saved.version, fields={"body": body}
-        ).note
-    client.force_login(author)
-    text = client.get(f"/write/{note.pk}/revisions/").content.decode()
-    newest = note.revisions.order_by("-number").values_list("number", flat=True)[:2]
-    assert (
-        f'name="b" value="{newest[0]}" aria-label="Compare to revision {newest[0]}" checked' in text
-    )
-    assert (
-        f'name="a" value="{newest[1]}" aria-label="Compare from revision {newest[1]}" checked'
-        in text
-    )
-    assert f'href="?a={newest[1]}&amp;b={newest[0]}"' in text
-    assert 'class="diff' not in text  # no diff until one is asked for
-    revision = note.revisions.get(number=newest[1])
-    assert f'href="/write/{note.pk}/revisions/{revision.pk}/restore/"' in text
-    picked = client.get(f"/write/{note.pk}/revisions/?a={newest[1]}&b={newest[0]}")
-    assert "Changes from revision" in picked.content.decode()
-    assert "<del>two</del>" in picked.content.decode()
-    assert "<ins>three</ins>" in picked.content.decode()
-
-
-def test_restore_asks_first_and_shows_what_it_changes(client, author, note):
-    """GET on a revision's restore address changes nothing: it shows the diff from the text
-    being edited to the revision and a button that restores (POST), with Cancel."""
-    first = services.note_save(
-        note_id=note.pk, user=author, base_version=note.version, fields={"body": "old words\n"}
-    )
-    services.note_save(
-        note_id=note.pk, user=author, base_version=first.note.version,
-        fields={"body": "new words\n"},
-    )  # fmt: skip
-    client.force_login(author)
-    version = Note.objects.get(pk=note.pk).version
-    response = client.get(f"/write/{note.pk}/revisions/{first.revision.pk}/restore/")
-    text = response.content.decode()
-    assert response.status_code == 200 and "no-store" in response["Cache-Control"]
-    assert f"Restore revision {first.revision.number}?" in text
-    assert "<del>new</del>" in text and "<ins>old</ins>" in text
-    assert 'method="post"' in text and "Cancel" in text
-    unchanged = Note.objects.get(pk=note.pk)
-    assert unchanged.body == "new words\n" and unchanged.version == version
-
-
-def test_restoring_a_published_note_says_it_writes_the_working_copy(client, author, note):
-    """The confirmation says readers keep the published version; the live body stays."""
-    client.force_login(author)
-    services.note_publish(note_id=note.pk, user=author, base_version=note.version)
-    published = Note.objects.get(pk=note.pk)
-    services.note_save(
-        note_id=note.pk, user=author, base_version=published.version,
-        fields={"body": "changed later\n"},
-    )  # fmt: skip
-    revision = published.revisions.order_by("number").first()
-    text = client.get(f"/write/{note.pk}/revisions/{revision.pk}/restore/").content.decode()
-    assert "unpublished changes" in text and "readers keep seeing the published version" in text
-    client.post(f"/write/{note.pk}/revisions/{revision.pk}/restore/")
-    assert Note.objects.get(pk=note.pk).body == published.body
 
 
 def test_every_editor_response_is_no_store(client, author, note):
@@ -555,64 +399,6 @@ def test_editor_continues_from_the_working_copy_of_a_published_note(client, auth
     assert "Draft &lt;edit&gt;." not in text and "Published, with unpublished" not in text
 
 
-def test_restore_brings_back_side_panel_fields_but_not_the_slug(client, author, note):
-    """Restoring a revision restores flags, keywords and entry-set fields; the slug stays."""
-    client.force_login(author)
-    client.post(
-        f"/write/{note.pk}/",
-        editor_form(note, body="First.", search_hidden="on", keywords="k1", entry_entry_title="E1"),
-    )
-    first = Note.objects.get(pk=note.pk).revisions.first()
-    note.refresh_from_db()
-    client.post(
-        f"/write/{note.pk}/", editor_form(note, body="Second.", slug="renamed", keywords="")
-    )
-    response = client.post(f"/write/{note.pk}/revisions/{first.pk}/restore/")
-    assert response.status_code == 302
-    restored = Note.objects.get(pk=note.pk)
-    assert restored.body == "First." and restored.search_hidden
-    assert restored.keywords == ["k1"] and restored.params == {"entryTitle": "E1"}
-    assert restored.slug == "renamed"
-
-
-def test_preview_json_carries_lines_problems_and_labels(client, author, cited_note):
-    """Asked for JSON (the editor), the preview gives the HTML with each block's source line,
-    the problems with their line, code and whether they block publishing, and the labels."""
-    client.force_login(author)
-    source = SOURCE + "\n:::lemma[Key]{#lem-key}\nText.\n:::\n\n$$\nx \\label{eq:one}\n$$\n"
-    response = client.post(
-        f"/write/{cited_note.pk}/preview/", {"content": source}, HTTP_ACCEPT="application/json"
-    )
-    assert response.status_code == 200 and response["Content-Type"] == "application/json"
-    data = response.json()
-    assert '<p data-source-line="1">See' in data["html"]
-    assert 'data-source-line="5" class="env env-lemma' in data["html"]
-    assert data["problems"] == [
-        {
-            "line": 1,
-            "code": "cite-missing",
-            "message": data["problems"][0]["message"],
-            "blocking": True,
-        }
-    ]
-    assert "nobody <b>" in data["problems"][0]["message"]  # JSON: escaped by the client
-    labels = {entry["label"]: entry for entry in data["labels"]}
-    assert labels["lem-key"] == {"label": "lem-key", "kind": "lemma", "text": "Lemma 1"}
-    assert labels["eq:one"]["kind"] == "equation"
-    figure = client.post(
-        f"/write/{cited_note.pk}/preview/",
-        {"content": "![Plot](p.png){#fig:plot}\n\nTable: T {#tbl:t}\n\n| a |\n|---|\n| 1 |\n"},
-        HTTP_ACCEPT="application/json",
-    ).json()
-    assert figure["labels"] == [
-        {"label": "fig:plot", "kind": "figure", "text": "Figure 1"},
-        {"label": "tbl:t", "kind": "table", "text": "Table 1"},
-    ]
-    # The admin's preview still gets its HTML, without source lines.
-    html = client.post(f"/write/{cited_note.pk}/preview/", {"content": source}).content.decode()
-    assert html.startswith('<div class="editor-problems"') and "data-source-line" not in html
-
-
 def test_a_saved_body_uses_lf_line_ends(client, author, note):
     """Browsers post a textarea with CRLF; the stored body has LF, as autosave stores it."""
     client.force_login(author)
@@ -735,42 +521,3 @@ def test_a_working_copy_cut_short_by_time_is_rendered_again_when_its_editor_open
     assert client.get(f"/write/{note.pk}/").status_code == 200
     copy = Note.objects.get(pk=note.pk).editor_copy
     assert "incomplete" not in copy.render_flags and "katex" in copy.rendered_html
-
-
-# --- Confirming a byline: back to a page of this site only ----------------------------------------
-
-
-@pytest.mark.parametrize(
-    "target",
-    ["//evil.example", "https://evil.example/write/", "/\\evil.example", "javascript:alert(1)"],
-)
-def test_confirming_a_byline_never_redirects_off_site(client, author, other_author, note, target):
-    """A `next` naming another site (protocol-relative, absolute, with a backslash) or a
-    javascript: URL is ignored: the confirmation is made and the dashboard follows."""
-    from notes.models import AuthorConsent
-
-    bert = services.author_for_user(other_author)
-    services.note_save(
-        note_id=note.pk, user=author, base_version=note.version,
-        fields={"authors": [author.author.handle, bert.handle]},
-    )  # fmt: skip
-    client.force_login(other_author)
-    response = client.post(f"/write/{note.pk}/authors/{bert.pk}/confirm/", {"next": target})
-    assert response.status_code == 302 and response["Location"] == "/write/"
-    consent = AuthorConsent.objects.get(note=note, author=bert)
-    assert consent.state == AuthorConsent.State.CONFIRMED
-
-
-def test_confirming_a_byline_goes_back_to_the_page_of_this_site_it_names(
-    client, author, other_author, note
-):
-    """A same-site path as `next` (the editor page's own form sends one) is followed."""
-    bert = services.author_for_user(other_author)
-    services.note_save(
-        note_id=note.pk, user=author, base_version=note.version,
-        fields={"authors": [author.author.handle, bert.handle]},
-    )  # fmt: skip
-    client.force_login(other_author)
-    target = f"/write/{note.pk}/"
-    response = client.post(f"/write/{note.pk}/authors/{bert.pk}/confirm/", {"next": target})
-    assert response.status_code == 302 and response["Location"] == target

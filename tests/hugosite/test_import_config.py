@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from hugosite.reading import MenuEntry, SiteConfig
+from hugosite.site_config import MenuEntry, SiteConfig
 from notes.models import Note, Page
 from scidraft.site.models import EntrySet, MenuItem, SiteSettings
 

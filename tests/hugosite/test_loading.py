@@ -11,9 +11,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from hugosite import loading
+from hugosite.content import NoteSource
 from hugosite.exporting import export_site
 from hugosite.loading import LoadReport, hugo_site_load
-from hugosite.reading import HugoSite, NoteSource, read_site
+from hugosite.reading import HugoSite, read_site
 from notes.models import Note, NoteCitation, NoteRevision, Tag
 from notes.services import note_metadata, note_render_store
 from scidraft.site.models import SiteSettings

@@ -7,7 +7,7 @@ from django.db import DatabaseError
 
 from bibliography.formatting import ParsedBibliography
 from bibliography.parsing import parse_bibtex
-from hugosite.reading import FrontMatterError, split_front_matter
+from hugosite.front_matter import FrontMatterError, split_front_matter
 from scidraft.markup import DEFAULT_ENVIRONMENTS, RenderContext, render
 
 
