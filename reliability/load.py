@@ -58,7 +58,7 @@ def load(site, seconds: float, readers: int = 200, authors_count: int = 5):
     per_author = authors_count * writers.seconds
     result.notes.append(
         f"authors: {autosaves + publishes} saves acknowledged ({autosaves} autosaves and "
-        f"{publishes} publishes, each saving then publishing), "
+        f"{publishes} publishes, each saving and publishing in one revision), "
         f"{sum(a.log.conflicts for a in authors)} conflicts"
     )
     result.notes.append(
