@@ -66,8 +66,9 @@ def test_index_json(client, demo_loaded):
     assert "Gershgorin" in entry["content"] and entry["summary"]
 
 
-def test_site_rss(client, demo_loaded):
+def test_site_rss(client, demo_loaded, settings):
     """The site feed parses, dates a known note exactly and respects hiddenInRss."""
+    settings.SCIDRAFT_RSS_LIMIT = 1000  # every demo note
     channel = _rss(client)
     assert channel.findtext("title") == "Halden Notes"
     assert channel.findtext("generator") == "SciDraft"
@@ -89,8 +90,9 @@ def test_site_rss(client, demo_loaded):
     assert all(re.fullmatch(r"\w{3}, \d\d \w{3} \d{4} \d\d:\d\d:\d\d [+-]\d{4}", d) for d in dates)
 
 
-def test_rss_description_prefers_description(client, demo_loaded):
+def test_rss_description_prefers_description(client, demo_loaded, settings):
     """The item description is the note's description, else its summary, escaped."""
+    settings.SCIDRAFT_RSS_LIMIT = 1000
     items = {i.findtext("link"): i for i in _rss(client).findall("item")}
     note = Note.objects.get(slug="method-pseudo-metropolis-hastings")
     assert items[f"{BASE}/notes/{note.slug}/"].findtext("description") == note.description
@@ -98,8 +100,9 @@ def test_rss_description_prefers_description(client, demo_loaded):
     assert items[f"{BASE}/notes/{note.slug}/"].findtext("description") == note.summary
 
 
-def test_rss_full_text_option(client, demo_loaded):
+def test_rss_full_text_option(client, demo_loaded, settings):
     """content:encoded carries the rendered HTML only when the site asks for full text."""
+    settings.SCIDRAFT_RSS_LIMIT = 1000
     _settings(show_full_text_in_rss=True)
     items = {i.findtext("link"): i for i in _rss(client).findall("item")}
     content = items[f"{BASE}/notes/result-theorem-gronwall-inequality/"].find("content:encoded", NS)
@@ -117,8 +120,9 @@ def test_rss_limit(client, demo_loaded):
     ]
 
 
-def test_tag_rss(client, demo_loaded):
+def test_tag_rss(client, demo_loaded, settings):
     """A tag's feed lists only its notes, still without hiddenInRss ones; unknown tags 404."""
+    settings.SCIDRAFT_RSS_LIMIT = 1000
     channel = _rss(client, "/tags/mermaid/index.xml")
     assert channel.findtext("link") == f"{BASE}/tags/mermaid/"
     links = _links(channel)
@@ -132,13 +136,33 @@ def test_tag_rss(client, demo_loaded):
     assert client.get("/tags/no-such-tag/index.xml").status_code == 404
 
 
-def test_sitemap(client, demo_loaded):
-    """The sitemap parses, lists pages and tags, leaves out robotsNoIndex, drafts, scheduled."""
+def _sitemap_files(client) -> list[str]:
     response = client.get("/sitemap.xml")
     assert response.status_code == 200
     assert response["Content-Type"].startswith("application/xml")
     root = ET.fromstring(response.content)  # noqa: S314 - our own output
-    entries = {url.findtext(f"{SITEMAP}loc"): url.findtext(f"{SITEMAP}lastmod") for url in root}
+    assert root.tag == f"{SITEMAP}sitemapindex"
+    return [entry.findtext(f"{SITEMAP}loc") for entry in root.findall(f"{SITEMAP}sitemap")]
+
+
+def _sitemap_urls(client, path: str) -> dict[str, str]:
+    response = client.get(path)
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("application/xml")
+    root = ET.fromstring(response.content)  # noqa: S314 - our own output
+    assert root.tag == f"{SITEMAP}urlset"
+    return {url.findtext(f"{SITEMAP}loc"): url.findtext(f"{SITEMAP}lastmod") for url in root}
+
+
+def test_sitemap(client, demo_loaded):
+    """The sitemap index names the site file and the notes, tags and pages files; together they
+    list pages and tags and leave out robotsNoIndex, drafts, scheduled."""
+    files = _sitemap_files(client)
+    assert files[0] == f"{BASE}/sitemap-site.xml"
+    assert {f"{BASE}/sitemap-{kind}-0.xml" for kind in ("notes", "tags", "pages")} <= set(files)
+    entries = {}
+    for file in files:
+        entries.update(_sitemap_urls(client, file.removeprefix(BASE)))
     for path in ("/", "/notes/", "/tags/", "/tags/mermaid/", "/about/", "/methods-a-to-z/"):
         assert f"{BASE}{path}" in entries
     assert f"{BASE}/notes/result-theorem-gronwall-inequality/" in entries
@@ -208,17 +232,28 @@ def test_500_template_is_standalone():
     assert '<div class="not-found">500</div>' in text
 
 
-@pytest.mark.parametrize("path", ["/index.xml", "/tags/mermaid/index.xml", "/sitemap.xml"])
-def test_constant_queries(client, demo_loaded, django_assert_max_num_queries, path):
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/index.xml",
+        "/tags/mermaid/index.xml",
+        "/sitemap.xml",
+        "/sitemap-notes-0.xml",
+        "/sitemap-tags-0.xml",
+    ],
+)
+def test_constant_queries(client, demo_loaded, django_assert_max_num_queries, settings, path):
     """Feeds and the sitemap run the same bounded number of queries at 30 and 230 notes."""
-    with django_assert_max_num_queries(6):
+    settings.SCIDRAFT_RSS_LIMIT = 1000
+    with django_assert_max_num_queries(7):
         assert client.get(path).status_code == 200
     note_rows(200, title="Extra note {}", body="Extra.", text="Extra.")
     Tag.objects.get(slug="mermaid").notes.add(*Note.objects.filter(slug__startswith="extra-"))
-    with django_assert_max_num_queries(6):
+    with django_assert_max_num_queries(7):
         response = client.get(path)
     assert response.status_code == 200
-    assert f"{BASE}/notes/extra-0/" in response.text
+    if path != "/sitemap-tags-0.xml":
+        assert "/extra-0/" in response.text or "/sitemap-notes-0.xml" in response.text
 
 
 # --- Excerpts: what the feeds quote of a note -----------------------------------------------------
