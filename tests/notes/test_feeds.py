@@ -13,6 +13,7 @@ from django.template import engines
 
 from notes.feeds import rfc822, w3c
 from notes.models import Note, Tag
+from scidraft.site.caching import bump_generation
 from scidraft.site.models import SiteSettings
 from tests.factories import note_rows
 
@@ -290,3 +291,55 @@ def test_index_json_summary_is_plain_text_with_tex(client, db):
     # `content` is the note's searchable text (Rendered.text): every word, labels included.
     assert entry["content"].startswith("By Lemma 1 and [1], the sum \\(\\sum_i x_i\\)")
     assert "codeword" in entry["content"]
+
+
+# --- Bounds: what the feeds and index.json hold as the site grows -----------------------------
+
+
+@pytest.fixture
+def sixty(db):
+    SiteSettings.objects.current()
+    notes = note_rows(60, title="Note {}", body="Text.", text="Text.")
+    Tag.objects.create(name="many").notes.add(*notes)
+    return notes
+
+
+@pytest.mark.parametrize("path", ["/index.xml", "/tags/many/index.xml"])
+@pytest.mark.parametrize(("site_limit", "items"), [(None, 5), (3, 3), (50, 5)])
+def test_a_feed_carries_the_newest_items_up_to_the_limit(
+    client, sixty, settings, path, site_limit, items
+):
+    """A feed holds the newest SCIDRAFT_RSS_LIMIT items, or the site's services.rss.limit when
+    that is smaller, and reads no more rows than that from the database."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    settings.SCIDRAFT_RSS_LIMIT = 5
+    _settings(rss_limit=site_limit)
+    with CaptureQueriesContext(connection) as queries:
+        links = _links(_rss(client, path))
+    assert links == [f"{BASE}/notes/extra-{n}/" for n in range(items)]
+    note_selects = [
+        query["sql"]
+        for query in queries
+        if 'FROM "notes_note"' in query["sql"] and "rendered_html" in query["sql"]
+    ]
+    assert note_selects and all(f"LIMIT {items}" in sql for sql in note_selects)
+
+
+def test_a_feed_for_a_tag_name_out_of_all_bounds_is_404(client, sixty):
+    """A huge or unknown tag in a feed's URL is a 404, never an error."""
+    assert client.get(f"/tags/{'x' * 5000}/index.xml").status_code == 404
+
+
+def test_index_json_is_complete_up_to_its_bound_and_404_past_it(client, sixty, settings):
+    """Up to SCIDRAFT_INDEX_JSON_MAX_NOTES notes and pages index.json lists them all; past it
+    the answer is a 404 whatever the size of the site, never a partial index."""
+    settings.SCIDRAFT_INDEX_JSON_MAX_NOTES = 60
+    entries = json.loads(client.get("/index.json").content)
+    assert len(entries) == 60
+    settings.SCIDRAFT_INDEX_JSON_MAX_NOTES = 59
+    bump_generation()  # the page cached above is not served again
+    response = client.get("/index.json")
+    assert response.status_code == 404
+    assert len(response.content) < 20_000
