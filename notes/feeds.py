@@ -13,6 +13,8 @@ import datetime as dt
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.db.models import Sum
+from django.db.models.functions import Length
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
@@ -76,22 +78,42 @@ def _indexed(queryset):
 
 def index_json(request):
     """The theme's search index: `{title, content, permalink, summary}` per page, complete as
-    Hugo's for a site of up to SCIDRAFT_INDEX_JSON_MAX_NOTES notes and pages. Past it, 404:
-    a partial index would make a client's search miss notes without saying so, and SciDraft's
-    own search page never reads this file (notes.search answers on the server at every size)."""
-    bound = settings.SCIDRAFT_INDEX_JSON_MAX_NOTES
-    # Counted in SQL up to one past the bound: the count reads at most bound + 1 rows.
+    Hugo's for a site of up to SCIDRAFT_INDEX_JSON_MAX_NOTES notes and pages and
+    SCIDRAFT_INDEX_JSON_MAX_BYTES. Past either, 404: a partial index would make a client's
+    search miss notes without saying so, and SciDraft's own search page never reads this file
+    (notes.search answers on the server at every size)."""
     notes = indexed_notes()
     pages = searchable_pages().order_by("weight", "title")
-    if notes[: bound + 1].count() + pages[: bound + 1].count() > bound:
-        raise Http404("This site is larger than its search index holds: use its search page.")
+    if not _index_fits(notes, pages):
+        raise Http404(TOO_LARGE)
     site = _site(request)
     entries = []
     for note in _indexed(notes):
         entries.append(_index_entry(note, absolute(request, site, note_path(note))))
     for page in _indexed(pages):
         entries.append(_index_entry(page, absolute(request, site, page_path(page))))
-    return JsonResponse(entries, safe=False, json_dumps_params={"ensure_ascii": False})
+    response = JsonResponse(entries, safe=False, json_dumps_params={"ensure_ascii": False})
+    if len(response.content) > settings.SCIDRAFT_INDEX_JSON_MAX_BYTES:
+        raise Http404(TOO_LARGE)
+    return response
+
+
+TOO_LARGE = "This site is larger than its search index holds: use its search page."
+# What an entry adds to its text: keys, permalink, title and summary (~300 characters).
+_ENTRY_OVERHEAD = 600
+
+
+def _index_fits(notes, pages) -> bool:
+    """Counted in SQL up to one past the bound (at most bound + 1 rows read), then the text's
+    length summed in SQL: nothing is loaded for an index that would be refused."""
+    bound = settings.SCIDRAFT_INDEX_JSON_MAX_NOTES
+    count = notes[: bound + 1].count() + pages[: bound + 1].count()
+    if count > bound:
+        return False
+    chars = sum(
+        rows.aggregate(chars=Sum(Length("rendered_text")))["chars"] or 0 for rows in (notes, pages)
+    )
+    return chars + count * _ENTRY_OVERHEAD <= settings.SCIDRAFT_INDEX_JSON_MAX_BYTES
 
 
 def _index_entry(item, permalink: str) -> dict:

@@ -115,9 +115,9 @@ def sitemap_site(request):
         SitemapEntry(absolute(request, site, "/"), _lastmod(newest)),
         SitemapEntry(absolute(request, site, "/notes/"), _lastmod(newest)),
     ]
-    newest_tagged = _taggings().aggregate(
-        moment=Max(Greatest("note__date", "note__updated_at"))
-    )["moment"]
+    newest_tagged = _taggings().aggregate(moment=Max(Greatest("note__date", "note__updated_at")))[
+        "moment"
+    ]
     if newest_tagged:
         entries.append(SitemapEntry(absolute(request, site, "/tags/"), _lastmod(newest_tagged)))
     return _xml("sitemap.xml", entries)
@@ -190,4 +190,3 @@ def _chunk_entries(request, site, kind: str, first: int, last: int) -> list[Site
         moment = in_written_offset(moment, page.date_offset_minutes)
         entries.append(SitemapEntry(absolute(request, site, page_path(page)), w3c(moment)))
     return entries
-

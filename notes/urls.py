@@ -44,7 +44,9 @@ urlpatterns = [
     ),
     # The archive page's years (notes.archives): a 404 under any other page.
     re_path(
-        r"^(?P<slug>[-\w]+)/(?P<year>\d+)/$", cached_page(archives.archive_year), name="archive_year"
+        r"^(?P<slug>[-\w]+)/(?P<year>\d+)/$",
+        cached_page(archives.archive_year),
+        name="archive_year",
     ),
     re_path(
         r"^(?P<slug>[-\w]+)/(?P<year>\d+)/page/(?P<page>\d+)/$",

@@ -51,7 +51,10 @@ def test_the_archive_lists_years_with_counts_and_shows_the_newest(client, archiv
     text = client.get("/archives/").text
     assert _years(text) == [(NOW_YEAR, 25), (2024, 20), (2023, 15)]
     assert _entries(text) == [f"extra-{n}" for n in range(10)]
-    assert f'href="/archives/{NOW_YEAR}/page/2/"' in text and f'href="/archives/{NOW_YEAR}/page/3/"' in text
+    assert (
+        f'href="/archives/{NOW_YEAR}/page/2/"' in text
+        and f'href="/archives/{NOW_YEAR}/page/3/"' in text
+    )
     # Older years link to their pages; their headers keep the ids old #year links point at.
     assert '<a class="archive-header-link" href="/archives/2024/">2024</a>' in text
 

@@ -351,3 +351,14 @@ def test_index_json_is_complete_up_to_its_bound_and_404_past_it(client, sixty, s
     response = client.get("/index.json")
     assert response.status_code == 404
     assert len(response.content) < 20_000
+
+
+def test_index_json_past_its_bytes_is_404(client, sixty, settings):
+    """An index whose text would pass SCIDRAFT_INDEX_JSON_MAX_BYTES is a 404, counted in SQL
+    before any row is loaded; under it, the whole index."""
+    settings.SCIDRAFT_INDEX_JSON_MAX_BYTES = 60 * 600  # the notes' text and overheads pass it
+    assert client.get("/index.json").status_code == 404
+    settings.SCIDRAFT_INDEX_JSON_MAX_BYTES = 100_000
+    bump_generation()
+    response = client.get("/index.json")
+    assert response.status_code == 200 and len(response.content) <= 100_000
