@@ -13,7 +13,7 @@ import datetime as dt
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db.models import Sum
+from django.db.models import Count, Sum
 from django.db.models.functions import Length
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
@@ -104,16 +104,17 @@ _ENTRY_OVERHEAD = 600
 
 
 def _index_fits(notes, pages) -> bool:
-    """Counted in SQL up to one past the bound (at most bound + 1 rows read), then the text's
-    length summed in SQL: nothing is loaded for an index that would be refused."""
+    """Counted and the text's length summed in SQL, over at most bound + 1 rows of each kind:
+    nothing is loaded for an index that would be refused."""
     bound = settings.SCIDRAFT_INDEX_JSON_MAX_NOTES
-    count = notes[: bound + 1].count() + pages[: bound + 1].count()
-    if count > bound:
-        return False
-    chars = sum(
-        rows.aggregate(chars=Sum(Length("rendered_text")))["chars"] or 0 for rows in (notes, pages)
+    count = chars = 0
+    for rows in (notes, pages):
+        found = rows[: bound + 1].aggregate(count=Count("pk"), chars=Sum(Length("rendered_text")))
+        count += found["count"]
+        chars += found["chars"] or 0
+    return (
+        count <= bound and chars + count * _ENTRY_OVERHEAD <= settings.SCIDRAFT_INDEX_JSON_MAX_BYTES
     )
-    return chars + count * _ENTRY_OVERHEAD <= settings.SCIDRAFT_INDEX_JSON_MAX_BYTES
 
 
 def _index_entry(item, permalink: str) -> dict:
