@@ -19,7 +19,7 @@ import datetime as dt
 from dataclasses import dataclass
 
 from django.db.models import F, Max, OuterRef, Subquery
-from django.db.models.functions import Greatest
+from django.db.models.functions import Coalesce, Greatest
 from django.http import Http404, HttpResponse
 from django.template.loader import render_to_string
 from django.utils import timezone
@@ -86,7 +86,8 @@ def _chunks(kind: str) -> list[tuple[int, dt.datetime | None]]:
         rows = rows.annotate(lastmod=Max(Greatest("note__date", "note__updated_at")))
     else:
         rows = sitemap_pages().annotate(chunk=_chunk()).values("chunk")
-        rows = rows.annotate(lastmod=Max("updated_at"))
+        # An undated page is dated by its last edit, as in its file.
+        rows = rows.annotate(lastmod=Max(Greatest(Coalesce("date", "updated_at"), "updated_at")))
     return [(row["chunk"], row["lastmod"]) for row in rows.order_by("chunk")]
 
 
