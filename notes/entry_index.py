@@ -3,6 +3,11 @@
 The rendering engine calls `render_entry_index` for `{{< entry-a-to-z set="…" >}}` and
 `{{< entry-categories set="…" >}}`. A note belongs to a set when its front matter carries the
 set's title field; field names match case-insensitively, as Hugo lower-cases keys.
+
+A page holding an entry index is rendered when read, so the index is bounded: only notes whose
+front matter names the field are read (the JSON text searched in SQL, case-insensitively), and
+past SCIDRAFT_ENTRY_INDEX_MAX_ENTRIES entries the view lists the first ones and says how many
+there are.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ import html
 import string
 from collections import defaultdict
 
+from django.conf import settings as django_settings
 from django.utils.text import slugify
 
 from scidraft.markup.inline_math import marked
@@ -59,6 +65,11 @@ def _value(params: dict, field: str):
 
 def _entries(settings: dict[str, str]) -> list[dict]:
     notes = Note.objects.published().only("slug", "params")
+    field = settings["titleField"]
+    if field.isascii():
+        # The stored JSON names the key in quotes; rows without it are never read. (Non-ASCII
+        # keys may be stored escaped, so those are matched in Python only.)
+        notes = notes.filter(params__icontains=f'"{field}"')
     if settings["tag"]:
         notes = notes.filter(tags__name__iexact=settings["tag"])
     entries = []
@@ -97,7 +108,7 @@ def _item(entry: dict) -> str:
     return "".join(parts)
 
 
-def _a_to_z(entries: list[dict], label: str) -> str:
+def _a_to_z(entries: list[dict], label: str, total: int) -> str:
     groups: dict[str, list[dict]] = defaultdict(list)
     for entry in entries:
         groups[entry["title"][:1].upper()].append(entry)
@@ -116,13 +127,13 @@ def _a_to_z(entries: list[dict], label: str) -> str:
         for letter in groups
     )
     return (
-        f'<div class="entry-count"><strong>{len(entries)} {html.escape(label)} Covered'
+        f'<div class="entry-count"><strong>{total} {html.escape(label)} Covered'
         "</strong></div>"
         f'<div class="entry-alphabet">{"".join(lines)}</div><div class="entry-map">{body}</div>'
     )
 
 
-def _categories(entries: list[dict], label: str) -> str:
+def _categories(entries: list[dict], label: str, total: int, categories: int) -> str:
     groups: dict[str, list[dict]] = defaultdict(list)
     for entry in entries:
         groups[entry["category"]].append(entry)
@@ -138,11 +149,20 @@ def _categories(entries: list[dict], label: str) -> str:
         )
         body.append(f'<h2 class="entry-letter" id="{anchor}">{html.escape(shown)}</h2>')
         body.extend(_item(entry) for entry in groups[name])
-    count = f"{len(entries)} {html.escape(label)} Covered in {len(named)} Categories"
+    count = f"{total} {html.escape(label)} Covered in {categories} Categories"
     return (
         f'<div class="entry-count"><strong>{count}</strong></div>'
         f'<div class="entry-alphabet">{"".join(jump)}</div>'
         f'<div class="entry-map">{"".join(body)}</div>'
+    )
+
+
+def _cut(entries: list[dict], total: int, label: str) -> str:
+    if len(entries) == total:
+        return ""
+    return (
+        f'<p class="entry-cut">The first {len(entries)} of {total} {html.escape(label)} '
+        "are listed here.</p>"
     )
 
 
@@ -151,6 +171,16 @@ def render_entry_index(name: str, params: dict[str, str]) -> str | None:
     entries = _entries(settings)
     if not entries:
         return '<p class="entry-empty">No entries published yet.</p>'
+    total = len(entries)
+    label = settings["countLabel"]
     if name == "entry-categories":
-        return _categories(entries, settings["countLabel"])
-    return _a_to_z(entries, settings["countLabel"])
+        # Categories in their order, then entries by title: the cut keeps whole categories first.
+        named = sorted({entry["category"] for entry in entries if entry["category"]}, key=str.lower)
+        rank = {category: number for number, category in enumerate(named)}
+        entries.sort(key=lambda entry: rank.get(entry["category"], len(rank)))
+    shown = entries[: django_settings.SCIDRAFT_ENTRY_INDEX_MAX_ENTRIES]
+    if name == "entry-categories":
+        html_out = _categories(shown, label, total, len(named))
+    else:
+        html_out = _a_to_z(shown, label, total)
+    return html_out + _cut(shown, total, label)

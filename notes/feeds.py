@@ -1,27 +1,32 @@
 """Pages for machines (docs/theme.md#search-and-the-search-index, #feeds-sitemap-and-meta):
-index.json, RSS 2.0, sitemap.xml, robots.txt, and the archives page (PaperMod's `layout: archives`).
+index.json, RSS 2.0 and robots.txt; the sitemap is notes.sitemaps, the archive notes.archives.
 
-Each view runs a fixed number of queries whatever the number of notes. Dates print in the
-offset each note was written in, formatted from tuples so the process locale never matters.
+Each view runs a fixed number of queries and reads a bounded number of rows whatever the number
+of notes: a feed its newest `rss_limit()` items, index.json nothing past
+SCIDRAFT_INDEX_JSON_MAX_NOTES entries. Dates print in the offset each note was written in,
+formatted from tuples so the process locale never matters.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from django.http import HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, render
+from django.conf import settings
+from django.db.models import Count, Sum
+from django.db.models.functions import Length
+from django.http import Http404, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.encoding import iri_to_uri
 
-from scidraft.site.meta import PageMeta, absolute
+from scidraft.site.meta import absolute
 from scidraft.site.models import SiteSettings
 
 from .excerpts import DESCRIPTION, excerpt_of
-from .models import Note, Page, Tag, in_written_offset
-from .presentation import MONTHS, date_long, month_name
+from .models import Note, Page, Tag
+from .presentation import MONTHS
 from .search import EXCLUDED_LAYOUTS, searchable_pages
 
 DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
@@ -72,14 +77,44 @@ def _indexed(queryset):
 
 
 def index_json(request):
-    """The theme's search index: `{title, content, permalink, summary}` per page."""
+    """The theme's search index: `{title, content, permalink, summary}` per page, complete as
+    Hugo's for a site of up to SCIDRAFT_INDEX_JSON_MAX_NOTES notes and pages and
+    SCIDRAFT_INDEX_JSON_MAX_BYTES. Past either, 404: a partial index would make a client's
+    search miss notes without saying so, and SciDraft's own search page never reads this file
+    (notes.search answers on the server at every size)."""
+    notes = indexed_notes()
+    pages = searchable_pages().order_by("weight", "title")
+    if not _index_fits(notes, pages):
+        raise Http404(TOO_LARGE)
     site = _site(request)
     entries = []
-    for note in _indexed(indexed_notes()):
+    for note in _indexed(notes):
         entries.append(_index_entry(note, absolute(request, site, note_path(note))))
-    for page in _indexed(searchable_pages().order_by("weight", "title")):
+    for page in _indexed(pages):
         entries.append(_index_entry(page, absolute(request, site, page_path(page))))
-    return JsonResponse(entries, safe=False, json_dumps_params={"ensure_ascii": False})
+    response = JsonResponse(entries, safe=False, json_dumps_params={"ensure_ascii": False})
+    if len(response.content) > settings.SCIDRAFT_INDEX_JSON_MAX_BYTES:
+        raise Http404(TOO_LARGE)
+    return response
+
+
+TOO_LARGE = "This site is larger than its search index holds: use its search page."
+# What an entry adds to its text: keys, permalink, title and summary (~300 characters).
+_ENTRY_OVERHEAD = 600
+
+
+def _index_fits(notes, pages) -> bool:
+    """Counted and the text's length summed in SQL, over at most bound + 1 rows of each kind:
+    nothing is loaded for an index that would be refused."""
+    bound = settings.SCIDRAFT_INDEX_JSON_MAX_NOTES
+    count = chars = 0
+    for rows in (notes, pages):
+        found = rows[: bound + 1].aggregate(count=Count("pk"), chars=Sum(Length("rendered_text")))
+        count += found["count"]
+        chars += found["chars"] or 0
+    return (
+        count <= bound and chars + count * _ENTRY_OVERHEAD <= settings.SCIDRAFT_INDEX_JSON_MAX_BYTES
+    )
 
 
 def _index_entry(item, permalink: str) -> dict:
@@ -144,10 +179,17 @@ def _feed_item(request, site, item, path: str, date: dt.datetime) -> FeedItem:
     )
 
 
+def rss_limit(site: SiteSettings) -> int:
+    """Items per feed: the site's `services.rss.limit` when set, never more than
+    SCIDRAFT_RSS_LIMIT (Hugo's -1, all items, would make a feed grow with the site)."""
+    ceiling = settings.SCIDRAFT_RSS_LIMIT
+    return min(site.rss_limit, ceiling) if site.rss_limit else ceiling
+
+
 def _rss_response(request, site, *, title: str, path: str, items: list[FeedItem]):
+    # Notes and pages come as two lists of at most rss_limit rows each: merged, then cut.
     items.sort(key=lambda item: item.date, reverse=True)
-    if site.rss_limit:
-        items = items[: site.rss_limit]
+    items = items[: rss_limit(site)]
     built = items[0].date if items else timezone.localtime()
     context = {
         "site": site,
@@ -165,9 +207,9 @@ def _rss_response(request, site, *, title: str, path: str, items: list[FeedItem]
 
 
 def site_rss(request):
-    """`/index.xml`: every published note and dated standalone page (Hugo's home feed)."""
+    """`/index.xml`: the newest published notes and dated standalone pages (Hugo's home feed)."""
     site = _site(request)
-    limit = site.rss_limit or None
+    limit = rss_limit(site)
     notes = list(rss_notes().only(*_RSS_FIELDS).with_excerpt_source()[:limit])
     pages = list(rss_pages().only(*_RSS_FIELDS).with_excerpt_source()[:limit])
     items = [_feed_item(request, site, note, note_path(note), note.local_date) for note in notes]
@@ -176,10 +218,10 @@ def site_rss(request):
 
 
 def tag_rss(request, slug: str):
-    """`/tags/<slug>/index.xml`: the tag's notes."""
+    """`/tags/<slug>/index.xml`: the tag's newest notes."""
     site = _site(request)
     tag = get_object_or_404(Tag.objects.public(), slug=slug)
-    limit = site.rss_limit or None
+    limit = rss_limit(site)
     notes = rss_notes().filter(tags=tag).only(*_RSS_FIELDS).with_excerpt_source()[:limit]
     items = [_feed_item(request, site, note, note_path(note), note.local_date) for note in notes]
     return _rss_response(
@@ -187,148 +229,10 @@ def tag_rss(request, slug: str):
     )
 
 
-# --- sitemap.xml and robots.txt -----------------------------------------------------------------
-
-
-@dataclass
-class SitemapEntry:
-    loc: str
-    lastmod: str = ""
-
-
-def _latest(value: dt.datetime, updated: dt.datetime | None) -> dt.datetime:
-    return max(value, updated) if updated else value
-
-
-def sitemap(request):
-    """Home, /notes/, published notes and pages (minus robotsNoIndex), /tags/ and the tags."""
-    site = _site(request)
-    notes = list(
-        Note.objects.published()
-        .filter(robots_noindex=False)
-        .order_by("-date", "slug")
-        .only("pk", "slug", "date", "date_offset_minutes", "updated_at")
-    )
-    note_lastmod: dict[int, dt.datetime] = {}
-    note_entries = []
-    for note in notes:
-        # The later of the date and the last edit, shown in the note's own offset.
-        offset = note.local_date.tzinfo
-        moment = _latest(note.date, note.updated_at).astimezone(offset)
-        note_lastmod[note.pk] = moment
-        note_entries.append(SitemapEntry(absolute(request, site, note_path(note)), w3c(moment)))
-    newest = max(note_lastmod.values(), default=None)
-
-    tag_lastmod: dict[str, dt.datetime] = {}
-    published_ids = Note.objects.published().values("pk")
-    for slug, note_id, date in Note.tags.through.objects.filter(
-        note_id__in=published_ids
-    ).values_list("tag__slug", "note_id", "note__date"):
-        moment = note_lastmod.get(note_id) or timezone.localtime(date)
-        if slug not in tag_lastmod or moment > tag_lastmod[slug]:
-            tag_lastmod[slug] = moment
-
-    entries = [
-        SitemapEntry(absolute(request, site, "/"), w3c(newest) if newest else ""),
-        SitemapEntry(absolute(request, site, "/notes/"), w3c(newest) if newest else ""),
-        *note_entries,
-    ]
-    for page in (
-        Page.objects.published()
-        .filter(robots_noindex=False)
-        .only("slug", "date", "date_offset_minutes", "updated_at")
-    ):
-        moment = page.updated_at if page.date is None else _latest(page.date, page.updated_at)
-        moment = in_written_offset(moment, page.date_offset_minutes)
-        entries.append(SitemapEntry(absolute(request, site, page_path(page)), w3c(moment)))
-    if tag_lastmod:
-        entries.append(
-            SitemapEntry(absolute(request, site, "/tags/"), w3c(max(tag_lastmod.values())))
-        )
-        entries.extend(
-            SitemapEntry(absolute(request, site, tag_path(slug)), w3c(moment))
-            for slug, moment in sorted(tag_lastmod.items())
-        )
-    body = render_to_string("sitemap.xml", {"entries": entries})
-    return HttpResponse(body, content_type="application/xml; charset=utf-8")
+# --- robots.txt --------------------------------------------------------------------------------
 
 
 def robots_txt(request):
     site = _site(request)
     body = render_to_string("robots.txt", {"sitemap_url": absolute(request, site, "/sitemap.xml")})
     return HttpResponse(body, content_type="text/plain; charset=utf-8")
-
-
-# --- Archives -------------------------------------------------------------------------------------
-
-
-@dataclass
-class ArchiveEntry:
-    title: str
-    url: str
-    date: dt.datetime
-
-    @property
-    def date_text(self) -> str:
-        return date_long(self.date)
-
-
-@dataclass
-class ArchiveMonth:
-    name: str
-    entries: list[ArchiveEntry] = field(default_factory=list)
-
-
-@dataclass
-class ArchiveYear:
-    year: int
-    months: list[ArchiveMonth] = field(default_factory=list)
-
-    @property
-    def count(self) -> int:
-        return sum(len(month.entries) for month in self.months)
-
-
-def _untitled(note, words: int = 10) -> str:
-    """An untitled note's opening words stand for its title."""
-    return excerpt_of(note, lead=(), words=words).text()
-
-
-def archive_years(notes) -> list[ArchiveYear]:
-    """Notes (newest first) grouped by year, then month, in each note's own offset."""
-    years: list[ArchiveYear] = []
-    for note in notes:
-        date = note.local_date
-        if not years or years[-1].year != date.year:
-            years.append(ArchiveYear(date.year))
-        months = years[-1].months
-        name = month_name(date.month)
-        if not months or months[-1].name != name:
-            months.append(ArchiveMonth(name))
-        title = note.title or _untitled(note) or note.slug
-        months[-1].entries.append(ArchiveEntry(title, note_path(note), date))
-    return years
-
-
-def archives_page(request, page: Page):
-    """The standalone page with layout "archives": PaperMod's archive by year and month."""
-    site = SiteSettings.objects.current()
-    notes = Note.objects.published().order_by("-date", "slug")
-    # Sorting by the UTC instant then grouping by local date: a note written just after
-    # midnight in its own offset lands in its own month, as Hugo groups it.
-    notes = notes.only("slug", "title", "date", "date_offset_minutes").with_excerpt_source(
-        untitled_only=True
-    )
-    meta = PageMeta(
-        title=f"{page.title} | {site.title}",
-        description=page.description or page.summary or site.description,
-        canonical=page.canonical_url or absolute(request, site, request.path),
-        noindex=page.robots_noindex,
-    )
-    context = {
-        "page": page,
-        "meta": meta,
-        "years": archive_years(notes),
-        "assets": {"math": False, "code": False, "algorithm": False, "mermaid": False},
-    }
-    return render(request, "notes/archives.html", context)

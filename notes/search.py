@@ -1,5 +1,7 @@
 """Server-side search (docs/theme.md#search-and-the-search-index): PostgreSQL full-text search, a
-fallback elsewhere.
+fallback elsewhere. The search page always answers here, whatever the size of the site: it never
+reads index.json (notes.feeds), which is served only to clients of the theme's own search and
+only while the site is small.
 
 * PostgreSQL: `websearch_to_tsquery` (quoted phrases, `-word`, `or`) against each row's
   stored weighted vector (notes.search_index): title (A) > summary and description (B) >

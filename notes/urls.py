@@ -2,7 +2,7 @@ from django.urls import path, re_path
 
 from scidraft.site.caching import cached_page
 
-from . import views
+from . import archives, views
 
 app_name = "notes"
 
@@ -41,6 +41,17 @@ urlpatterns = [
         r"^authors/(?P<handle>[-\w]+)/page/(?P<page>\d+)/$",
         cached_page(views.author_detail),
         name="author_page",
+    ),
+    # The archive page's years (notes.archives): a 404 under any other page.
+    re_path(
+        r"^(?P<slug>[-\w]+)/(?P<year>\d+)/$",
+        cached_page(archives.archive_year),
+        name="archive_year",
+    ),
+    re_path(
+        r"^(?P<slug>[-\w]+)/(?P<year>\d+)/page/(?P<page>\d+)/$",
+        cached_page(archives.archive_year),
+        name="archive_year_page",
     ),
     # Standalone pages live at the root (about, A–Z pages): matched last.
     re_path(

@@ -355,7 +355,7 @@ def page_detail(request, slug: str):
 
         return search_page(request, page)
     if page.layout == Page.Layout.ARCHIVES:
-        from .feeds import archives_page
+        from .archives import archives_page
 
         return archives_page(request, page)
     site = site_settings(request)

@@ -354,6 +354,16 @@ SCIDRAFT_GENERATION_TTL = env_int("SCIDRAFT_GENERATION_TTL", 300 if REDIS_URL el
 # it answers, so no page is stale once the write's response is out (scidraft.site.caching).
 # Only worth it with a shared cache (Redis); 0 reads the cache on every request.
 SCIDRAFT_GENERATION_LEASE_MS = env_int("SCIDRAFT_GENERATION_LEASE_MS", 50 if REDIS_URL else 0)
+# Public pages that list notes are bounded whatever the number of notes (notes.feeds,
+# notes.sitemaps, notes.archives, notes.entry_index): the most items an RSS feed carries (the
+# site's `services.rss.limit` when set and smaller); the most notes and pages, and bytes,
+# index.json holds (past either it answers 404: the search page never reads it); notes per
+# archive page; entries one entry index shows.
+SCIDRAFT_RSS_LIMIT = env_int("SCIDRAFT_RSS_LIMIT", 20)
+SCIDRAFT_INDEX_JSON_MAX_NOTES = env_int("SCIDRAFT_INDEX_JSON_MAX_NOTES", 500)
+SCIDRAFT_INDEX_JSON_MAX_BYTES = env_int("SCIDRAFT_INDEX_JSON_MAX_BYTES", 1_000_000)
+SCIDRAFT_ARCHIVE_PAGE_NOTES = env_int("SCIDRAFT_ARCHIVE_PAGE_NOTES", 250)
+SCIDRAFT_ENTRY_INDEX_MAX_ENTRIES = env_int("SCIDRAFT_ENTRY_INDEX_MAX_ENTRIES", 500)
 # Folder with the demo site loaded by `manage.py seed_demo`.
 SCIDRAFT_DEMO_DIR = Path(os.environ.get("SCIDRAFT_DEMO_DIR", BASE_DIR / "demo"))
 

@@ -110,7 +110,10 @@ class SiteSettings(models.Model):
     # Feeds.
     show_full_text_in_rss = models.BooleanField(default=False)
     rss_limit = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Most items per RSS feed; blank for all."
+        null=True,
+        blank=True,
+        help_text="Most items per RSS feed (Hugo's services.rss.limit); blank: the server's "
+        "SCIDRAFT_RSS_LIMIT (20 unless set), which also caps it.",
     )
 
     default_theme = models.CharField(max_length=10, choices=Theme.choices, default=Theme.AUTO)

@@ -94,3 +94,33 @@ def test_the_sites_macros_apply_to_an_entrys_math():
     page = _page("entry-a-to-z", macros=r"\newcommand{\Ex}{\mathbb{E}}")
     assert 'class="math-error"' not in page.html and "mathbb" in page.html
     assert page.warnings == []
+
+
+@pytest.mark.django_db
+def test_only_notes_naming_the_field_belong_to_the_set_whatever_its_case():
+    """A note whose front matter names the field only as a value, or not at all, is not in the
+    set (SQL reads only rows whose JSON names it, Python keeps only keys); a field written in
+    another case (Hugo lower-cases keys) still belongs to it."""
+    from notes.entry_index import _entries, _settings
+
+    note_row("upper", "x", title="upper", params={"ENTRYTITLE": "Upper"})
+    note_row("plain", "x", title="plain", params={"other": "entryTitle"})
+    note_row("none", "x", title="none", params={})
+    entries = _entries(_settings({}))
+    assert [entry["url"] for entry in entries] == ["/notes/upper/"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("view", ["entry-a-to-z", "entry-categories"])
+def test_a_large_set_lists_its_first_entries_and_says_how_many_there_are(view, settings):
+    """Past SCIDRAFT_ENTRY_INDEX_MAX_ENTRIES the view lists that many entries, keeps the full
+    count, and says that only the first are listed."""
+    settings.SCIDRAFT_ENTRY_INDEX_MAX_ENTRIES = 3
+    for letter in "abcde":
+        note_row(letter, "x", title=letter, params=dict(entryTitle=letter.upper() * 3))
+    html = _page(view).html
+    assert html.count('class="entry-item"') == 3
+    assert "5 Entries Covered" in html
+    assert "The first 3 of 5 Entries are listed here." in html
+    if view == "entry-a-to-z":
+        assert 'href="/notes/c/"' in html and 'href="/notes/d/"' not in html

@@ -13,6 +13,7 @@ from django.template import engines
 
 from notes.feeds import rfc822, w3c
 from notes.models import Note, Tag
+from scidraft.site.caching import bump_generation
 from scidraft.site.models import SiteSettings
 from tests.factories import note_rows
 
@@ -66,8 +67,9 @@ def test_index_json(client, demo_loaded):
     assert "Gershgorin" in entry["content"] and entry["summary"]
 
 
-def test_site_rss(client, demo_loaded):
+def test_site_rss(client, demo_loaded, settings):
     """The site feed parses, dates a known note exactly and respects hiddenInRss."""
+    settings.SCIDRAFT_RSS_LIMIT = 1000  # every demo note
     channel = _rss(client)
     assert channel.findtext("title") == "Halden Notes"
     assert channel.findtext("generator") == "SciDraft"
@@ -89,8 +91,9 @@ def test_site_rss(client, demo_loaded):
     assert all(re.fullmatch(r"\w{3}, \d\d \w{3} \d{4} \d\d:\d\d:\d\d [+-]\d{4}", d) for d in dates)
 
 
-def test_rss_description_prefers_description(client, demo_loaded):
+def test_rss_description_prefers_description(client, demo_loaded, settings):
     """The item description is the note's description, else its summary, escaped."""
+    settings.SCIDRAFT_RSS_LIMIT = 1000
     items = {i.findtext("link"): i for i in _rss(client).findall("item")}
     note = Note.objects.get(slug="method-pseudo-metropolis-hastings")
     assert items[f"{BASE}/notes/{note.slug}/"].findtext("description") == note.description
@@ -98,8 +101,9 @@ def test_rss_description_prefers_description(client, demo_loaded):
     assert items[f"{BASE}/notes/{note.slug}/"].findtext("description") == note.summary
 
 
-def test_rss_full_text_option(client, demo_loaded):
+def test_rss_full_text_option(client, demo_loaded, settings):
     """content:encoded carries the rendered HTML only when the site asks for full text."""
+    settings.SCIDRAFT_RSS_LIMIT = 1000
     _settings(show_full_text_in_rss=True)
     items = {i.findtext("link"): i for i in _rss(client).findall("item")}
     content = items[f"{BASE}/notes/result-theorem-gronwall-inequality/"].find("content:encoded", NS)
@@ -117,8 +121,9 @@ def test_rss_limit(client, demo_loaded):
     ]
 
 
-def test_tag_rss(client, demo_loaded):
+def test_tag_rss(client, demo_loaded, settings):
     """A tag's feed lists only its notes, still without hiddenInRss ones; unknown tags 404."""
+    settings.SCIDRAFT_RSS_LIMIT = 1000
     channel = _rss(client, "/tags/mermaid/index.xml")
     assert channel.findtext("link") == f"{BASE}/tags/mermaid/"
     links = _links(channel)
@@ -132,13 +137,34 @@ def test_tag_rss(client, demo_loaded):
     assert client.get("/tags/no-such-tag/index.xml").status_code == 404
 
 
-def test_sitemap(client, demo_loaded):
-    """The sitemap parses, lists pages and tags, leaves out robotsNoIndex, drafts, scheduled."""
+def _sitemap_files(client) -> list[str]:
     response = client.get("/sitemap.xml")
     assert response.status_code == 200
     assert response["Content-Type"].startswith("application/xml")
     root = ET.fromstring(response.content)  # noqa: S314 - our own output
-    entries = {url.findtext(f"{SITEMAP}loc"): url.findtext(f"{SITEMAP}lastmod") for url in root}
+    assert root.tag == f"{SITEMAP}sitemapindex"
+    return [entry.findtext(f"{SITEMAP}loc") for entry in root.findall(f"{SITEMAP}sitemap")]
+
+
+def _sitemap_urls(client, path: str) -> dict[str, str]:
+    response = client.get(path)
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("application/xml")
+    root = ET.fromstring(response.content)  # noqa: S314 - our own output
+    assert root.tag == f"{SITEMAP}urlset"
+    return {url.findtext(f"{SITEMAP}loc"): url.findtext(f"{SITEMAP}lastmod") for url in root}
+
+
+def test_sitemap(client, demo_loaded):
+    """The sitemap index names the site file and the notes, tags and pages files; together they
+    list pages and tags and leave out robotsNoIndex, drafts, scheduled."""
+    files = _sitemap_files(client)
+    assert files[0] == f"{BASE}/sitemap-site.xml"
+    kinds = {re.fullmatch(rf"{BASE}/sitemap-(\w+)-\d+\.xml", file)[1] for file in files[1:]}
+    assert kinds == {"notes", "tags", "pages"}
+    entries = {}
+    for file in files:
+        entries.update(_sitemap_urls(client, file.removeprefix(BASE)))
     for path in ("/", "/notes/", "/tags/", "/tags/mermaid/", "/about/", "/methods-a-to-z/"):
         assert f"{BASE}{path}" in entries
     assert f"{BASE}/notes/result-theorem-gronwall-inequality/" in entries
@@ -208,17 +234,35 @@ def test_500_template_is_standalone():
     assert '<div class="not-found">500</div>' in text
 
 
-@pytest.mark.parametrize("path", ["/index.xml", "/tags/mermaid/index.xml", "/sitemap.xml"])
-def test_constant_queries(client, demo_loaded, django_assert_max_num_queries, path):
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/index.xml",
+        "/tags/mermaid/index.xml",
+        "/sitemap.xml",
+        "/sitemap-notes-{note}.xml",
+        "/sitemap-tags-{tag}.xml",
+    ],
+)
+def test_constant_queries(client, demo_loaded, django_assert_max_num_queries, settings, path):
     """Feeds and the sitemap run the same bounded number of queries at 30 and 230 notes."""
-    with django_assert_max_num_queries(6):
+    settings.SCIDRAFT_RSS_LIMIT = 1000
+    from notes.sitemaps import CHUNK
+
+    note = Note.objects.get(slug="result-theorem-gronwall-inequality").pk // CHUNK
+    path = path.format(note=note, tag=Tag.objects.get(slug="mermaid").pk // CHUNK)
+    with django_assert_max_num_queries(7):
         assert client.get(path).status_code == 200
     note_rows(200, title="Extra note {}", body="Extra.", text="Extra.")
     Tag.objects.get(slug="mermaid").notes.add(*Note.objects.filter(slug__startswith="extra-"))
-    with django_assert_max_num_queries(6):
+    with django_assert_max_num_queries(7):
         response = client.get(path)
     assert response.status_code == 200
-    assert f"{BASE}/notes/extra-0/" in response.text
+    extra = Note.objects.get(slug="extra-0").pk // CHUNK
+    if path == "/sitemap.xml":
+        assert f"/sitemap-notes-{extra}.xml" in response.text
+    elif "/sitemap-" not in path:
+        assert f"{BASE}/notes/extra-0/" in response.text
 
 
 # --- Excerpts: what the feeds quote of a note -----------------------------------------------------
@@ -255,3 +299,66 @@ def test_index_json_summary_is_plain_text_with_tex(client, db):
     # `content` is the note's searchable text (Rendered.text): every word, labels included.
     assert entry["content"].startswith("By Lemma 1 and [1], the sum \\(\\sum_i x_i\\)")
     assert "codeword" in entry["content"]
+
+
+# --- Bounds: what the feeds and index.json hold as the site grows -----------------------------
+
+
+@pytest.fixture
+def sixty(db):
+    SiteSettings.objects.current()
+    notes = note_rows(60, title="Note {}", body="Text.", text="Text.")
+    Tag.objects.create(name="many").notes.add(*notes)
+    return notes
+
+
+@pytest.mark.parametrize("path", ["/index.xml", "/tags/many/index.xml"])
+@pytest.mark.parametrize(("site_limit", "items"), [(None, 5), (3, 3), (50, 5)])
+def test_a_feed_carries_the_newest_items_up_to_the_limit(
+    client, sixty, settings, path, site_limit, items
+):
+    """A feed holds the newest SCIDRAFT_RSS_LIMIT items, or the site's services.rss.limit when
+    that is smaller, and reads no more rows than that from the database."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    settings.SCIDRAFT_RSS_LIMIT = 5
+    _settings(rss_limit=site_limit)
+    with CaptureQueriesContext(connection) as queries:
+        links = _links(_rss(client, path))
+    assert links == [f"{BASE}/notes/extra-{n}/" for n in range(items)]
+    note_selects = [
+        query["sql"]
+        for query in queries
+        if 'FROM "notes_note"' in query["sql"] and "rendered_html" in query["sql"]
+    ]
+    assert note_selects and all(f"LIMIT {items}" in sql for sql in note_selects)
+
+
+def test_a_feed_for_a_tag_name_out_of_all_bounds_is_404(client, sixty):
+    """A huge or unknown tag in a feed's URL is a 404, never an error."""
+    assert client.get(f"/tags/{'x' * 5000}/index.xml").status_code == 404
+
+
+def test_index_json_is_complete_up_to_its_bound_and_404_past_it(client, sixty, settings):
+    """Up to SCIDRAFT_INDEX_JSON_MAX_NOTES notes and pages index.json lists them all; past it
+    the answer is a 404 whatever the size of the site, never a partial index."""
+    settings.SCIDRAFT_INDEX_JSON_MAX_NOTES = 60
+    entries = json.loads(client.get("/index.json").content)
+    assert len(entries) == 60
+    settings.SCIDRAFT_INDEX_JSON_MAX_NOTES = 59
+    bump_generation()  # the page cached above is not served again
+    response = client.get("/index.json")
+    assert response.status_code == 404
+    assert len(response.content) < 20_000
+
+
+def test_index_json_past_its_bytes_is_404(client, sixty, settings):
+    """An index whose text would pass SCIDRAFT_INDEX_JSON_MAX_BYTES is a 404, counted in SQL
+    before any row is loaded; under it, the whole index."""
+    settings.SCIDRAFT_INDEX_JSON_MAX_BYTES = 60 * 600  # the notes' text and overheads pass it
+    assert client.get("/index.json").status_code == 404
+    settings.SCIDRAFT_INDEX_JSON_MAX_BYTES = 100_000
+    bump_generation()
+    response = client.get("/index.json")
+    assert response.status_code == 200 and len(response.content) <= 100_000
