@@ -204,3 +204,20 @@ def test_front_matter_expanding_past_its_bound_is_a_problem_of_its_file():
         split_front_matter("---\na: " + "[" * 100 + "]" * 100 + "\n---\nBody.\n")
     with pytest.raises(FrontMatterError, match="nested more than 64 levels deep"):
         split_front_matter("+++\na = " + "[" * 5000 + "]" * 5000 + "\n+++\nBody.\n")
+
+
+def test_notes_are_read_from_their_files_as_they_are_iterated(tmp_path):
+    """The site read holds where its notes are, not their text: each pass over the notes
+    reads the files again (an import holds one batch at a time), and a note that can no
+    longer be read is then a problem."""
+    notes = tmp_path / "content" / "notes"
+    notes.mkdir(parents=True)
+    (tmp_path / "hugo.toml").write_text('title = "T"\n')
+    (notes / "a.md").write_text('+++\ntitle = "A"\n+++\nFirst text\n')
+    (notes / "b.md").write_text('+++\ntitle = "B"\n+++\nText\n')
+    site = read_site(tmp_path)
+    assert len(site.notes) == 2 and site.notes.slugs == ["a", "b"]
+    (notes / "a.md").write_text('+++\ntitle = "A"\n+++\nSecond text\n')
+    (notes / "b.md").write_text('+++\ntitle = "B\n+++\nText\n')
+    assert [note.body for note in site.notes] == ["Second text\n"]
+    assert [problem.path for problem in site.problems] == ["content/notes/b.md"]
