@@ -2,7 +2,7 @@ import itertools
 
 from django.core.management.base import BaseCommand, CommandError
 
-from notes import search_index
+from notes import completion, search_index
 from notes.live_references import live_context
 from notes.models import Note, Page
 from notes.rendering import context_for, source_hash
@@ -92,6 +92,8 @@ class Command(BaseCommand):
                 if force or not current or page.render_version != ENGINE_VERSION:
                     page_render_store(page=page, context=page_context)
                     pages += 1
+        # Renders cut short by time were queued as their batches committed: finish them here.
+        completion.wait()
         self.stdout.write(f"{notes} notes and {pages} pages rendered (engine {ENGINE_VERSION}).")
 
     def report_changes(self, *, force: bool) -> None:
