@@ -193,7 +193,10 @@ def _renders(
 
 
 def notes_rerender(
-    *, force: bool = False, workers: int | None = None, advance: Callable[[int], None] = None
+    *,
+    force: bool = False,
+    workers: int | None = None,
+    advance: Callable[[int], None] | None = None,
 ) -> int:
     """Render the notes whose stored render is stale (every note with `force`) over `workers`
     processes (os.cpu_count() by default) and store them; `advance(n)` is called as n more
