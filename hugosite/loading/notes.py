@@ -59,8 +59,9 @@ def _chunks(items: list, size: int = _IN_CHUNK):
 class NoteImportBatch:
     """What importing many notes would otherwise ask the database for note by note.
 
-    Made for the slugs about to be imported: their notes (row-locked), authors, tags, default
-    bibliographies and last revision numbers are read in a few queries; tags, authors and
+    Made for the slugs about to be imported, or given them batch by batch (read()): their notes
+    (row-locked), authors, tags, default bibliographies and last revision numbers are read in a
+    few queries; flush() then release() between batches bounds what it holds. Tags, authors and
     bibliography files are looked up once per import. Revisions and citation rows are
     written in bulk by `flush()`; nothing reads them while notes import. The rows written are
     the ones importing the notes one by one writes (tests/hugosite/test_loading.py).
