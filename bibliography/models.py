@@ -39,7 +39,17 @@ def validate_bib_name(value: str) -> None:
         )
 
 
+# What a render reads of a file: its name and who may name it (BibFile.may_be_named_by). The
+# raw text (megabytes for a large file) and the parse report are never needed to cite: the
+# entries cited are read by key from their BibEntry rows.
+CITING_FIELDS = ("id", "name", "owner", "is_public")
+
+
 class BibFileQuerySet(models.QuerySet):
+    def for_citing(self):
+        """The files with CITING_FIELDS loaded only: what rendering a citing note reads."""
+        return self.only(*CITING_FIELDS)
+
     def owned_by(self, user):
         return self.filter(owner=user)
 

@@ -39,7 +39,7 @@ from .front_matter import (
 from .loading import LoadPolicy, LoadReport, RowChange, changed_fields, hugo_site_load
 from .models import DataFile, HugoAsset
 from .problems import Problem
-from .reading import HugoSite, read_site
+from .reading import HugoSite, NoteFiles, read_site
 from .tree import OUTSIDE, site_files
 
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".svg", ".gif", ".webp", ".avif", ".ico", ".bmp"}
@@ -203,45 +203,51 @@ def hugo_site_import(
     user=None,
     write_files: bool = True,
     policy: LoadPolicy | None = None,
+    advance=None,
 ) -> LoadReport:
     """Data files and images first (notes render promotion-visual from them), then the
     config, bibliographies, notes and pages, as `policy` allows (hugosite.loading.LoadPolicy:
     the site's own settings, menus and entry sets are kept unless replaced). Call inside a
-    transaction."""
+    transaction. `advance(n)` is called as n more notes are loaded."""
     root = Path(root)
     site = site or read_site(root)
     report = LoadReport()
     data_changed = data_files_import(root, report)
     bundles_changed = assets_import(root, report, write_files=write_files)
-    loaded = hugo_site_load(site=site, user=user, policy=policy)
+    loaded = hugo_site_load(site=site, user=user, policy=policy, advance=advance)
     report.add(loaded)
     report.problems = site.problems + report.problems + loaded.problems[len(site.problems) :]
     if data_changed or bundles_changed:
         # Their stored render holds the data's rows; the source hash does not cover data.
-        slugs = [source.slug for source in site.notes]
+        slugs = list(_note_paths(site))
         for note in Note.objects.filter(slug__in=slugs, body__contains="promotion-visual"):
             note_render_store(note=note, force=True)
     return report
 
 
+def _note_paths(site: HugoSite) -> dict[str, str]:
+    """Slug → path of the site's notes, without reading them again."""
+    if isinstance(site.notes, NoteFiles):
+        return {slug: path for path, slug in site.notes.located}
+    return {source.slug: source.path for source in site.notes}
+
+
 def note_warnings(site: HugoSite) -> list[str]:
     """`path:line: code: message` for every imported note whose render warned."""
-    sources = {source.slug: source for source in site.notes}
+    sources = _note_paths(site)
     lines = []
     notes = Note.objects.filter(slug__in=sources).exclude(render_warnings=[]).order_by("slug")
     for note in notes.only("slug", "render_warnings"):
-        source = sources[note.slug]
+        path = sources[note.slug]
         offset = 0
         try:
-            offset = split_front_matter(
-                (site.root / source.path).read_text(encoding="utf-8")
-            ).body_line
+            offset = split_front_matter((site.root / path).read_text(encoding="utf-8")).body_line
             offset -= 1
         except (OSError, UnicodeDecodeError, FrontMatterError):
             pass
         for warning in note.render_warnings:
             line = (warning.get("line") or 0) + offset
-            lines.append(f"{source.path}:{line}: {warning['code']}: {warning['message']}")
+            lines.append(f"{path}:{line}: {warning['code']}: {warning['message']}")
     return lines
 
 
@@ -265,17 +271,30 @@ class DryRunRollback(Exception):
 
 
 def import_site(
-    root: Path | str, *, dry_run: bool = False, user=None, policy: LoadPolicy | None = None
+    root: Path | str,
+    *,
+    dry_run: bool = False,
+    user=None,
+    policy: LoadPolicy | None = None,
+    site: HugoSite | None = None,
+    advance=None,
 ) -> tuple[LoadReport, list[str], HugoSite]:
     """What `import_hugo` does: (report, note warnings, the site read). A dry run reports
-    what the import would change, then rolls it all back and writes no file."""
+    what the import would change, then rolls it all back and writes no file. `site` is the
+    site read from `root` if the caller has read it; `advance(n)` is called as n more notes
+    are loaded."""
     root = Path(root)
-    site = read_site(root)
+    site = site or read_site(root)
     result: dict[str, Any] = {}
     try:
         with transaction.atomic():
             result["report"] = hugo_site_import(
-                root=root, site=site, user=user, write_files=not dry_run, policy=policy
+                root=root,
+                site=site,
+                user=user,
+                write_files=not dry_run,
+                policy=policy,
+                advance=advance,
             )
             result["warnings"] = note_warnings(site)
             _one_publish_on_commit()

@@ -33,13 +33,42 @@ class BibSource:
 class HugoSite:
     root: Path
     config: SiteConfig
-    notes: list[NoteSource]
+    notes: NoteFiles | list[NoteSource]
     pages: list[PageSource]
     bib_files: list[BibSource]
     problems: list[Problem]
 
 
 # --- Whole site --------------------------------------------------------------------------------
+
+
+class NoteFiles:
+    """A site's notes, read from their files each time they are iterated: a site of thousands
+    of notes is never held in memory whole, only the note being loaded (hugosite.loading
+    writes them in batches). `located` holds each readable note's path and slug; a note that
+    cannot be read is a problem, added to `problems`."""
+
+    def __init__(self, root: Path, located: list[tuple[str, str]], problems: list[Problem]):
+        self.root = root
+        self.located = located
+        self.problems = problems
+
+    def __len__(self) -> int:
+        return len(self.located)
+
+    @property
+    def slugs(self) -> list[str]:
+        return [slug for _, slug in self.located]
+
+    def __iter__(self):
+        for relative, slug in self.located:
+            text = _read_text(self.root / relative, self.root, self.problems)
+            if text is None:
+                continue
+            try:
+                yield note_from_front_matter(relative, slug, split_front_matter(text))
+            except FrontMatterError as error:
+                self.problems.append(Problem(relative, error.message, error.line))
 
 
 def _read_text(path: Path, root: Path, problems: list[Problem]) -> str | None:
@@ -68,22 +97,17 @@ def read_site(root: Path | str) -> HugoSite:
 
     in_content = files(content)
     notes_folder = content / "notes"
-    notes: list[NoteSource] = []
+    located: list[tuple[str, str]] = []
     for path in in_content:
-        if path.suffix != ".md" or notes_folder not in path.parents:
-            continue
-        relative = str(path.relative_to(root))
-        if path.name == "_index.md":
-            continue
-        text = _read_text(path, root, problems)
-        if text is None:
+        if path.suffix != ".md" or notes_folder not in path.parents or path.name == "_index.md":
             continue
         # A page bundle (notes/x/index.md) takes its folder's name, as in Hugo.
         slug = path.parent.name if path.name == "index.md" else path.stem
-        try:
-            notes.append(note_from_front_matter(relative, slug, split_front_matter(text)))
-        except FrontMatterError as error:
-            problems.append(Problem(relative, error.message, error.line))
+        located.append((str(path.relative_to(root)), slug))
+    notes = NoteFiles(root, located, problems)
+    # Read once here for the problems (a note that cannot be read is skipped from the start);
+    # the sources themselves are read again, one at a time, as the import goes.
+    notes.located = [(source.path, source.slug) for source in notes]
 
     pages: list[PageSource] = []
     top = [path for path in in_content if path.suffix == ".md" and path.parent == content]

@@ -51,7 +51,7 @@ def _bib_name(name: str) -> str:
 
 
 def _resolve_bibliography(name: str):
-    bibfile = BibFile.objects.filter(name=_bib_name(name)).first()
+    bibfile = BibFile.objects.for_citing().filter(name=_bib_name(name)).first()
     return StoredBibliography(bibfile) if bibfile is not None else None
 
 

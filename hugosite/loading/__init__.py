@@ -2,7 +2,7 @@
 notes and standalone pages, idempotently (a second load changes nothing).
 
 report: what a load changes and may change (LoadPolicy), and its LoadReport; config: settings,
-menus and entry sets; notes: the notes, in one batch; pages: standalone pages; site: the whole
+menus and entry sets; notes: the notes, a batch at a time; pages: standalone pages; site: the whole
 site in that order. Every public name is here.
 """
 

@@ -59,8 +59,9 @@ def _chunks(items: list, size: int = _IN_CHUNK):
 class NoteImportBatch:
     """What importing many notes would otherwise ask the database for note by note.
 
-    Made for the slugs about to be imported: their notes (row-locked), authors, tags, default
-    bibliographies and last revision numbers are read in a few queries; tags, authors and
+    Made for the slugs about to be imported, or given them batch by batch (read()): their notes
+    (row-locked), authors, tags, default bibliographies and last revision numbers are read in a
+    few queries; flush() then release() between batches bounds what it holds. Tags, authors and
     bibliography files are looked up once per import. Revisions and citation rows are
     written in bulk by `flush()`; nothing reads them while notes import. The rows written are
     the ones importing the notes one by one writes (tests/hugosite/test_loading.py).
@@ -73,20 +74,12 @@ class NoteImportBatch:
         self.base = base
         self.review: bool | None = None  # the site's require_review, read at the first render
         self.policy = policy or LoadPolicy()
-        slugs = list(dict.fromkeys(slugs))
-        found: dict[str, Note] = {}
-        for chunk in _chunks(slugs):
-            found.update(
-                (n.slug, n) for n in Note.objects.select_for_update().filter(slug__in=chunk)
-            )
         # None: known to have no note; a slug missing from the dict is asked for again.
-        self.notes: dict[str, Note | None] = {slug: found.get(slug) for slug in slugs}
-        self.authors_of: dict[int, list[int]] = {note.pk: [] for note in found.values()}
-        self.tags_of: dict[int, set[int]] = {note.pk: set() for note in found.values()}
+        self.notes: dict[str, Note | None] = {}
+        self.authors_of: dict[int, list[int]] = {}
+        self.tags_of: dict[int, set[int]] = {}
         self.bibliographies_of: dict[int, tuple[str, ...]] = {}
         self.last_revision: dict[int, int] = {}
-        for chunk in _chunks(list(self.authors_of)):
-            self._read_links(chunk)
         self.tags: dict[str, Tag] = {}
         self.authors: dict[str, Author] = {}
         self.bibfiles: dict[str, int | None] = {}
@@ -94,6 +87,27 @@ class NoteImportBatch:
         self.citations: dict[int, list[NoteCitation]] = {}
         self.new_tags: dict[int, tuple[Note, set[int]]] = {}
         self.changes: list[RowChange] = []  # the notes updated, with the fields that changed
+        self.read(slugs)
+
+    def read(self, slugs) -> None:
+        """Read (row-locked) the notes `slugs` name and their links, before importing them."""
+        slugs = [slug for slug in dict.fromkeys(slugs) if slug not in self.notes]
+        found: dict[str, Note] = {}
+        for chunk in _chunks(slugs):
+            found.update(
+                (n.slug, n) for n in Note.objects.select_for_update().filter(slug__in=chunk)
+            )
+        self.notes.update((slug, found.get(slug)) for slug in slugs)
+        unread = [note.pk for note in found.values() if note.pk not in self.authors_of]
+        for pk in unread:
+            self.authors_of[pk], self.tags_of[pk] = [], set()
+        for chunk in _chunks(unread):
+            self._read_links(chunk)
+
+    def release(self) -> None:
+        """Forget the notes read or written so far (their rows, bodies and renders): after
+        flush(), between batches of a large import. A slug asked for again is read again."""
+        self.notes.clear()
 
     def _read_links(self, pks: list[int]) -> None:
         links = NoteAuthor.objects.filter(note_id__in=pks).order_by("note_id", "position")

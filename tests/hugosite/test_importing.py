@@ -377,3 +377,17 @@ def test_renders_cut_short_by_time_are_completed_before_the_command_ends(
         for note in notes
         if note.body.strip()
     )
+
+
+def test_import_hugo_reports_its_progress_on_stderr(tmp_path):
+    """The notes loaded, counted on stderr (a line, as stderr is no terminal here); the
+    report stays on stdout."""
+    notes = tmp_path / "site/content/notes"
+    notes.mkdir(parents=True)
+    (tmp_path / "site/hugo.toml").write_text('title = "T"\n')
+    for n in range(3):
+        (notes / f"n{n}.md").write_text(f'+++\ntitle = "N{n}"\n+++\nText {n}.\n')
+    out, err = StringIO(), StringIO()
+    call_command("import_hugo", str(tmp_path / "site"), stdout=out, stderr=err)
+    assert "notes: 3/3 notes (100%)" in err.getvalue() and "done in" in err.getvalue()
+    assert "notes: 3/3" not in out.getvalue()

@@ -294,3 +294,36 @@ def test_an_export_leaves_out_the_notes_in_the_trash(tmp_path):
     assert (notes / "kept.md").exists()
     assert not (notes / "binned.md").exists()
     assert [note.slug for note in read_site(tmp_path / "out").notes] == ["kept"]
+
+
+def test_a_site_of_several_batches_loads_as_one(tmp_path, monkeypatch):
+    """Notes are read and written NOTES_PER_BATCH at a time: a site of three batches (a
+    slug repeated across two of them, a note referring to a label of a later batch) stores
+    every note, revision and citation row as one batch does, and advance() counts them."""
+    root = write_site(tmp_path / "site", 7)
+    (root / "content/notes/note-000.md").write_text(
+        (root / "content/notes/note-000.md").read_text() + "\nSee \\ref{note-006:eq}.\n"
+    )
+    (root / "content/notes/note-006.md").write_text(
+        (root / "content/notes/note-006.md").read_text() + "\n$$x = 1 \\label{eq}$$\n"
+    )
+    (root / "content/notes/zz-again.md").write_text(
+        '+++\ntitle = "Again"\nslug = "note-001"\ndate = 2025-03-02\n+++\nNew.\n'
+    )
+    monkeypatch.setattr(loading.site, "NOTES_PER_BATCH", 3)
+    counted = []
+    report = hugo_site_load(site=read_site(root), advance=counted.append)
+    assert counted == [3, 3, 2]
+    assert dict(report.counts["notes"]) == {"created": 7, "updated": 1}
+    assert Note.objects.count() == 7
+    assert list(Note.objects.get(slug="note-001").revisions.values_list("number", flat=True)) == [
+        2,
+        1,
+    ]
+    assert NoteRevision.objects.count() == 8
+    cited = {note.slug: citation_rows(note) for note in Note.objects.exclude(slug="note-001")}
+    assert all(cited.values()) and len(cited) == 6
+    first = Note.objects.get(slug="note-000")
+    assert "ref-unresolved" not in {warning["code"] for warning in first.render_warnings}
+    # Again: the two files of note-001 each change it back, as in one batch.
+    assert dict(load(root).counts["notes"]) == {"unchanged": 6, "updated": 2}

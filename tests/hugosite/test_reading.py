@@ -49,3 +49,20 @@ def test_unreadable_files_are_reported_and_the_rest_is_read(tmp_path):
     reported = {problem.path: problem for problem in site.problems}
     assert reported["content/notes/broken.md"].line == 2
     assert "UTF-8" in reported["content/notes/binary.md"].message
+
+
+def test_notes_are_read_from_their_files_as_they_are_iterated(tmp_path):
+    """The site read holds where its notes are, not their text: each pass over the notes
+    reads the files again (an import holds one batch at a time), and a note that can no
+    longer be read is then a problem."""
+    notes = tmp_path / "content" / "notes"
+    notes.mkdir(parents=True)
+    (tmp_path / "hugo.toml").write_text('title = "T"\n')
+    (notes / "a.md").write_text('+++\ntitle = "A"\n+++\nFirst text\n')
+    (notes / "b.md").write_text('+++\ntitle = "B"\n+++\nText\n')
+    site = read_site(tmp_path)
+    assert len(site.notes) == 2 and site.notes.slugs == ["a", "b"]
+    (notes / "a.md").write_text('+++\ntitle = "A"\n+++\nSecond text\n')
+    (notes / "b.md").write_text('+++\ntitle = "B\n+++\nText\n')
+    assert [note.body for note in site.notes] == ["Second text\n"]
+    assert [problem.path for problem in site.problems] == ["content/notes/b.md"]

@@ -130,3 +130,23 @@ def test_check_names_no_ref_to_a_figure_or_table(author):
     out = _check()
     assert "rows checked" in out
     assert [line for line in out.splitlines() if "\\ref{" in line] == []
+
+
+@pytest.mark.django_db
+def test_rerender_reports_its_progress_on_stderr(demo_loaded):
+    """`rerender --all` writes its progress on stderr (a line, as stderr is no terminal here)
+    and its summary on stdout."""
+    out, err = StringIO(), StringIO()
+    call_command("rerender", "--all", "--workers", "2", stdout=out, stderr=err)
+    count = Note.objects.count()
+    assert f"notes: {count:,}/{count:,} notes (100%)" in err.getvalue()
+    assert "done in" in err.getvalue()
+    assert out.getvalue().startswith(f"{count} notes and ")
+
+
+@pytest.mark.django_db
+def test_rerender_refuses_fewer_than_one_worker():
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="at least 1"):
+        call_command("rerender", "--workers", "0", stdout=StringIO(), stderr=StringIO())

@@ -5,7 +5,9 @@ from django.core.management.base import BaseCommand, CommandError
 
 from hugosite.importing import KINDS, import_site
 from hugosite.loading import CONFIG_PARTS, LoadPolicy
+from hugosite.reading import read_site
 from notes import completion
+from scidraft.progress import Progress
 
 
 class Command(BaseCommand):
@@ -42,7 +44,12 @@ class Command(BaseCommand):
             raise CommandError(f"{root} has no content/ folder; is it a Hugo site?")
         dry_run = options["dry_run"]
         policy = LoadPolicy(replace=options["replace"] or ())
-        report, warnings, _ = import_site(root, dry_run=dry_run, policy=policy)
+        site = read_site(root)
+        # Progress on stderr: the report below is the command's output.
+        with Progress("notes", len(site.notes), self.stderr, unit="notes") as progress:
+            report, warnings, _ = import_site(
+                root, dry_run=dry_run, policy=policy, site=site, advance=progress.advance
+            )
         if not dry_run and (owed := completion.complete_owed()):
             # Renders cut short by time (a busy machine), completed before the command ends.
             self.stdout.write(f"{owed} render(s) cut short by time were completed.")

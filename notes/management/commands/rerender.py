@@ -1,15 +1,17 @@
 import itertools
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
-from notes import search_index
+from notes import completion, search_index
 from notes.live_references import live_context
 from notes.models import Note, Page
 from notes.rendering import context_for, source_hash
-from notes.services import note_render_store
 from notes.services.renders import page_render_store
+from notes.services.rerendering import notes_rerender
 from scidraft.markup import ENGINE_VERSION, render
 from scidraft.markup.crossrefs import kind_references
+from scidraft.progress import Progress
+from scidraft.site.caching import deferred_bumps
 
 # Characters of each side shown where a changed page first differs.
 EXCERPT = 70
@@ -33,7 +35,9 @@ class Command(BaseCommand):
     help = (
         "Render stored notes and pages again. Without --all, only rows whose stored render is "
         "stale (another engine version, changed kinds or style); run after upgrading SciDraft. "
-        "With --check, write nothing and list the rows whose HTML the render would change."
+        "With --check, write nothing and list the rows whose HTML the render would change. "
+        "Notes are rendered over --workers processes and written in batches; progress goes "
+        "to stderr. Interrupted, every note keeps either its old render or its new one."
     )
 
     def add_arguments(self, parser):
@@ -49,6 +53,12 @@ class Command(BaseCommand):
             action="store_true",
             help="Write nothing: report which notes' and pages' HTML would change.",
         )
+        parser.add_argument(
+            "--workers",
+            type=int,
+            default=None,
+            help="Processes rendering notes (default: one per core).",
+        )
 
     def handle(self, *args, **options):
         if options["check"]:
@@ -60,17 +70,30 @@ class Command(BaseCommand):
             self.stdout.write(f"{count} search vectors rebuilt.")
             return
         force = options["all"]
-        notes = pages = 0
-        for note in Note.objects.iterator(chunk_size=200):
-            stale = note.render_version != ENGINE_VERSION or not note.source_hash
-            if note_render_store(note=note, force=force or stale):
-                notes += 1
-        page_context = context_for(None)
-        for page in Page.objects.iterator(chunk_size=200):
-            current = page.source_hash == source_hash(page.body, page_context)
-            if force or not current or page.render_version != ENGINE_VERSION:
-                page_render_store(page=page, context=page_context)
-                pages += 1
+        if options["workers"] is not None and options["workers"] < 1:
+            raise CommandError("--workers must be at least 1.")
+        pages = 0
+        # One new content generation for the whole run (bulk writes send no signal; the pages'
+        # saves do, each deferred to here).
+        with deferred_bumps():
+            try:
+                with Progress("notes", Note.objects.count(), self.stderr, unit="notes") as bar:
+                    notes = notes_rerender(
+                        force=force, workers=options["workers"], advance=bar.advance
+                    )
+            except KeyboardInterrupt:
+                raise CommandError(
+                    "Interrupted: the notes written so far have their new render, the others "
+                    "their old one; run the command again to finish."
+                ) from None
+            page_context = context_for(None)
+            for page in Page.objects.iterator(chunk_size=200):
+                current = page.source_hash == source_hash(page.body, page_context)
+                if force or not current or page.render_version != ENGINE_VERSION:
+                    page_render_store(page=page, context=page_context)
+                    pages += 1
+        # Renders cut short by time were queued as their batches committed: finish them here.
+        completion.wait()
         self.stdout.write(f"{notes} notes and {pages} pages rendered (engine {ENGINE_VERSION}).")
 
     def report_changes(self, *, force: bool) -> None:
