@@ -29,7 +29,7 @@ from accounts import limits as rate_limits
 from accounts.limits import UNAVAILABLE_RETRY, Counted, SlidingWindow, format_wait
 from accounts.models import RateLimitEvent
 from notes.rendering import source_hash
-from scidraft.site.caching import current_generation
+from scidraft.site.generation import current_generation
 
 logger = logging.getLogger(__name__)
 

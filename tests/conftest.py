@@ -63,15 +63,19 @@ def _empty_cache():
     # test under that number must not be served to this one.
     from django.core.cache import cache
 
-    from scidraft.site import snapshot
-    from scidraft.site.caching import lease, local_pages, local_queries
+    from scidraft.site import dependencies, snapshot
+    from scidraft.site.caching import local_pages, local_queries, refreshes
+    from scidraft.site.generation import lease
 
     cache.clear()
     local_pages.clear()
     local_queries.clear()
     lease.drop()
+    dependencies.lease.drop()
     lease.last = None
     snapshot.forget_all()
+    yield
+    refreshes.join()  # a stale page's background render must not outlive its test's database
 
 
 @pytest.fixture

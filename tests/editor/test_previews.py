@@ -12,7 +12,7 @@ from accounts import limits as rate_limits
 from accounts.models import RateLimitEvent
 from editor import previews
 from notes import services
-from scidraft.site.caching import bump_generation
+from scidraft.site.generation import bump_generation
 from tests.accounts.conftest import Clock
 
 pytestmark = pytest.mark.django_db
