@@ -142,9 +142,11 @@ def _find(key: str, shared: bool, current: int) -> tuple[dict | None, float | bo
 def _hit(request: HttpRequest, entry: dict, state: str = "hit") -> HttpResponse:
     response = restore(request, entry)
     response["X-Cache"] = state
-    # What _public writes, without parsing a header the restored page lacks.
+    # What _public writes, without parsing a header the restored page lacks; a stale page is
+    # not to be kept as it is (the fresh one is being rendered).
+    max_age = 0 if state == "stale" else settings.SCIDRAFT_PAGE_MAX_AGE
     response["Cache-Control"] = (
-        f"public, max-age={settings.SCIDRAFT_PAGE_MAX_AGE}, "
+        f"public, max-age={max_age}, "
         f"stale-while-revalidate={settings.SCIDRAFT_PAGE_STALE_WHILE_REVALIDATE}"
     )
     return _revalidated(request, response)

@@ -185,6 +185,13 @@ def deferred_bumps():
             bump_generation(*tags)
 
 
+def site_wide_pending() -> bool:
+    """Within deferred_bumps, whether the bump its end makes already names SITE: the finer
+    tags of the writes that follow need not be worked out (an import saves thousands)."""
+    deferred = getattr(_local, "deferred", None) if getattr(_local, "depth", 0) else None
+    return deferred is not None and dependencies.SITE in deferred
+
+
 @contextmanager
 def silent():
     """Writes within the block move neither the generation nor any tag: a render stored

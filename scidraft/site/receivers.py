@@ -25,7 +25,7 @@ from django.apps import apps
 from django.db.models.signals import m2m_changed, post_delete, post_save
 
 from . import dependencies
-from .generation import bump_generation
+from .generation import bump_generation, site_wide_pending
 
 # Rows no reader sees (the revision record, derived citation rows, the counter itself, the
 # working copy of a published note, consent records).
@@ -75,6 +75,9 @@ def _note_tags(note, created: bool) -> set[str]:
 
 
 def _tags(instance, created: bool, deleted: bool) -> tuple[str, ...]:
+    """The tags of what the write changed; none: SITE."""
+    if site_wide_pending():
+        return ()
     label = instance._meta.label_lower
     if label == "notes.note":
         return () if deleted else tuple(_note_tags(instance, created))

@@ -76,6 +76,7 @@ def test_a_stale_page_is_served_at_once_and_the_fresh_one_follows(client, notes,
     renders.count = 0
     stale = client.get(NOTE)
     assert stale["X-Cache"] == "stale" and b"First title" in stale.content
+    assert "max-age=0" in stale["Cache-Control"]  # browsers keep the fresh one, not this
     assert not stale.templates  # nothing rendered on the reader's path
     caching.refreshes.join()
     assert renders.count == 1

@@ -225,3 +225,18 @@ def test_with_the_shared_cache_down_every_process_renders_without_waiting(monkey
     answer = caching.PageCacheMiddleware(view.view)(RequestFactory().get("/notes/down/"))
     assert view.renders == 1 and answer.status_code == 200
     assert time.monotonic() - started < 1.0
+
+
+def test_a_claim_outlives_a_render_longer_than_its_own_life_and_ends_with_it(monkeypatch):
+    """A claim is renewed while its render runs, however long (one that expired mid-render let
+    every waiting process render the same page), and deleted as soon as the render ends."""
+    from scidraft.site import render_claims
+
+    monkeypatch.setattr(render_claims, "CLAIM_SECONDS", 1)
+    monkeypatch.setattr(render_claims, "kept_claims", render_claims._KeptClaims())
+    key = caching.page_key(RequestFactory().get("/notes/long/"))
+    assert caching.shared_renders.claim(key)
+    with render_claims.kept_claims.kept(caching.shared_renders.PREFIX + key):
+        time.sleep(1.6)  # past the claim's own second: renewed every third of it
+        assert cache.get(caching.shared_renders.PREFIX + key) is not None
+    assert cache.get(caching.shared_renders.PREFIX + key) is None
