@@ -58,6 +58,15 @@ def _channel_layer_in_memory(settings, request):
 
 
 @pytest.fixture(autouse=True)
+def _pages_follow_the_generation(settings):
+    # Most tests write inside a transaction that never commits, so no commit hook gives the
+    # dependency tags new versions: with REDIS_URL set, their pages would stay fresh. Pages
+    # follow the generation unless a (transactional) test sets "dependencies" itself
+    # (tests/site/test_dependencies.py, test_caching_stale.py).
+    settings.SCIDRAFT_PAGE_INVALIDATION = "generation"
+
+
+@pytest.fixture(autouse=True)
 def _empty_cache():
     # Each test's database starts from the same generation number: a page cached by an earlier
     # test under that number must not be served to this one.

@@ -183,6 +183,7 @@ def recorded(tags: set[str], generation: int) -> dict[str, Token] | None:
             safe(cache.add, PREFIX + tag, (0, time.time(), secrets.token_hex(8)), _ttl())
         again = safe(cache.get_many, [PREFIX + tag for tag in missing], default={})
         current.update({tag: again.get(PREFIX + tag) for tag in missing})
+        lease.drop(missing)  # leased as unknown a moment ago
     if any(token is None or token[0] > generation for token in current.values()):
         return None
     return current
