@@ -51,7 +51,7 @@ from django.utils.cache import get_conditional_response, patch_cache_control, pa
 from django.utils.http import http_date, quote_etag
 
 from . import dependencies, generation
-from .page_entries import encode, keep, local_pages, local_queries, restore, store
+from .page_entries import encode, forget, keep, local_pages, local_queries, restore, store
 from .render_claims import refreshes, renders, shared_renders
 from .sharedcache import safe
 
@@ -262,6 +262,10 @@ class PageCacheMiddleware:
             # client revalidating its compressed copy gets its 304 from this render as well.
             encode(request, response, entry)
             return _revalidated(request, response)
+        if response.status_code in (404, 410):
+            # Gone (a note unpublished, trashed or renamed): its stale copy must not be served
+            # on, nor checked by every reader until it expires.
+            forget(key, shared)
         return response
 
 

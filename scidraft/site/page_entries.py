@@ -110,6 +110,12 @@ class _LocalPages:
                 _, old = self.entries.popitem(last=False)
                 self.size -= size(old)
 
+    def drop(self, key: str) -> None:
+        with self.lock:
+            old = self.entries.pop(key, None)
+            if old is not None:
+                self.size -= size(old)
+
     def clear(self) -> None:
         with self.lock:
             self.entries.clear()
@@ -128,3 +134,11 @@ def keep(key: str, entry: dict, shared: bool = True) -> None:
         local_pages.put(key, entry)
     else:
         local_queries.put(key, entry)
+
+
+def forget(key: str, shared: bool = True) -> None:
+    if shared:
+        safe(cache.delete, key)
+        local_pages.drop(key)
+    else:
+        local_queries.drop(key)

@@ -172,3 +172,16 @@ def test_a_cache_outage_renders_pages(client, notes, monkeypatch):
     caching.local_pages.clear()
     response = client.get(NOTE)
     assert response.status_code == 200 and response["X-Cache"] == "miss"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_unpublished_note_is_gone_once_its_page_is_rendered_again(client, notes):
+    """Its stale page is served until the background render, which finds it gone (404): the
+    copy is dropped, and readers get the 404 from then on."""
+    client.get(NOTE)
+    note = Note.objects.get(slug="first")
+    note.status = "draft"
+    note.save()
+    assert client.get(NOTE)["X-Cache"] == "stale"
+    caching.refreshes.join()
+    assert client.get(NOTE).status_code == 404
