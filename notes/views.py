@@ -185,10 +185,10 @@ def note_detail(request, slug: str):
     recommended = feed_math.ranked_recommendations(
         request_generation(request), note.slug, sorted(candidates), site.recommendation_count
     )
-    # Its neighbours change only when a note enters or leaves the list, or moves, next to it
-    # (nav, named then for the dates on either side); their titles and the recommended ones'
-    # with those notes. A note published since is not drawn into the recommendations of a page
-    # cached meanwhile: the draw is the generation's, and any earlier draw is as good.
+    # Its « Prev / Next » change only when a note enters, leaves or moves in the list next to
+    # it (nav: named for the dates either side); the titles shown change with their notes
+    # (note:). A note published since is not drawn into the recommendations of a page cached
+    # meanwhile: the draw is the generation's, and any earlier draw is as good.
     depends_on(request, dependencies.nav(note.date))
     shown = [note, *(n for n in (older, newer) if n is not None)]
     depends_on(request, *(dependencies.note(slug) for slug in recommended))

@@ -15,8 +15,9 @@ The tags a write names:
 - its tags added or removed: `note:<slug>` and the `listing:tag:` of each tag that changed;
 - an authorship added or removed: `note:<slug>` and that author's `listing:author:`;
 - any other row of a note (its default bibliographies, kept entries...): `note:<slug>`;
-- anything else (settings, menus, standalone pages, authors, tags, environments, bibliography
-  files, a note deleted for good): SITE, every page.
+- a new tag: its own `listing:tag:` (no note carries it yet);
+- anything else (settings, menus, standalone pages, authors, a tag renamed, environments,
+  bibliography files, a note deleted for good): SITE, every page.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ SILENT = {
     "site.contentgeneration", "notes.noterevision", "notes.notecitation",
     # A published note's unpublished changes and the bylines' consent records.
     "notes.workingcopy", "notes.authorconsent",
+    # Kept entries: written in bulk with their LiveBibliography and deleted with it, whose own
+    # signal names the note (thousands of rows would otherwise each name every page).
+    "notes.livebibentry",
 }  # fmt: skip
 APPS = ("site", "notes", "bibliography")
 
@@ -81,6 +85,10 @@ def _tags(instance, created: bool, deleted: bool) -> tuple[str, ...]:
     label = instance._meta.label_lower
     if label == "notes.note":
         return () if deleted else tuple(_note_tags(instance, created))
+    if label == "notes.tag" and created:
+        # No note carries it yet (an author typing a new tag on a draft): only its own list,
+        # which does not exist yet either.
+        return (dependencies.listing_tag(instance.slug),)
     if not getattr(instance, "note_id", None):
         return ()
     try:
