@@ -43,6 +43,9 @@ SITE = "site"
 LISTING = "listing:all"
 
 Token = tuple[int, float, str]
+# Tags one page may record: a page showing more (a note citing hundreds of others) falls back
+# to the generation rather than check hundreds of versions on every hit.
+MAX_TAGS = 200
 
 
 def note(slug: str) -> str:
@@ -174,6 +177,8 @@ def recorded(tags: set[str], generation: int) -> dict[str, Token] | None:
     cannot be vouched for (see the module's docstring): the page then falls back to the
     generation. A tag no write has named yet is given a version first (add: a writer's
     version set meanwhile stays)."""
+    if len(tags) > MAX_TAGS:
+        return None
     current = versions(tags)
     if current is None:
         return None

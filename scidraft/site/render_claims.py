@@ -164,16 +164,25 @@ class _Refreshes:
     while readers are served the stale page."""
 
     PREFIX = "refresh:"
+    # Background renders one process runs at once: a site-wide change makes every page stale,
+    # and a thread per page read would take the process's CPU from its readers. A page read
+    # while all are busy is served stale and claimed by a later reader (past the bound, its
+    # reader renders it).
+    THREADS = 4
 
     def __init__(self):
         self.lock = threading.Lock()
         self.threads: set[threading.Thread] = set()
+        self.slots = threading.BoundedSemaphore(self.THREADS)
 
     def start(self, key: str, request: HttpRequest, render: Callable[[HttpRequest], object]):
         """Render the page of `request` again in the background unless some process already
         is; `render` renders and stores it (the middleware's chain)."""
         claim = self.PREFIX + key
+        if not self.slots.acquire(blocking=False):
+            return
         if not safe(cache.add, claim, 1, CLAIM_SECONDS, default=False):
+            self.slots.release()
             return
         fresh = synthetic_request(request)
         thread = threading.Thread(
@@ -194,6 +203,7 @@ class _Refreshes:
             connections.close_all()  # this thread's own connections
             with self.lock:
                 self.threads.discard(threading.current_thread())
+            self.slots.release()
 
     def join(self, timeout: float = 10.0) -> None:
         """Wait for the background renders running now (tests; a worker shutting down)."""

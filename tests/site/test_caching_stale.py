@@ -185,3 +185,29 @@ def test_an_unpublished_note_is_gone_once_its_page_is_rendered_again(client, not
     assert client.get(NOTE)["X-Cache"] == "stale"
     caching.refreshes.join()
     assert client.get(NOTE).status_code == 404
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_process_runs_a_bounded_number_of_background_renders(client, notes, monkeypatch):
+    """With every slot busy, a stale page is still served at once, and not claimed: a later
+    reader claims it once a slot is free."""
+    client.get(NOTE)
+    _retitle("Second title")
+    slots = caching.refreshes.slots
+    taken = 0
+    while slots.acquire(blocking=False):
+        taken += 1
+    try:
+        assert client.get(NOTE)["X-Cache"] == "stale"
+        assert (
+            cache.get(
+                render_claims._Refreshes.PREFIX + caching.page_key(client.get(NOTE).wsgi_request)
+            )
+            is None
+        )
+    finally:
+        for _ in range(taken):
+            slots.release()
+    assert client.get(NOTE)["X-Cache"] == "stale"
+    caching.refreshes.join()
+    assert b"Second title" in client.get(NOTE).content

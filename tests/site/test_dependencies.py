@@ -234,3 +234,10 @@ def test_a_read_that_stores_a_render_anew_makes_no_page_stale(client, notes):
     assert _served(client, ["/", "/tags/optics/", "/notes/epsilon/"]) == {
         "/": "hit", "/tags/optics/": "hit", "/notes/epsilon/": "hit",
     }  # fmt: skip
+
+
+@pytest.mark.django_db
+def test_a_page_showing_too_many_things_falls_back_to_the_generation(db):
+    tags = {dependencies.note(f"n{index}") for index in range(dependencies.MAX_TAGS + 1)}
+    assert dependencies.recorded(tags, 1) is None
+    assert dependencies.recorded(set(list(tags)[:3]), 1) is not None
