@@ -22,11 +22,14 @@ def _clear_page_caches() -> None:
     (an uncached render that reads the generation, whatever time the previous one took)."""
     from django.core.cache import cache
 
-    from scidraft.site.caching import lease, local_pages
+    from scidraft.site import dependencies
+    from scidraft.site.caching import local_pages
+    from scidraft.site.generation import lease
 
     cache.clear()
     local_pages.clear()
     lease.drop()
+    dependencies.lease.drop()
 
 
 def _django():

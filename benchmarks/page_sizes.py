@@ -125,7 +125,7 @@ def _cold() -> None:
     """As after a write: a new content generation (every page key new), the cache empty."""
     from django.core.cache import cache
 
-    from scidraft.site.caching import bump_generation
+    from scidraft.site.generation import bump_generation
 
     cache.clear()
     bump_generation()

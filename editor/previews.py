@@ -42,7 +42,7 @@ from notes import services
 from notes.models import Note
 from notes.rendering import source_hash, with_macros
 from scidraft.markup import render as markup_render
-from scidraft.site.caching import current_generation
+from scidraft.site.generation import current_generation
 from scidraft.site.models import MATH_MACROS_MAX_CHARS
 
 from .views import for_reviewers, problems_html

@@ -256,7 +256,7 @@ def _one_publish_on_commit() -> None:
     the commit: thousands of identical callbacks for one transaction. Keep the last one."""
     from django.db import connection
 
-    from scidraft.site.caching import publish_generation
+    from scidraft.site.generation import publish_generation
 
     queued = connection.run_on_commit
     publishes = [entry for entry in queued if entry[1] is publish_generation]

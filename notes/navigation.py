@@ -8,7 +8,7 @@ import bisect
 import datetime as dt
 from dataclasses import dataclass
 
-from scidraft.site.caching import request_generation
+from scidraft.site.generation import request_generation
 from scidraft.site.snapshot import PerGeneration
 
 from .models import Note

@@ -12,7 +12,10 @@ from django.utils.safestring import mark_safe
 from bibliography import exports
 from bibliography.formatting import csl_items, entry_data, ris_records
 from scidraft.markup import ENGINE_VERSION
-from scidraft.site.caching import not_final, request_generation
+from scidraft.site import dependencies
+from scidraft.site.caching import not_final
+from scidraft.site.dependencies import depends_on
+from scidraft.site.generation import request_generation, silent
 from scidraft.site.meta import PageMeta, absolute
 from scidraft.site.models import SiteSettings
 from scidraft.site.snapshot import PerGeneration, site_settings
@@ -82,11 +85,22 @@ def _refresh_stale(request, notes) -> None:
     stale = {note.pk for note in stale_references(notes)}
     for note in notes:
         if note.render_version != ENGINE_VERSION or not note.source_hash or note.pk in stale:
-            note_render_store(note=note, force=True)
+            with silent():  # what this very page shows: nobody else's page goes stale for it
+                note_render_store(note=note, force=True)
         elif render_owed(note):
             completion.schedule(completion.NOTE, note.pk)
         if render_incomplete(note):
             not_final(request)
+
+
+def _shows(request, notes) -> None:
+    """The page shows these notes' cards or titles, and through them the notes they refer to
+    (a reference's text changes when its target is published, unpublished or renamed)."""
+    slugs = set()
+    for note in notes:
+        slugs.add(note.slug)
+        slugs.update(key.split(":", 1)[0] for key in (note.__dict__.get("render_refs") or {}))
+    depends_on(request, *map(dependencies.note, slugs))
 
 
 def _feed_counts() -> tuple[int, int]:
@@ -131,6 +145,8 @@ def feed(request, page: int = 1, base: str = "/"):
         seed=generation,
     )
     by_slug = {promotion.slug: promotion for promotion in promotions}
+    depends_on(request, dependencies.LISTING)
+    _shows(request, [*page_notes, *(by_slug[slug] for slug in slots.values())])
     cards = [
         card(item, site, promotion=kind == "promotion")
         for kind, item in feed_math.interleave(
@@ -169,6 +185,14 @@ def note_detail(request, slug: str):
     recommended = feed_math.ranked_recommendations(
         request_generation(request), note.slug, sorted(candidates), site.recommendation_count
     )
+    # Its « Prev / Next » change only when a note enters, leaves or moves in the list next to
+    # it (nav: named for the dates either side); the titles shown change with their notes
+    # (note:). A note published since is not drawn into the recommendations of a page cached
+    # meanwhile: the draw is the generation's, and any earlier draw is as good.
+    depends_on(request, dependencies.nav(note.date))
+    shown = [note, *(n for n in (older, newer) if n is not None)]
+    depends_on(request, *(dependencies.note(slug) for slug in recommended))
+    _shows(request, shown)
     url = absolute(request, site, f"/notes/{note.slug}/")
     identity = identity_for(note, site)
     work = citable_work(request, note)
@@ -295,7 +319,9 @@ def _entry_list(request, template: str, notes, base: str, page, meta: PageMeta, 
     pages, offset = _paginate(notes.count(), site.pager_size, page)
     meta.title = meta.title + f" | {site.title}"
     meta.canonical = absolute(request, site, _page_url(base, page))
-    entries = _entries(notes.in_feed_order().for_entries()[offset : offset + site.pager_size])
+    shown = list(notes.in_feed_order().for_entries()[offset : offset + site.pager_size])
+    _shows(request, shown)
+    entries = _entries(shown)
     return render(
         request,
         template,
@@ -312,6 +338,7 @@ def _entry_list(request, template: str, notes, base: str, page, meta: PageMeta, 
 
 def tag_detail(request, slug: str, page: int = 1):
     tag = get_object_or_404(Tag.objects.public(), slug=slug)
+    depends_on(request, dependencies.listing_tag(tag.slug))
     notes = Note.objects.published().with_tag(tag)
     return _entry_list(
         request, "notes/tag_detail.html", notes, f"/tags/{tag.slug}/", page,
@@ -321,6 +348,7 @@ def tag_detail(request, slug: str, page: int = 1):
 
 def author_detail(request, handle: str, page: int = 1):
     author = get_object_or_404(Author, handle=handle, is_active=True)
+    depends_on(request, dependencies.listing_author(author.handle))
     notes = Note.objects.published().filter(authors=author)
     return _entry_list(
         request, "notes/author_detail.html", notes, f"/authors/{author.handle}/", page,
@@ -360,8 +388,10 @@ def page_detail(request, slug: str):
         return archives_page(request, page)
     site = site_settings(request)
     if stale_references([page]):
-        # A note it references was published, unpublished or came due since: stored anew.
-        page_render_store(page=page)
+        # A note it references was published, unpublished or came due since: stored anew (as
+        # this page shows it: nobody else's page goes stale for it).
+        with silent():
+            page_render_store(page=page)
     elif (page.render_flags or {}).get("has_entry_index") or page.render_version != ENGINE_VERSION:
         # An entry index lists other notes: it is rendered now, so a note published or coming
         # due since the page was saved is in it. A row from an older engine is refreshed too.
@@ -439,6 +469,7 @@ _EXPORTS = {
 def note_cite(request, slug: str, format: str):
     """The note itself as a reference: cite.bib, cite.ris, cite.json (CSL-JSON)."""
     note = get_object_or_404(Note.objects.published().with_authorships(), slug=slug)
+    depends_on(request, dependencies.note(note.slug))
     formatter, content_type = _EXPORTS[format]
     response = HttpResponse(formatter(citable_work(request, note)), content_type=content_type)
     response["Content-Disposition"] = f'inline; filename="{slug}.{format}"'
@@ -448,6 +479,7 @@ def note_cite(request, slug: str, format: str):
 def note_references_bib(request, slug: str):
     """Exactly the entries the note cites, in citation order, as written in their files."""
     note = get_object_or_404(Note.objects.published(), slug=slug)
+    depends_on(request, dependencies.note(note.slug))
     response = HttpResponse(
         references_bibtex(note), content_type="application/x-bibtex; charset=utf-8"
     )
@@ -459,6 +491,7 @@ def note_references_export(request, slug: str, format: str):
     """The entries the note cites, in citation order, as RIS or CSL-JSON: citation-js's
     mapping, the one the reference lists are formatted from."""
     note = get_object_or_404(Note.objects.published(), slug=slug)
+    depends_on(request, dependencies.note(note.slug))
     entries = [
         entry_data(entry) for entry in cited_entries(note, "entry_type", "fields", "persons")
     ]

@@ -272,7 +272,8 @@ def _replaced_tables() -> list[str]:
 
 def restore(source: Path, *, force: bool = False, stdout=None) -> dict:
     """Restore a backup into this database (migrated; without content unless `force`)."""
-    from scidraft.site.caching import GENERATION_KEY, publish_generation
+    from scidraft.site.dependencies import SITE
+    from scidraft.site.generation import GENERATION_KEY, publish_generation, tags_pending
     from scidraft.site.models import ContentGeneration
 
     def forget_generation() -> None:
@@ -331,6 +332,7 @@ def restore(source: Path, *, force: bool = False, stdout=None) -> dict:
             if not ContentGeneration.objects.filter(pk=1).update(**row):
                 ContentGeneration.objects.create(pk=1, **row)
             forget_generation()
+            tags_pending([SITE])  # every page: the content was replaced
             transaction.on_commit(publish_generation)
             short = {
                 label: (count, apps.get_model(label)._base_manager.count())

@@ -345,13 +345,22 @@ SCIDRAFT_PAGE_QUERY_LOCAL_BYTES = env_int("SCIDRAFT_PAGE_QUERY_LOCAL_BYTES", 8 *
 # Milliseconds a reader who misses the cache waits for another thread or process that is already
 # rendering the same page, before rendering it too (after a write every hot page misses at once).
 SCIDRAFT_PAGE_RENDER_WAIT_MS = env_int("SCIDRAFT_PAGE_RENDER_WAIT_MS", 5000)
+# What makes a cached page stale (scidraft.site.dependencies): "dependencies", a write to
+# something the page shows (the page is served stale while one process renders it again), or
+# "generation", any write (readers wait for the render). Without Redis, always the generation.
+SCIDRAFT_PAGE_INVALIDATION = os.environ.get("SCIDRAFT_PAGE_INVALIDATION", "dependencies")
+if SCIDRAFT_PAGE_INVALIDATION not in ("dependencies", "generation"):
+    raise ImproperlyConfigured("SCIDRAFT_PAGE_INVALIDATION is dependencies or generation")
+# Seconds after the latest change it misses that a stale page may still be served while it is
+# rendered again; past them the reader renders it.
+SCIDRAFT_PAGE_STALE_MAX_SECONDS = env_int("SCIDRAFT_PAGE_STALE_MAX_SECONDS", 10)
 # How long the generation number may be read from the cache before the database is asked again;
 # 0 (the default without Redis) keeps it out of the cache: a local-memory cache is not shared by
 # processes, so a write from another one (manage.py, another worker) would not be seen.
 SCIDRAFT_GENERATION_TTL = env_int("SCIDRAFT_GENERATION_TTL", 300 if REDIS_URL else 0)
 # Milliseconds a process may reuse the generation it read, instead of asking the shared cache on
 # every page hit. Every write then waits this long after publishing the new generation, before
-# it answers, so no page is stale once the write's response is out (scidraft.site.caching).
+# it answers, so no page is stale once the write's response is out (scidraft.site.generation).
 # Only worth it with a shared cache (Redis); 0 reads the cache on every request.
 SCIDRAFT_GENERATION_LEASE_MS = env_int("SCIDRAFT_GENERATION_LEASE_MS", 50 if REDIS_URL else 0)
 # Public pages that list notes are bounded whatever the number of notes (notes.feeds,

@@ -58,20 +58,33 @@ def _channel_layer_in_memory(settings, request):
 
 
 @pytest.fixture(autouse=True)
+def _pages_follow_the_generation(settings):
+    # Most tests write inside a transaction that never commits, so no commit hook gives the
+    # dependency tags new versions: with REDIS_URL set, their pages would stay fresh. Pages
+    # follow the generation unless a (transactional) test sets "dependencies" itself
+    # (tests/site/test_dependencies.py, test_caching_stale.py).
+    settings.SCIDRAFT_PAGE_INVALIDATION = "generation"
+
+
+@pytest.fixture(autouse=True)
 def _empty_cache():
     # Each test's database starts from the same generation number: a page cached by an earlier
     # test under that number must not be served to this one.
     from django.core.cache import cache
 
-    from scidraft.site import snapshot
-    from scidraft.site.caching import lease, local_pages, local_queries
+    from scidraft.site import dependencies, snapshot
+    from scidraft.site.caching import local_pages, local_queries, refreshes
+    from scidraft.site.generation import lease
 
     cache.clear()
     local_pages.clear()
     local_queries.clear()
     lease.drop()
+    dependencies.lease.drop()
     lease.last = None
     snapshot.forget_all()
+    yield
+    refreshes.join()  # a stale page's background render must not outlive its test's database
 
 
 @pytest.fixture

@@ -41,7 +41,7 @@ from notes.services.records import (
 from notes.services.renders import bibfile_pks as stored_bibfile_pks
 from notes.services.renders import citation_rows, note_render_fields
 from scidraft.markup import Rendered, render
-from scidraft.site.caching import bump_generation
+from scidraft.site.generation import bump_generation
 from scidraft.site.models import SiteSettings
 
 from ..content import NoteSource

@@ -17,7 +17,7 @@ from notes.rendering import (
     batch_context,
 )
 from notes.services.renders import note_render_store
-from scidraft.site.caching import deferred_bumps
+from scidraft.site.generation import deferred_bumps
 
 from ..problems import Problem
 from ..reading import BibSource, HugoSite

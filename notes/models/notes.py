@@ -250,6 +250,9 @@ def prefetch_cards(notes) -> None:
 class Note(RenderedContent):
     """A note: the one content type of the theme, of any length (docs/theme.md#front-matter)."""
 
+    # What decides which lists a note is on, and where (scidraft.site.receivers).
+    LISTING_FIELDS = ("status", "date", "weight", "promotion", "slug", "has_body", "deleted_at")
+
     slug = models.SlugField(max_length=200, unique=True, allow_unicode=True)
     title = models.CharField(max_length=300, blank=True)
     body = models.TextField(blank=True, help_text="Markdown with LaTeX math and shortcodes.")
@@ -399,6 +402,9 @@ class Note(RenderedContent):
         # The status the row has in the database: saving a note that is and was a draft changes
         # nothing a reader sees, so it need not invalidate cached pages (scidraft.site.receivers).
         note.stored_status = note.__dict__.get("status")
+        # And what decides which lists it is on, and where: a save that changes none of it
+        # makes stale only the pages that show the note, not every list it could move on.
+        note.stored_listing = {name: note.__dict__.get(name) for name in cls.LISTING_FIELDS}
         return note
 
     @property

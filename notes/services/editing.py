@@ -14,7 +14,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from bibliography.models import BibFile
-from scidraft.site.caching import deferred_bumps
+from scidraft.site.generation import deferred_bumps
 
 from ..models import Author, Note, NoteAuthor, NoteRevision, Status, tag_names
 from . import text_sync

@@ -10,7 +10,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
 
-from scidraft.site.caching import deferred_bumps
+from scidraft.site.generation import deferred_bumps
 from scidraft.site.models import SiteSettings
 
 from ..models import LiveBibliography, Note, NoteRevision, Status
@@ -76,7 +76,7 @@ def note_save_and_publish(
     so a click is one revision.
 
     Save and publish commit together: readers' cached pages turn over once, and the writer
-    waits out one generation lease (scidraft.site.caching), not two. The bump is made last,
+    waits out one generation lease (scidraft.site.generation), not two. The bump is made last,
     so the site-wide generation row stays locked from there to the commit only, not through
     the render: other authors' saves wait on it. A refused publish leaves the save standing:
     PermissionDenied is raised after it commits; an authorship waiting for consent is told in

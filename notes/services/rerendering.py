@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from django.db import connections, transaction
 
 from scidraft.markup import ENGINE_VERSION
-from scidraft.site.caching import bump_generation, deferred_bumps
+from scidraft.site.generation import bump_generation, deferred_bumps
 
 from .. import completion, search_index
 from ..live_references import live_context

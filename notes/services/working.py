@@ -17,7 +17,8 @@ from django.utils import timezone
 
 from bibliography.models import BibFile
 from scidraft.markup import render
-from scidraft.site.caching import bump_generation, deferred_bumps
+from scidraft.site import dependencies
+from scidraft.site.generation import bump_generation, deferred_bumps
 
 from ..live_references import kept_for
 from ..models import Author, LiveBibliography, Note, NoteAuthor, WorkingCopy, tag_names
@@ -190,11 +191,15 @@ def authors_set(note: Note, handles: list[str]) -> None:
     wanted = [found[handle] for handle in handles]
     if list(note.authorships.values_list("author_id", flat=True)) == wanted:
         return
+    before = list(note.authorships.values_list("author__handle", flat=True))
     note.authorships.all().delete()
     NoteAuthor.objects.bulk_create(
         NoteAuthor(note=note, author_id=pk, position=position) for position, pk in enumerate(wanted)
     )
-    bump_generation()  # bulk_create sends no signal
+    # bulk_create sends no signal: the note's pages, and the lists of the authors it left and
+    # joined (scidraft.site.receivers).
+    changed = map(dependencies.listing_author, {*before, *handles})
+    bump_generation(dependencies.note(note.slug), *changed)
 
 
 def bibliographies_set(note: Note, items) -> None:

@@ -9,7 +9,7 @@ from django.template import loader
 from django.utils.functional import SimpleLazyObject
 from django.utils.safestring import SafeString
 
-from .caching import request_generation
+from .generation import request_generation
 from .models import MenuItem
 from .snapshot import PerGeneration, main_menu, site_settings
 

@@ -242,7 +242,7 @@ class ContentGeneration(models.Model):
 
     It seeds the site's stable random choices (promotion slots, recommendations), as the
     theme's per-build seed does, and keys the page cache. Bumped in the same transaction as
-    the write (scidraft.site.caching.bump_generation, from the signals in receivers.py).
+    the write (scidraft.site.generation.bump_generation, from the signals in receivers.py).
     """
 
     value = models.BigIntegerField(default=0)

@@ -19,7 +19,7 @@ from typing import Generic, TypeVar
 
 from django.db import transaction
 
-from .caching import request_generation
+from .generation import request_generation
 from .models import MenuItem, SiteSettings
 
 T = TypeVar("T")

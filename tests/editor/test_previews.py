@@ -17,7 +17,7 @@ from notes import services
 from notes.models import Note, Status
 from notes.rendering import context_for
 from scidraft.markup import render
-from scidraft.site.caching import bump_generation
+from scidraft.site.generation import bump_generation
 from tests.accounts.conftest import Clock
 
 pytestmark = pytest.mark.django_db

@@ -101,12 +101,12 @@ def test_editor_publish_commits_the_save_and_the_publish_at_once(client, author,
     """Publishing a new text of a published note from the editor saves and publishes in one
     transaction: the new content generation is published once (one turnover of readers'
     cached pages, one lease wait), not once for the save and again for the publish."""
-    from scidraft.site import caching
+    from scidraft.site import generation
 
     note = services.note_publish(note_id=note.pk, user=author, base_version=note.version).note
     published = []
-    original = caching.publish_generation
-    monkeypatch.setattr(caching, "publish_generation", lambda: published.append(original()))
+    original = generation.publish_generation
+    monkeypatch.setattr(generation, "publish_generation", lambda: published.append(original()))
     client.force_login(author)
     response = client.post(
         f"/write/{note.pk}/", editor_form(note, body="New text.", action="publish")

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from notes.models import Note, Page
-from scidraft.site.caching import bump_generation
+from scidraft.site.generation import bump_generation
 from scidraft.site.models import SiteSettings
 from tests.factories import note_row, note_rows
 

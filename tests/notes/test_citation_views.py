@@ -135,7 +135,7 @@ def test_cite_this_note_follows_the_site_style(client, demo_loaded):
 
     page = client.get(f"/notes/{SLUG}/").content.decode()
     assert "[Internet]" in page.split('class="cite-text"')[1].split("</p>")[0]
-    from scidraft.site.caching import bump_generation
+    from scidraft.site.generation import bump_generation
 
     SiteSettings.objects.update(citation_style="apa")
     bump_generation()  # a settings write does this; update() bypasses the write path

@@ -13,7 +13,7 @@ from django.template import engines
 
 from notes.feeds import rfc822, w3c
 from notes.models import Note, Tag
-from scidraft.site.caching import bump_generation
+from scidraft.site.generation import bump_generation
 from scidraft.site.models import SiteSettings
 from tests.factories import note_rows
 

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from notes.models import Note, Status
 from notes.navigation import older_and_newer, published, recommendation_candidates
-from scidraft.site.caching import lease
+from scidraft.site.generation import lease
 
 
 def _expected(note: Note):
@@ -45,7 +45,8 @@ def _forget_pages() -> None:
     the generation is read again, as a process that served pages before has it."""
     from django.core.cache import cache
 
-    from scidraft.site.caching import current_generation, local_pages
+    from scidraft.site.caching import local_pages
+    from scidraft.site.generation import current_generation
 
     cache.clear()
     local_pages.clear()

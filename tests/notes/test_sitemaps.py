@@ -9,7 +9,7 @@ import pytest
 
 from notes import sitemaps
 from notes.models import Note, Page, Tag
-from scidraft.site.caching import bump_generation
+from scidraft.site.generation import bump_generation
 from scidraft.site.models import SiteSettings
 from tests.factories import note_rows
 

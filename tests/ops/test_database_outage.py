@@ -111,7 +111,7 @@ def test_a_lost_generation_key_falls_back_to_the_last_one_seen(anonymous, publis
 
 def test_unknown_generation_answers_503_and_serves_nothing_cached(anonymous, published):
     """A process that never read a generation cannot know any page's key: 503."""
-    from scidraft.site.caching import lease
+    from scidraft.site.generation import lease
 
     anonymous.get(URL)
     cache.clear()

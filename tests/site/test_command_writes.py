@@ -1,4 +1,5 @@
-"""A management command's write is served at once by a running server.
+"""A management command's write is served by a running server: at once, or within the staleness
+bound when pages follow their dependencies.
 
 The server is a real gunicorn; each write is a `manage.py` command in a process of its own
 (seed_demo, import_hugo, import_bib, rerender), run while the server holds the old pages in its
@@ -20,7 +21,7 @@ from django.conf import settings
 
 from reliability.servers import terminated
 
-from .test_two_processes import _cached, _get, _start, _wait, own_site
+from .test_two_processes import _cached, _get, _start, _wait, own_site, served_fresh
 from .test_two_processes import _manage as manage
 
 NOTE = "method-citations-reference-heading"
@@ -59,7 +60,7 @@ def _bib_with_title(tmp_path: Path, title: str) -> Path:
     return changed
 
 
-def _writes_are_served_at_once(env: dict, tmp_path: Path) -> None:
+def _writes_are_served_at_once(env: dict, tmp_path: Path, within: float = 0) -> None:
     _manage(env, "migrate", "--noinput")
     _manage(env, "seed_demo")
     log = tmp_path / "gunicorn.log"
@@ -87,8 +88,7 @@ def _writes_are_served_at_once(env: dict, tmp_path: Path) -> None:
                 _manage(env, "shell", "-c", _EDIT_BODY.format(text=f"\n\n{text}.\n"))
                 assert text not in _get(base, page)[2]  # no bump yet: the cached page stands
                 _manage(env, "rerender")
-            status, cache, html = _get(base, page)
-            assert status == 200
+            cache, html = served_fresh(base, page, [text], within)
             assert text in html, f"{command}: the server still served the old page ({cache})"
             _cached(base, page, text)  # and it is cached again
     finally:
@@ -112,11 +112,15 @@ def test_command_writes_are_served_at_once_on_the_embedded_default(tmp_path):
 
 
 @pytest.mark.slow
-def test_command_writes_are_served_at_once_with_postgresql_and_redis(tmp_path):
-    """The production shape: every command's write is on the next page read."""
+@pytest.mark.parametrize(("invalidation", "within"), [("generation", 0), ("dependencies", 10)])
+def test_command_writes_are_served_with_postgresql_and_redis(tmp_path, invalidation, within):
+    """The production shape: every command's write is on the next page read when pages follow
+    the generation, and within SCIDRAFT_PAGE_STALE_MAX_SECONDS when they follow their
+    dependencies (the stale page is served while it is rendered again)."""
     database = settings.DATABASES["default"]
     if database["ENGINE"] != "django.db.backends.postgresql" or not os.environ.get("REDIS_URL"):
         pytest.skip("needs the test database on PostgreSQL and REDIS_URL")
     media = str(tmp_path / "media")
-    with own_site(database, os.environ["REDIS_URL"], "commands", REDIS_DB, MEDIA_ROOT=media) as env:
-        _writes_are_served_at_once(env, tmp_path)
+    extra = {"MEDIA_ROOT": media, "SCIDRAFT_PAGE_INVALIDATION": invalidation}
+    with own_site(database, os.environ["REDIS_URL"], "commands", REDIS_DB, **extra) as env:
+        _writes_are_served_at_once(env, tmp_path, within)

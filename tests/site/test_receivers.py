@@ -105,3 +105,72 @@ def test_attaching_authors_and_bibliographies_to_a_draft_does_not_bump(draft):
     Note.objects.filter(pk=draft.pk).update(status=Status.PUBLISHED)
     NoteAuthor.objects.filter(note=note).delete()
     assert generation() == before + 1
+
+
+@pytest.fixture(autouse=True)
+def _nothing_named_yet():
+    from django.db import connection
+
+    connection._page_tags_pending = set()  # what earlier tests' transactions left
+
+
+def _named() -> set[str]:
+    """The dependency tags the writes of this (never committed) test transaction named."""
+    from django.db import connection
+
+    return set(getattr(connection, "_page_tags_pending", set()))
+
+
+@pytest.fixture
+def published(draft):
+    from django.db import connection
+
+    Note.objects.filter(pk=draft.pk).update(status=Status.PUBLISHED)
+    connection._page_tags_pending = set()  # the draft's own creation
+    return Note.objects.get(pk=draft.pk)
+
+
+@pytest.mark.django_db
+def test_a_new_title_names_the_note_only(published):
+    published.title = "Retitled"
+    published.save()
+    assert _named() == {"note:draft-note"}
+
+
+@pytest.mark.django_db
+def test_unpublishing_names_the_lists_and_the_neighbours(published):
+    tag = Tag.objects.create(name="Heat", slug="heat")
+    published.tags.add(tag)
+    published.status = Status.DRAFT
+    published.save()
+    assert {"note:draft-note", "listing:all", "listing:tag:heat"} <= _named()
+    assert any(name.startswith("near:") for name in _named()) and "site" not in _named()
+
+
+@pytest.mark.django_db
+def test_a_new_tag_names_its_own_list_and_a_renamed_one_every_page(db):
+    tag = Tag.objects.create(name="Fresh", slug="fresh")
+    assert _named() == {"listing:tag:fresh"}
+    tag.name = "Renamed"
+    tag.save()
+    assert "site" in _named()
+
+
+@pytest.mark.django_db
+def test_kept_entries_replaced_name_their_note_only(published):
+    from notes.models import LiveBibEntry, LiveBibliography
+
+    live = LiveBibliography.objects.create(note=published, keys=["a"], macros="")
+    LiveBibEntry.objects.create(live=live, bib_name="refs.bib", key="a", entry_type="article")
+    LiveBibliography.objects.filter(note=published).delete()  # the entries go with it
+    assert _named() == {"note:draft-note"}
+
+
+@pytest.mark.django_db
+def test_a_setting_names_every_page(db):
+    from scidraft.site.models import SiteSettings
+
+    site = SiteSettings.objects.current()
+    site.title = "Renamed"
+    site.save()
+    assert "site" in _named()

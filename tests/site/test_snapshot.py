@@ -9,7 +9,7 @@ from django.test import RequestFactory
 from django.test.utils import CaptureQueriesContext
 
 from scidraft.site import snapshot
-from scidraft.site.caching import lease
+from scidraft.site.generation import lease
 from scidraft.site.models import MenuItem, SiteSettings
 
 # Kept rows are only those read outside a transaction: these tests commit for real.
@@ -111,10 +111,10 @@ def test_the_header_is_rendered_once_per_pattern_of_active_menu_entries(client):
 def test_a_page_reads_the_content_generation_once(client, monkeypatch):
     """The page cache's key and every snapshot the page is rendered from use one reading of
     the generation, so they agree on it, and a miss costs one read, not one per caller."""
-    from scidraft.site import caching
+    from scidraft.site import generation
 
     readings = []
-    real = caching.current_generation
-    monkeypatch.setattr(caching, "current_generation", lambda: readings.append(1) or real())
+    real = generation.current_generation
+    monkeypatch.setattr(generation, "current_generation", lambda: readings.append(1) or real())
     assert client.get("/", {"once": "1"}).status_code == 200
     assert len(readings) == 1

@@ -11,7 +11,7 @@ from notes.services.rerendering import notes_rerender
 from scidraft.markup import ENGINE_VERSION, render
 from scidraft.markup.crossrefs import kind_references
 from scidraft.progress import Progress
-from scidraft.site.caching import deferred_bumps
+from scidraft.site.generation import deferred_bumps
 
 # Characters of each side shown where a changed page first differs.
 EXCERPT = 70

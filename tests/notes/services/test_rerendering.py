@@ -13,7 +13,7 @@ from notes.rendering import INCOMPLETE, PENDING, RENDERED_FIELDS
 from notes.services import rerendering
 from notes.services.rerendering import notes_rerender
 from scidraft.markup import ENGINE_VERSION
-from scidraft.site.caching import publish_generation
+from scidraft.site.generation import publish_generation
 from scidraft.site.models import ContentGeneration
 from tests.factories import site_bib_file
 
@@ -102,7 +102,7 @@ def test_committed_batches_sleep_one_lease_for_the_whole_run(settings, monkeypat
         real_sleep(seconds)
 
     _notes()
-    monkeypatch.setattr("scidraft.site.caching.time.sleep", recorded)
+    monkeypatch.setattr("scidraft.site.generation.time.sleep", recorded)
     before = ContentGeneration.objects.value()
     assert notes_rerender(force=True, workers=1) == COUNT
     assert ContentGeneration.objects.value() == before + 1

@@ -1,5 +1,5 @@
 """A page that misses the cache is rendered once, however many readers ask for it at the same
-moment: once per process (scidraft.site.caching.PageCacheMiddleware, `renders`), and once across
+moment: once per process (scidraft.site.render_claims, `renders`), and once across
 processes (`shared_renders`, a claim in the shared cache)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from django.core.cache import cache
 from django.http import HttpResponse
 from django.test import RequestFactory
 
-from scidraft.site import caching
+from scidraft.site import caching, generation, page_entries
 
 WAIT = 5.0
 
@@ -21,7 +21,7 @@ WAIT = 5.0
 def _generation_without_database(monkeypatch):
     # Readers run in threads, which would each open a database of their own: the generation is
     # fixed here instead, as the lease would give it.
-    monkeypatch.setattr(caching, "current_generation", lambda: 7)
+    monkeypatch.setattr(generation, "current_generation", lambda: 7)
 
 
 class SlowView:
@@ -129,7 +129,7 @@ def test_different_pages_do_not_wait_for_each_other():
 
 def _claimed_elsewhere(path: str) -> str:
     """Claim the page's key as another process would; returns the key."""
-    key = caching.page_key(RequestFactory().get(path), 7)
+    key = caching.page_key(RequestFactory().get(path))
     assert cache.add(caching.shared_renders.PREFIX + key, 1, 30)
     return key
 
@@ -137,7 +137,7 @@ def _claimed_elsewhere(path: str) -> str:
 def _entry(content: bytes) -> dict:
     response = HttpResponse(content)
     response["ETag"], response["Last-Modified"] = '"e"', "Sun, 29 Nov 2026 22:00:00 GMT"
-    return caching._store(response)
+    return page_entries.store(response, 7)
 
 
 @pytest.fixture(autouse=True)
@@ -203,12 +203,12 @@ def test_the_rendering_process_claims_the_page_and_releases_it_after_storing():
         return HttpResponse(b"<p>mine</p>")
 
     middleware = caching.PageCacheMiddleware(caching.cached_page(view))
-    key = caching.page_key(RequestFactory().get("/notes/own/"), 7)
+    key = caching.page_key(RequestFactory().get("/notes/own/"))
     assert middleware(RequestFactory().get("/notes/own/")).content == b"<p>mine</p>"
     assert seen["claimed"] is True
     assert cache.get(key) is not None
     assert cache.get(caching.shared_renders.PREFIX + key) is None
-    key = caching.page_key(RequestFactory().get("/notes/own-fails/"), 7)
+    key = caching.page_key(RequestFactory().get("/notes/own-fails/"))
     with pytest.raises(RuntimeError):
         middleware(RequestFactory().get("/notes/own-fails/"))
     assert cache.get(caching.shared_renders.PREFIX + key) is None
@@ -225,3 +225,18 @@ def test_with_the_shared_cache_down_every_process_renders_without_waiting(monkey
     answer = caching.PageCacheMiddleware(view.view)(RequestFactory().get("/notes/down/"))
     assert view.renders == 1 and answer.status_code == 200
     assert time.monotonic() - started < 1.0
+
+
+def test_a_claim_outlives_a_render_longer_than_its_own_life_and_ends_with_it(monkeypatch):
+    """A claim is renewed while its render runs, however long (one that expired mid-render let
+    every waiting process render the same page), and deleted as soon as the render ends."""
+    from scidraft.site import render_claims
+
+    monkeypatch.setattr(render_claims, "CLAIM_SECONDS", 1)
+    monkeypatch.setattr(render_claims, "kept_claims", render_claims._KeptClaims())
+    key = caching.page_key(RequestFactory().get("/notes/long/"))
+    assert caching.shared_renders.claim(key)
+    with render_claims.kept_claims.kept(caching.shared_renders.PREFIX + key):
+        time.sleep(1.6)  # past the claim's own second: renewed every third of it
+        assert cache.get(caching.shared_renders.PREFIX + key) is not None
+    assert cache.get(caching.shared_renders.PREFIX + key) is None

@@ -1,6 +1,6 @@
 """The generation lease: a process reuses the generation it read for a few milliseconds instead
 of asking the shared cache on every page hit, and writers wait one lease before answering, so no
-page is stale once a write has answered (scidraft.site.caching). Without a shared cache (the
+page is stale once a write has answered (scidraft.site.generation). Without a shared cache (the
 embedded default) the generation is read from the database instead, leased the same way.
 
 The shared-cache tests keep the generation in the test process's cache, as Redis would
@@ -15,7 +15,7 @@ from django.core.cache import cache
 from django.db import transaction
 
 from notes.models import Note
-from scidraft.site import caching
+from scidraft.site import generation
 from scidraft.site.models import ContentGeneration
 
 NOTE = "/notes/result-theorem-gronwall-inequality/"
@@ -25,6 +25,8 @@ NOTE = "/notes/result-theorem-gronwall-inequality/"
 def _generation_in_the_cache(settings, request):
     if "without_shared_cache" not in request.node.name:
         settings.SCIDRAFT_GENERATION_TTL = 300
+    # What is checked here is the generation itself: every write makes every page stale.
+    settings.SCIDRAFT_PAGE_INVALIDATION = "generation"
 
 
 class CountingGets:
@@ -35,7 +37,7 @@ class CountingGets:
         real_get = cache.get
 
         def get(key, *args, **kwargs):
-            if key == caching.GENERATION_KEY:
+            if key == generation.GENERATION_KEY:
                 self.count += 1
             return real_get(key, *args, **kwargs)
 
@@ -47,31 +49,31 @@ def test_within_a_lease_the_generation_is_not_read_from_the_shared_cache_again(
     settings, monkeypatch, demo_loaded
 ):
     settings.SCIDRAFT_GENERATION_LEASE_MS = 60_000
-    caching.lease.drop()
+    generation.lease.drop()
     gets = CountingGets(monkeypatch)
-    first = caching.current_generation()
-    assert [caching.current_generation() for _ in range(50)] == [first] * 50
+    first = generation.current_generation()
+    assert [generation.current_generation() for _ in range(50)] == [first] * 50
     assert gets.count == 1
 
 
 @pytest.mark.django_db
 def test_without_a_lease_every_request_reads_the_shared_cache(settings, monkeypatch, demo_loaded):
     settings.SCIDRAFT_GENERATION_LEASE_MS = 0
-    caching.lease.drop()
+    generation.lease.drop()
     gets = CountingGets(monkeypatch)
     for _ in range(5):
-        caching.current_generation()
+        generation.current_generation()
     assert gets.count == 5
 
 
 @pytest.mark.django_db
 def test_a_lease_expires_after_its_length(settings, monkeypatch, demo_loaded):
     settings.SCIDRAFT_GENERATION_LEASE_MS = 20
-    caching.lease.drop()
+    generation.lease.drop()
     gets = CountingGets(monkeypatch)
-    caching.current_generation()
+    generation.current_generation()
     time.sleep(0.03)
-    caching.current_generation()
+    generation.current_generation()
     assert gets.count == 2
 
 
@@ -83,22 +85,22 @@ def test_a_writer_answers_only_after_every_lease_taken_before_its_publication_ha
     the write's transaction (and so its on_commit publication) has returned, that lease is
     over, so the other process reads the new generation on its next request."""
     settings.SCIDRAFT_GENERATION_LEASE_MS = 80
-    elsewhere = caching._Lease()
-    elsewhere.hold((caching.current_generation(), None), time.monotonic())
+    elsewhere = generation._Lease()
+    elsewhere.hold((generation.current_generation(), None), time.monotonic())
     assert elsewhere.held() is not None
     note = Note.objects.published().first()
     with transaction.atomic():
         note.title = "A new title"
         note.save()
     assert elsewhere.held() is None
-    assert cache.get(caching.GENERATION_KEY)[0] == caching.current_generation()
+    assert cache.get(generation.GENERATION_KEY)[0] == generation.current_generation()
 
 
 @pytest.mark.django_db(transaction=True)
 def test_this_process_sees_its_own_write_at_once(settings, client, demo_loaded):
     """The writer's own process drops its lease when it bumps: no wait is needed to see it."""
     settings.SCIDRAFT_GENERATION_LEASE_MS = 60_000
-    caching.lease.drop()
+    generation.lease.drop()
     assert client.get(NOTE)["X-Cache"] == "miss"
     assert client.get(NOTE)["X-Cache"] == "hit"
     settings.SCIDRAFT_GENERATION_LEASE_MS = 0  # do not sleep a minute in publish_generation
@@ -126,7 +128,7 @@ def test_a_transaction_publishes_once_however_many_rows_it_changes(
     tags and its authors waits once."""
     settings.SCIDRAFT_GENERATION_LEASE_MS = 1
     waits = []
-    monkeypatch.setattr(caching.time, "sleep", waits.append)
+    monkeypatch.setattr(generation.time, "sleep", waits.append)
     note = Note.objects.published().first()
     with transaction.atomic():
         note.title = "Retitled"
@@ -144,17 +146,17 @@ def test_with_the_database_down_and_the_key_gone_the_last_generation_seen_is_use
     from django.db import OperationalError
 
     settings.SCIDRAFT_GENERATION_LEASE_MS = 0  # no lease: each call asks the cache
-    seen = caching.current_generation()
-    cache.delete(caching.GENERATION_KEY)
+    seen = generation.current_generation()
+    cache.delete(generation.GENERATION_KEY)
 
     def down():
         raise OperationalError("connection refused")
 
-    monkeypatch.setattr(caching, "_load_generation", down)
-    assert caching.current_generation() == seen
-    caching.lease.last = None  # a process that never read one has nothing to fall back on
+    monkeypatch.setattr(generation, "_load_generation", down)
+    assert generation.current_generation() == seen
+    generation.lease.last = None  # a process that never read one has nothing to fall back on
     with pytest.raises(OperationalError):
-        caching.current_generation()
+        generation.current_generation()
 
 
 class CountingReads:
@@ -162,13 +164,13 @@ class CountingReads:
 
     def __init__(self, monkeypatch):
         self.count = 0
-        real_load = caching._load_generation
+        real_load = generation._load_generation
 
         def load():
             self.count += 1
             return real_load()
 
-        monkeypatch.setattr(caching, "_load_generation", load)
+        monkeypatch.setattr(generation, "_load_generation", load)
 
 
 @pytest.mark.django_db
@@ -179,19 +181,19 @@ def test_without_shared_cache_the_generation_is_read_from_the_database(
     once per lease; a number another process wrote is read at once."""
     settings.SCIDRAFT_GENERATION_TTL = 0
     settings.SCIDRAFT_GENERATION_LEASE_MS = 0
-    caching.lease.drop()
+    generation.lease.drop()
     gets, reads = CountingGets(monkeypatch), CountingReads(monkeypatch)
-    first = caching.current_generation()
-    assert [caching.current_generation() for _ in range(4)] == [first] * 4
+    first = generation.current_generation()
+    assert [generation.current_generation() for _ in range(4)] == [first] * 4
     assert (gets.count, reads.count) == (0, 5)
-    cache.set(caching.GENERATION_KEY, (first - 1, None))  # a stale copy is never read
+    cache.set(generation.GENERATION_KEY, (first - 1, None))  # a stale copy is never read
     ContentGeneration.objects.filter(pk=1).update(value=first + 7)  # another process's write
-    assert caching.current_generation() == first + 7
+    assert generation.current_generation() == first + 7
     settings.SCIDRAFT_GENERATION_LEASE_MS = 60_000
-    caching.lease.drop()
-    caching.current_generation()
+    generation.lease.drop()
+    generation.current_generation()
     ContentGeneration.objects.filter(pk=1).update(value=first + 8)
-    assert caching.current_generation() == first + 7  # within its lease
+    assert generation.current_generation() == first + 7  # within its lease
     assert reads.count == 7
 
 
@@ -203,10 +205,10 @@ def test_without_shared_cache_a_read_of_the_database_is_one_query(settings, demo
 
     settings.SCIDRAFT_GENERATION_TTL = 0
     settings.SCIDRAFT_GENERATION_LEASE_MS = 0
-    caching.lease.drop()
-    caching.current_generation()
+    generation.lease.drop()
+    generation.current_generation()
     with CaptureQueriesContext(connection) as queries:
-        caching.current_generation()
+        generation.current_generation()
     assert len(queries) == 1 and "site_contentgeneration" in queries[0]["sql"]
 
 
@@ -224,8 +226,8 @@ def test_a_scheduled_note_is_due_for_a_process_that_first_reads_after_its_date(
     note = Note.objects.published().first()
     note.date = timezone.now() + dt.timedelta(hours=1)
     note.save()
-    before = caching.current_generation()
+    before = generation.current_generation()
     later = timezone.now() + dt.timedelta(hours=2)
     monkeypatch.setattr(timezone, "now", lambda: later)
-    caching.lease.drop()  # a process that never read the generation before
-    assert caching.current_generation() == before + 1
+    generation.lease.drop()  # a process that never read the generation before
+    assert generation.current_generation() == before + 1

@@ -1,0 +1,219 @@
+"""Who renders a page: one thread per process and one process in all, however many readers
+miss it at once, and one background render of a stale page (scidraft.site.caching).
+
+Claims live in the shared cache for CLAIM_SECONDS, well above any render, and are kept alive
+while their render runs (one thread renews every claim this process holds): a claim that
+expired mid-render would let every waiting process render the same page at once. A claim is
+released as soon as its render ends, stored or not.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import threading
+import time
+from collections.abc import Callable
+from contextlib import contextmanager
+
+from django.core.cache import cache
+from django.core.handlers.wsgi import WSGIRequest
+from django.db import connections
+from django.http import HttpRequest
+
+from .sharedcache import safe
+
+logger = logging.getLogger("scidraft.site.caching")
+
+CLAIM_SECONDS = 60
+
+
+class _KeptClaims:
+    """The claims this process holds, renewed every third of their life until released."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.keys: dict[str, int] = {}
+        self.thread: threading.Thread | None = None
+
+    @contextmanager
+    def kept(self, key: str):
+        with self.lock:
+            self.keys[key] = self.keys.get(key, 0) + 1
+            if self.thread is None or not self.thread.is_alive():
+                self.thread = threading.Thread(
+                    target=self._renew, name="scidraft-page-claims", daemon=True
+                )
+                self.thread.start()
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.keys[key] -= 1
+                if not self.keys[key]:
+                    del self.keys[key]
+            safe(cache.delete, key)
+
+    def _renew(self) -> None:
+        while True:
+            time.sleep(CLAIM_SECONDS / 3)
+            with self.lock:
+                held = list(self.keys)
+            for key in held:
+                safe(cache.touch, key, CLAIM_SECONDS)
+
+
+kept_claims = _KeptClaims()
+
+
+class _Renders:
+    """Pages some thread of this process is rendering now, by key. When a page misses, each of a
+    worker's threads would render the same page; instead the first renders and the others wait
+    for it, then are served what it stored."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.pending: dict[str, threading.Event] = {}
+
+    def claim(self, key: str) -> tuple[threading.Event, bool]:
+        """The key's event, and whether this caller renders (else it waits on the event)."""
+        with self.lock:
+            event = self.pending.get(key)
+            if event is not None:
+                return event, False
+            event = self.pending[key] = threading.Event()
+            return event, True
+
+    def release(self, key: str, event: threading.Event) -> None:
+        with self.lock:
+            if self.pending.get(key) is event:
+                del self.pending[key]
+        event.set()
+
+
+renders = _Renders()
+
+
+class _SharedRenders:
+    """Pages some process is rendering now, as claims in the shared cache. When a page misses
+    in every worker at the same moment, each would render it; the first process to claim the
+    key renders it, the others poll the cache for what it stores (a Redis round trip every few
+    milliseconds, cheaper than a render) and render it themselves once the claim is gone
+    without a page (the render failed or was not cacheable) or SCIDRAFT_PAGE_RENDER_WAIT_MS has
+    passed. With the cache down, no claim is seen and every process renders."""
+
+    PREFIX = "render:"
+    FIRST_POLL, LAST_POLL = 0.005, 0.05  # seconds between polls, doubling
+
+    def claim(self, key: str) -> bool:
+        """Whether this process renders the page (else another one is rendering it)."""
+        return bool(safe(cache.add, self.PREFIX + key, 1, CLAIM_SECONDS, default=True))
+
+    def kept(self, key: str):
+        return kept_claims.kept(self.PREFIX + key)
+
+    def wait(self, key: str, deadline: float, old: str | None = None) -> dict | None:
+        """The page the claiming process stored (a render other than the entry `old`), or None
+        once it is clear none is coming."""
+        claim, delay = self.PREFIX + key, self.FIRST_POLL
+        while True:
+            found = safe(cache.get_many, [key, claim], default={})
+            entry = found.get(key)
+            if entry is not None and (old is None or entry.get("id") != old):
+                return entry
+            remaining = deadline - time.monotonic()
+            if claim not in found or remaining <= 0:
+                return None
+            time.sleep(min(delay, remaining))
+            delay = min(delay * 2, self.LAST_POLL)
+
+
+shared_renders = _SharedRenders()
+
+# What a background render keeps of the reader's request: where it was sent, never who sent it.
+_KEPT_META = (
+    "SERVER_NAME", "SERVER_PORT", "SERVER_PROTOCOL", "HTTP_HOST", "SCRIPT_NAME", "REMOTE_ADDR",
+)  # fmt: skip
+
+
+def synthetic_request(request: HttpRequest) -> WSGIRequest:
+    """A cookie-less GET of the same host, path and (canonical) query as `request`."""
+    meta = request.META
+    environ = {name: meta[name] for name in _KEPT_META if name in meta}
+    environ.update(
+        {name: value for name, value in meta.items() if name.startswith("HTTP_X_FORWARDED_")}
+    )
+    environ.update(
+        {
+            "REQUEST_METHOD": "GET",
+            "PATH_INFO": request.path_info,
+            "QUERY_STRING": meta.get("QUERY_STRING", ""),
+            "wsgi.url_scheme": request.scheme,
+            "wsgi.input": io.BytesIO(b""),
+        }
+    )
+    fresh = WSGIRequest(environ)
+    if hasattr(request, "urlconf"):
+        fresh.urlconf = request.urlconf
+    return fresh
+
+
+class _Refreshes:
+    """Stale pages being rendered again in the background: at most one render per page across
+    processes (a claim in the shared cache), in a thread of the process that won the claim,
+    while readers are served the stale page."""
+
+    PREFIX = "refresh:"
+    # Background renders one process runs at once: a site-wide change makes every page stale,
+    # and a thread per page read would take the process's CPU from its readers. A page read
+    # while all are busy is served stale and claimed by a later reader (past the bound, its
+    # reader renders it).
+    THREADS = 4
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.threads: set[threading.Thread] = set()
+        self.slots = threading.BoundedSemaphore(self.THREADS)
+
+    def start(self, key: str, request: HttpRequest, render: Callable[[HttpRequest], object]):
+        """Render the page of `request` again in the background unless some process already
+        is; `render` renders and stores it (the middleware's chain)."""
+        claim = self.PREFIX + key
+        if not self.slots.acquire(blocking=False):
+            return
+        if not safe(cache.add, claim, 1, CLAIM_SECONDS, default=False):
+            self.slots.release()
+            return
+        fresh = synthetic_request(request)
+        thread = threading.Thread(
+            target=self._run, args=(claim, fresh, render), name="scidraft-page-refresh",
+            daemon=True,
+        )  # fmt: skip
+        with self.lock:
+            self.threads.add(thread)
+        thread.start()
+
+    def _run(self, claim: str, request: HttpRequest, render) -> None:
+        try:
+            with kept_claims.kept(claim):
+                render(request)
+        except Exception:  # the stale page stays; past the bound readers render it themselves
+            logger.exception("background render of %s failed", request.path)
+        finally:
+            connections.close_all()  # this thread's own connections
+            with self.lock:
+                self.threads.discard(threading.current_thread())
+            self.slots.release()
+
+    def join(self, timeout: float = 10.0) -> None:
+        """Wait for the background renders running now (tests; a worker shutting down)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self.lock:
+                running = list(self.threads)
+            if not running or time.monotonic() >= deadline:
+                return
+            running[0].join(max(0.0, deadline - time.monotonic()))
+
+
+refreshes = _Refreshes()

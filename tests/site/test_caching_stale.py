@@ -1,0 +1,213 @@
+"""A stale page is served at once while one process renders it again in the background
+(scidraft.site.caching, scidraft.site.render_claims): no reader waits for a render someone
+else's write caused, and the fresh page is served once that render is stored.
+
+The local-memory cache stands in for Redis (SCIDRAFT_GENERATION_TTL above 0, as with
+REDIS_URL). Background renders run in threads with database connections of their own: the
+tests are transactional, and wait for them with `refreshes.join()`. Renders are counted by
+the templates they render, in every thread.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.cache import cache
+from django.test import Client
+from django.test.signals import template_rendered
+
+from notes.models import Note
+from scidraft.site import caching, render_claims
+from scidraft.site.models import SiteSettings
+from tests.factories import imported_note
+
+NOTE, OTHER = "/notes/first/", "/notes/second/"
+
+
+@pytest.fixture(autouse=True)
+def _by_dependencies(settings):
+    settings.SCIDRAFT_GENERATION_TTL = 300
+    settings.SCIDRAFT_GENERATION_LEASE_MS = 0
+    settings.SCIDRAFT_PAGE_INVALIDATION = "dependencies"
+    settings.SCIDRAFT_PAGE_STALE_MAX_SECONDS = 10
+
+
+@pytest.fixture
+def notes(db):
+    return imported_note("first", title="First title"), imported_note("second")
+
+
+class Renders:
+    """Note pages rendered, from any thread."""
+
+    def __init__(self):
+        self.count = 0
+        self.lock = threading.Lock()
+
+    def __call__(self, sender, template, **kwargs):
+        if template.name == "notes/note_detail.html":
+            with self.lock:
+                self.count += 1
+
+
+@pytest.fixture
+def renders():
+    counter = Renders()
+    template_rendered.connect(counter, dispatch_uid="test-renders")
+    yield counter
+    template_rendered.disconnect(dispatch_uid="test-renders")
+
+
+def _retitle(title: str) -> None:
+    note = Note.objects.get(slug="first")
+    note.title = title
+    note.save()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_stale_page_is_served_at_once_and_the_fresh_one_follows(client, notes, renders):
+    """The first reader after the write gets the old page (`stale`) without a render of its
+    own; once the background render is stored, readers get the new page as a hit."""
+    client.get(NOTE)
+    assert client.get(NOTE)["X-Cache"] == "hit"
+    _retitle("Second title")
+    renders.count = 0
+    stale = client.get(NOTE)
+    assert stale["X-Cache"] == "stale" and b"First title" in stale.content
+    assert "max-age=0" in stale["Cache-Control"]  # browsers keep the fresh one, not this
+    assert not stale.templates  # nothing rendered on the reader's path
+    caching.refreshes.join()
+    assert renders.count == 1
+    fresh = client.get(NOTE)
+    assert fresh["X-Cache"] == "hit" and b"Second title" in fresh.content
+    assert client.get(OTHER)["X-Cache"] in ("miss", "hit")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_many_readers_of_a_stale_page_cause_one_background_render(notes, renders):
+    for _ in range(2):
+        Client().get(NOTE)
+    _retitle("Second title")
+    renders.count = 0
+    answers, start = [], threading.Barrier(8)
+
+    def read():
+        start.wait()
+        answers.append(Client().get(NOTE)["X-Cache"])
+
+    readers = [threading.Thread(target=read) for _ in range(8)]
+    for reader in readers:
+        reader.start()
+    for reader in readers:
+        reader.join()
+    caching.refreshes.join()
+    assert renders.count == 1
+    assert set(answers) <= {"stale", "hit"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_page_another_process_renders_is_served_stale_without_a_render_here(
+    client, notes, renders
+):
+    client.get(NOTE)
+    _retitle("Second title")
+    key = caching.page_key(client.get(NOTE).wsgi_request)
+    caching.refreshes.join()
+    _retitle("Third title")
+    assert cache.add(render_claims._Refreshes.PREFIX + key, 1, 30)  # held by another process
+    renders.count = 0
+    assert client.get(NOTE)["X-Cache"] == "stale"
+    caching.refreshes.join()
+    assert renders.count == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_writer_logged_in_sees_the_change_at_once(client, notes):
+    """A session bypasses the cache: the writer's own page is rendered, with the change,
+    while anonymous readers are served the stale page until its render is stored."""
+    client.get(NOTE)
+    writer = Client()
+    writer.force_login(User.objects.create_user("writer", password="correct horse battery"))
+    _retitle("Second title")
+    own = writer.get(NOTE)
+    assert b"Second title" in own.content and "X-Cache" not in own
+    assert client.get(NOTE)["X-Cache"] == "stale"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_past_the_bound_a_stale_page_is_rendered_by_its_reader(settings, client, notes):
+    settings.SCIDRAFT_PAGE_STALE_MAX_SECONDS = 0
+    client.get(NOTE)
+    _retitle("Second title")
+    response = client.get(NOTE)
+    assert response["X-Cache"] == "miss" and b"Second title" in response.content
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_setting_changed_serves_every_page_stale_until_rendered_again(client, notes):
+    for url in (NOTE, OTHER):
+        client.get(url)
+    site = SiteSettings.objects.current()
+    site.title = "Renamed site"
+    site.save()
+    assert [client.get(url)["X-Cache"] for url in (NOTE, OTHER)] == ["stale", "stale"]
+    caching.refreshes.join()
+    for url in (NOTE, OTHER):
+        response = client.get(url)
+        assert response["X-Cache"] == "hit" and b"Renamed site" in response.content
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_cache_outage_renders_pages(client, notes, monkeypatch):
+    """Redis down: no entry, no tag version, no claim; pages are rendered, never an error."""
+    client.get(NOTE)
+
+    def broken(*args, **kwargs):
+        raise ConnectionError("cache unreachable")
+
+    for name in ("get", "get_many", "set", "set_many", "add", "delete", "touch"):
+        monkeypatch.setattr(cache, name, broken)
+    caching.local_pages.clear()
+    response = client.get(NOTE)
+    assert response.status_code == 200 and response["X-Cache"] == "miss"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_unpublished_note_is_gone_once_its_page_is_rendered_again(client, notes):
+    """Its stale page is served until the background render, which finds it gone (404): the
+    copy is dropped, and readers get the 404 from then on."""
+    client.get(NOTE)
+    note = Note.objects.get(slug="first")
+    note.status = "draft"
+    note.save()
+    assert client.get(NOTE)["X-Cache"] == "stale"
+    caching.refreshes.join()
+    assert client.get(NOTE).status_code == 404
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_process_runs_a_bounded_number_of_background_renders(client, notes, monkeypatch):
+    """With every slot busy, a stale page is still served at once, and not claimed: a later
+    reader claims it once a slot is free."""
+    client.get(NOTE)
+    _retitle("Second title")
+    slots = caching.refreshes.slots
+    taken = 0
+    while slots.acquire(blocking=False):
+        taken += 1
+    try:
+        assert client.get(NOTE)["X-Cache"] == "stale"
+        assert (
+            cache.get(
+                render_claims._Refreshes.PREFIX + caching.page_key(client.get(NOTE).wsgi_request)
+            )
+            is None
+        )
+    finally:
+        for _ in range(taken):
+            slots.release()
+    assert client.get(NOTE)["X-Cache"] == "stale"
+    caching.refreshes.join()
+    assert b"Second title" in client.get(NOTE).content

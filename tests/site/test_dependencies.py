@@ -1,0 +1,243 @@
+"""Which pages a write makes stale (scidraft.site.dependencies, scidraft.site.receivers):
+exactly those that show what it changed; every page for a write that names nothing.
+
+The local-memory cache stands in for Redis here (SCIDRAFT_GENERATION_TTL above 0, as with
+REDIS_URL). A stale page is not served (SCIDRAFT_PAGE_STALE_MAX_SECONDS = 0), so it is
+rendered by its reader: `miss` and a template rendered tell a stale page from a fresh one
+(`hit`, nothing rendered). Writes commit (transactional tests): their tags get new versions
+in the commit hook.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from django.utils import timezone
+
+from notes.models import Author, Note, Status, Tag
+from scidraft.site import dependencies
+from scidraft.site.models import ContentGeneration, SiteSettings
+from tests.factories import imported_note
+
+
+@pytest.fixture(autouse=True)
+def _by_dependencies(settings):
+    settings.SCIDRAFT_GENERATION_TTL = 300
+    settings.SCIDRAFT_GENERATION_LEASE_MS = 0
+    settings.SCIDRAFT_PAGE_INVALIDATION = "dependencies"
+    settings.SCIDRAFT_PAGE_STALE_MAX_SECONDS = 0
+
+
+def _days_ago(days: int) -> dt.datetime:
+    return timezone.now() - dt.timedelta(days=days)
+
+
+@pytest.fixture
+def notes(db):
+    """Five published notes a day or more apart, oldest first, and a draft dated between the
+    third and the fourth."""
+    made = {
+        "alpha": imported_note("alpha", tags=["Waves"], date=_days_ago(10)),
+        "beta": imported_note("beta", tags=["Waves"], date=_days_ago(9)),
+        "gamma": imported_note("gamma", tags=["Heat"], date=_days_ago(8)),
+        "delta": imported_note("delta", tags=["Optics"], date=_days_ago(2)),
+        "epsilon": imported_note("epsilon", tags=["Optics"], date=_days_ago(1)),
+        "newcomer": imported_note(
+            "newcomer", tags=["Heat"], authors=["Ada Lovelace"], date=_days_ago(5), draft=True
+        ),
+    }
+    assert made["newcomer"].status != Status.PUBLISHED
+    return made
+
+
+def _served(client, urls) -> dict[str, str]:
+    """X-Cache of each page, checked against whether a template was rendered for it."""
+    states = {}
+    for url in urls:
+        response = client.get(url)
+        assert response.status_code == 200, (url, response.status_code)
+        state = response["X-Cache"]
+        if response["Content-Type"].startswith("text/html"):
+            assert (state == "hit") == (not response.templates), url
+        states[url] = state
+    return states
+
+
+def _cached(client, urls) -> None:
+    for url in urls:
+        client.get(url)
+    assert set(_served(client, urls).values()) == {"hit"}
+
+
+PAGES = [
+    "/", "/notes/", "/tags/heat/", "/tags/waves/", "/tags/optics/",
+    "/notes/alpha/", "/notes/beta/", "/notes/gamma/", "/notes/delta/", "/notes/epsilon/",
+    "/notes/alpha/cite.bib",
+]  # fmt: skip
+
+
+@pytest.mark.django_db(transaction=True)
+def test_publishing_a_note_makes_stale_only_the_pages_that_show_it(client, notes):
+    """Its page, the feeds, its tag's page, its author's page and the pages of the notes
+    dated either side of it (their « Prev / Next ») go stale; the other notes' pages, the other
+    tags' pages and the exports of another note stay fresh."""
+    author = Author.objects.get(name="Ada Lovelace")
+    pages = [*PAGES, f"/authors/{author.handle}/"]
+    _cached(client, pages)
+    newcomer = notes["newcomer"]
+
+    def publish():
+        newcomer.status = Status.PUBLISHED
+        newcomer.save()
+
+    publish()
+    stale = {url for url, state in _served(client, pages).items() if state != "hit"}
+    assert stale == {
+        "/", "/notes/", "/tags/heat/", f"/authors/{author.handle}/", "/notes/gamma/",
+        "/notes/delta/",
+    }  # fmt: skip
+    assert client.get("/notes/newcomer/").status_code == 200
+    assert b"Newcomer" in client.get("/notes/gamma/").content  # its Next now
+
+
+@pytest.mark.django_db(transaction=True)
+def test_editing_a_published_note_makes_stale_its_page_and_the_pages_showing_it(client, notes):
+    """A new title, no move in any list: the note's page and exports, the feeds and tag page
+    that show its card, and its neighbours' pages (they show its title) go stale; no other."""
+    _cached(client, PAGES)
+    beta = Note.objects.get(slug="beta")
+
+    def retitle():
+        beta.title = "Beta, retitled"
+        beta.save()
+
+    retitle()
+    states = _served(client, PAGES)
+    assert {url for url, state in states.items() if state != "hit"} >= {
+        "/", "/notes/", "/tags/waves/", "/notes/beta/", "/notes/alpha/", "/notes/gamma/",
+    }  # fmt: skip
+    assert states["/tags/heat/"] == states["/tags/optics/"] == "hit"
+    assert states["/notes/alpha/cite.bib"] == "hit"
+    assert b"Beta, retitled" in client.get("/notes/alpha/").content
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_new_tag_on_a_note_makes_that_tag_page_stale_not_the_others(client, notes):
+    _cached(client, PAGES)
+    heat = Tag.objects.get(slug="heat")
+    epsilon = Note.objects.get(slug="epsilon")
+    epsilon.tags.add(heat)
+    states = _served(client, PAGES)
+    assert states["/tags/heat/"] == "miss" and states["/notes/epsilon/"] == "miss"
+    # Note pages recommend a random few others: only the tag pages are sure not to show it.
+    assert states["/tags/waves/"] == "hit"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_site_wide_write_makes_every_page_stale(client, notes):
+    """A setting (or a menu, a standalone page...) names no tag: every page shows it."""
+    _cached(client, PAGES)
+
+    def rename():
+        site = SiteSettings.objects.current()
+        site.title = "Renamed site"
+        site.save()
+
+    rename()
+    assert set(_served(client, PAGES).values()) == {"miss"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_draft_saved_makes_no_page_stale(client, notes):
+    _cached(client, PAGES)
+    newcomer = Note.objects.get(slug="newcomer")
+
+    def edit():
+        newcomer.title = "Still a draft"
+        newcomer.save()
+
+    edit()
+    assert set(_served(client, PAGES).values()) == {"hit"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_lost_tag_version_makes_its_pages_stale(client, notes):
+    """An evicted version is unknown, never the one a page recorded: its pages render again."""
+    _cached(client, PAGES)
+    from django.core.cache import cache
+
+    cache.delete(dependencies.PREFIX + dependencies.listing_tag("optics"))
+    states = _served(client, PAGES)
+    assert states["/tags/optics/"] == "miss" and states["/tags/heat/"] == "hit"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_version_newer_than_the_render_is_not_recorded(notes):
+    """A write that committed while a page rendered (its version's generation is newer than
+    the one the render started from): the page cannot vouch for it, and falls back."""
+    tag = dependencies.note("alpha")
+    start = ContentGeneration.objects.get(pk=1).value
+    dependencies.renew([tag], start + 1)
+    assert dependencies.recorded({tag}, start) is None
+    assert dependencies.recorded({tag}, start + 1)[tag][0] == start + 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_in_generation_mode_every_write_makes_every_page_stale(settings, client, notes):
+    """SCIDRAFT_PAGE_INVALIDATION = "generation": the design before dependencies."""
+    settings.SCIDRAFT_PAGE_INVALIDATION = "generation"
+    settings.SCIDRAFT_PAGE_STALE_MAX_SECONDS = 10
+    _cached(client, PAGES)
+    epsilon = Note.objects.get(slug="epsilon")
+
+    def retitle():
+        epsilon.title = "Epsilon, retitled"
+        epsilon.save()
+
+    retitle()
+    assert set(_served(client, PAGES).values()) == {"miss"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_without_a_shared_cache_pages_follow_the_generation(settings, client, notes):
+    settings.SCIDRAFT_GENERATION_TTL = 0
+    assert not dependencies.by_dependencies()
+    _cached(client, PAGES)
+    epsilon = Note.objects.get(slug="epsilon")
+
+    def retitle():
+        epsilon.title = "Epsilon, retitled"
+        epsilon.save()
+
+    retitle()
+    assert set(_served(client, PAGES).values()) == {"miss"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_read_that_stores_a_render_anew_makes_no_page_stale(client, notes):
+    """A note rendered by an older engine is rendered again when read, and stored: that write
+    is what the page being rendered shows, so neither the generation nor any tag moves."""
+    _cached(client, PAGES)
+    Note.objects.filter(slug="delta").update(render_version="0")  # no signal: as after a deploy
+    before = ContentGeneration.objects.get(pk=1).value
+    from django.core.cache import cache
+    from django.test import RequestFactory
+
+    from scidraft.site import caching
+
+    cache.delete(caching.page_key(RequestFactory().get("/notes/delta/")))  # renders again
+    caching.local_pages.clear()
+    assert client.get("/notes/delta/")["X-Cache"] == "miss"
+    assert Note.objects.get(slug="delta").render_version != "0"  # stored
+    assert ContentGeneration.objects.get(pk=1).value == before
+    assert _served(client, ["/", "/tags/optics/", "/notes/epsilon/"]) == {
+        "/": "hit", "/tags/optics/": "hit", "/notes/epsilon/": "hit",
+    }  # fmt: skip
+
+
+@pytest.mark.django_db
+def test_a_page_showing_too_many_things_falls_back_to_the_generation(db):
+    tags = {dependencies.note(f"n{index}") for index in range(dependencies.MAX_TAGS + 1)}
+    assert dependencies.recorded(tags, 1) is None
+    assert dependencies.recorded(set(list(tags)[:3]), 1) is not None
