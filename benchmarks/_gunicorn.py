@@ -1,0 +1,118 @@
+"""gunicorn started as gunicorn.conf.py configures it, and its workers' memory sampled from
+/proc, for the scale benchmark (a helper module: the benchmark runner skips `_` files)."""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+from _serving_processes import GUNICORN, ROOT, _free_port, http_get
+
+
+class Gunicorn:
+    """gunicorn on loopback as gunicorn.conf.py configures it (read from the working folder);
+    always stopped by stop()."""
+
+    def __init__(self, env: dict, log: Path):
+        self.port = _free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.command = [str(GUNICORN), "scidraft.wsgi"]
+        env = {
+            **env,
+            "GUNICORN_BIND": f"127.0.0.1:{self.port}",
+            # A worker recycled mid-run would measure its start-up, and hide its memory growth.
+            "GUNICORN_MAX_REQUESTS": "0",
+        }
+        self.log = log
+        with log.open("wb") as out:
+            self.process = subprocess.Popen(  # noqa: S603 - the venv's gunicorn
+                self.command, cwd=ROOT, env=env, stdout=out, stderr=out
+            )
+
+    def wait(self, path: str = "/", timeout: float = 90) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"gunicorn exited ({self.process.returncode}); see {self.log}")
+            try:
+                code, _, _ = http_get(self.base + path)
+                if code < 500:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.3)
+        raise RuntimeError(f"gunicorn did not answer within {timeout:g} s")
+
+    def workers(self) -> list[int]:
+        """The worker processes: the master's children, from /proc."""
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            # Fields after the command's closing parenthesis: state, then the parent's pid.
+            parent = int(stat.rsplit(")", 1)[1].split()[1])
+            if parent == self.process.pid:
+                found.append(int(entry.name))
+        return sorted(found)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=5)
+
+
+def _status_kb(pid: int) -> dict[str, int]:
+    values = {}
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            name, _, rest = line.partition(":")
+            if name in {"VmRSS", "VmHWM"}:
+                values[name] = int(rest.split()[0])
+    except OSError:
+        pass
+    return values
+
+
+class MemorySampler:
+    """The gunicorn workers' resident memory, sampled every half second: the highest VmRSS seen
+    and the kernel's own high-water mark (VmHWM), per worker."""
+
+    def __init__(self, server: Gunicorn):
+        self.server = server
+        self.peak_kb: dict[int, int] = {}
+        self.workers_seen: set[int] = set()
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def sample(self) -> None:
+        for pid in self.server.workers():
+            self.workers_seen.add(pid)
+            values = _status_kb(pid)
+            peak = max(values.values(), default=0)
+            self.peak_kb[pid] = max(self.peak_kb.get(pid, 0), peak)
+
+    def _run(self) -> None:
+        while not self._stopping.wait(0.5):
+            self.sample()
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self.sample()
+        self._stopping.set()
+        self._thread.join(timeout=5)
+
+    @property
+    def peak_mb(self) -> float:
+        return max(self.peak_kb.values(), default=0) / 1024

@@ -1,0 +1,550 @@
+"""Readers and writers on a production-sized site: latency while authors publish.
+
+Standalone: `python benchmarks/scale.py [--notes N] [--seconds T] [--redis-db D]
+[--redis-url URL] [--modes generation,dependencies] [--rates 0,1,5]
+[--rss-limit N] [--log-dir DIR]`, or `make bench`.
+
+It creates a fresh PostgreSQL database, runs migrate, seed_demo and collectstatic with the
+production settings (DEBUG=0), then grows the site to N notes (default 10,000) with 500 tags,
+50 authors and a 5,000-entry .bib (benchmarks/_seed.py: stored renders copied across clones of
+the same source note, a few citing notes rendered through notes.services), its RSS feeds
+limited to 100 items (`--rss-limit`). For each page invalidation mode
+(SCIDRAFT_PAGE_INVALIDATION) it starts gunicorn as gunicorn.conf.py says (its workers and
+threads; max requests off, so that no worker restarts mid-run and its peak RSS is the run's),
+on the given Redis database (flushed first and last), reads each page once uncached (the slow
+ones are listed; one without a 200 within FIRST_READ_S is left out and reported), and for each
+publish rate runs, for T seconds (default 30):
+- readers: 16 keep-alive connections (threads of reliability/traffic.py, in two processes of
+  their own), each asking for the next of 50 pages (home, feed pages, note, tag and author
+  pages, RSS) as soon as the last answered;
+- writers: at 0, 1 and 5 publishes a second, authors signed in through the login form publish
+  a change to the body of a note of theirs (on the home page, with tags the readers ask for)
+  through the editor's form, as the browser posts it.
+It prints one table: mode × rate → req/s, p50, p99, max, the share of X-Cache hit/stale/miss,
+misses per publish (the renders the writes cost the readers), and the goals; then the peak RSS
+of the gunicorn workers (VmRSS and VmHWM from /proc, sampled through the run).
+
+The load generator shares the machine with the server: its figures are a floor.
+It reports and never gates: the exit code is 0 even when a goal fails, and FAIL is printed.
+Processes and the database are removed on the way out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import secrets
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# benchmarks/ is on sys.path: the script's folder.
+from _gunicorn import Gunicorn, MemorySampler
+from _seed import citing_body, seed
+from _server import production_environment
+from _serving_processes import (
+    GUNICORN,
+    PYTHON,
+    ROOT,
+    VENV_BIN,
+    admin_sql,
+    flush_redis,
+    manage,
+    postgres_admin_url,
+    with_database,
+)
+from _table import status, table
+from _writers import Publishing, Writer
+
+# The reliability suite's readers (_writers put its folder on sys.path): keep-alive connections,
+# threads in processes of their own, every answer recorded with its time and X-Cache.
+from readers import Readers  # noqa: E402
+from traffic import Recorder  # noqa: E402
+
+NOTES = 10_000
+TAGS = 500
+AUTHORS = 50
+BIB_ENTRIES = 5_000
+SECONDS = 30
+WARMUP_S = 5
+READERS = 16
+READER_PROCESSES = 2
+PAGES = 50
+MODES = ("generation", "dependencies")
+RATES = (0, 1, 5)
+REDIS_DB = 10
+# Writers a publish rate has, per publish a second: a publish takes about a second on a busy
+# machine, and each writer publishes one at a time.
+WRITERS_PER_RATE = 2
+# The writers' notes among the readers' pages (their note pages change with every publish).
+READ_WRITER_NOTES = 5
+# Goals: p99 with writes against p99 without, per publish rate; no request over a second; the
+# memory of a worker.
+P99_FACTOR = {1: 2.0, 5: 3.0}
+MAX_MS = 1000.0
+RSS_MB = 300.0
+DASH = "—"
+# How long the first, uncached read of a page may take before the page is left out of the mix.
+FIRST_READ_S = 120
+# Items of the RSS feeds: the site's default is every note, which at 10,000 notes is a render
+# of minutes; an operator of such a site sets a limit (`--rss-limit 0` keeps the default).
+RSS_LIMIT = 100
+
+
+# --- The site ------------------------------------------------------------------------------
+
+
+def child_seed(result: Path, notes: int, writers: int, rss_limit: int) -> None:
+    """Seed (benchmarks/_seed.py), set the RSS feeds' limit (0: the site's default), make the
+    writers' accounts, and list what the readers' pages are made of."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "scidraft.settings")
+    import django
+
+    django.setup()
+    from django.contrib.auth.models import Group, User
+    from django.db.models import Count
+
+    from notes.models import Author as NoteAuthorRow
+    from notes.models import Note, Tag
+    from scidraft.site.models import SiteSettings
+
+    report = seed(notes=notes, tags=TAGS, authors=AUTHORS, bib_entries=BIB_ENTRIES)
+    if rss_limit:
+        settings = SiteSettings.objects.current()
+        settings.rss_limit = rss_limit
+        settings.save()
+    group = Group.objects.get(name="Author")
+    accounts = []
+    for number in range(writers):
+        name, password = f"writer{number + 1}", secrets.token_urlsafe(16)
+        User.objects.create_user(name, f"{name}@example.org", password).groups.add(group)
+        accounts.append([name, password])
+    published = Note.objects.published()
+    tags = list(
+        Tag.objects.filter(slug__startswith="topic-", notes__in=published)
+        .annotate(used=Count("notes"))
+        .order_by("-used", "slug")
+        .values_list("slug", "name", "used")[:12]
+    )
+    authors = list(
+        NoteAuthorRow.objects.filter(handle__startswith="scale-author-")
+        .annotate(used=Count("authorships"))
+        .order_by("-used", "handle")
+        .values_list("handle", "used")[:7]
+    )
+    notes_newest = list(published.regular().order_by("-date").values_list("slug", flat=True)[:25])
+    feed_pages = published.regular().count() // 10  # the theme's feed shows 10 a page at most
+    report.update(
+        accounts=accounts,
+        mix_tags=tags,
+        mix_authors=authors,
+        notes_newest=notes_newest,
+        feed_pages=feed_pages,
+    )
+    result.write_text(json.dumps(report))
+
+
+def reader_pages(site: dict, writer_slugs: list[str]) -> list[str]:
+    """The readers' 50 pages: home and feed pages, RSS, tag and author pages, note pages (the
+    writers' notes among them)."""
+    last = max(2, site["feed_pages"])
+    pages = ["/", "/page/2/", f"/page/{min(5, last)}/", "/notes/", f"/notes/page/{last}/"]
+    pages.append("/index.xml")
+    tags = site["mix_tags"]
+    pages.append(f"/tags/{tags[0][0]}/index.xml")
+    pages.append("/tags/")
+    pages += [f"/tags/{slug}/" for slug, _, _ in tags[:10]]
+    pages.append(f"/tags/{tags[0][0]}/page/2/" if tags[0][2] > 10 else f"/tags/{tags[10][0]}/")
+    authors = site["mix_authors"]
+    pages += [f"/authors/{handle}/" for handle, _ in authors[:6]]
+    pages.append(
+        f"/authors/{authors[0][0]}/page/2/" if authors[0][1] > 10 else f"/authors/{authors[6][0]}/"
+    )
+    notes = [f"/notes/{slug}/" for slug in writer_slugs]
+    notes += [f"/notes/{slug}/" for slug in site["notes_newest"] if f"/notes/{slug}/" not in notes]
+    pages += notes[: PAGES - len(pages)]
+    return list(dict.fromkeys(pages))
+
+
+def first_reads(server: Gunicorn, pages: list[str]) -> tuple[list[str], list[str], list[str]]:
+    """Each page read once, uncached: (the pages answering 200, those slower than MAX_MS with
+    their time, those that did not answer 200 within FIRST_READ_S with why)."""
+    kept, slow, missing = [], [], []
+    for path in pages:
+        began = time.perf_counter()
+        try:
+            with urllib.request.urlopen(server.base + path, timeout=FIRST_READ_S) as answer:  # noqa: S310 - loopback
+                answer.read()
+                code = answer.status
+        except urllib.error.HTTPError as error:
+            code = error.code
+        except OSError as error:
+            code = type(error).__name__
+        took = time.perf_counter() - began
+        if code != 200:
+            missing.append(f"{path} ({code} after {took:.0f} s)")
+            continue
+        kept.append(path)
+        if took * 1000 > MAX_MS:
+            slow.append(f"{path} {took:.1f} s")
+    return kept, slow, missing
+
+
+# --- One run -------------------------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    mode: str
+    rate: int
+    seconds: float
+    reads: list = field(default_factory=list)
+    publishes: list = field(default_factory=list)
+    rss_mb: float = 0.0
+
+    def _ms(self, share: float) -> float:
+        times = sorted(answer.seconds for answer in self.reads)
+        if not times:
+            return 0.0
+        return times[min(len(times) - 1, int(share * len(times)))] * 1000
+
+    @property
+    def p50(self) -> float:
+        return self._ms(0.50)
+
+    @property
+    def p99(self) -> float:
+        return self._ms(0.99)
+
+    @property
+    def max(self) -> float:
+        return max((answer.seconds for answer in self.reads), default=0.0) * 1000
+
+    @property
+    def rps(self) -> float:
+        return len(self.reads) / self.seconds
+
+    @property
+    def errors(self) -> int:
+        return sum(answer.status not in (200, 304) for answer in self.reads)
+
+    @property
+    def caches(self) -> Counter:
+        return Counter(answer.cache or "none" for answer in self.reads)
+
+    def share(self, value: str) -> float:
+        return self.caches[value] / max(1, len(self.reads))
+
+    @property
+    def written(self) -> int:
+        return sum(answer.status == 302 for answer in self.publishes)
+
+
+def measure(server: Gunicorn, pages: list[str], writers: list[Writer], mode: str, rate: int,
+            seconds: float, sampler: MemorySampler) -> Row:  # fmt: skip
+    readers_log, writers_log = Recorder(), Recorder()
+    for writer in writers:
+        writer.recorder = writers_log
+    readers = Readers(server.port, readers_log, pages, [], READERS, 10**9, READER_PROCESSES)
+    publishing = Publishing(writers[: WRITERS_PER_RATE * rate], rate)
+    readers.start()
+    time.sleep(1.0)  # the reader processes start and connect
+    began = time.monotonic()
+    publishing.start()
+    time.sleep(seconds)
+    publishing.stop()
+    ended = time.monotonic()
+    readers.stop()
+    reads = [answer for answer in readers_log.answers if began <= answer.at < ended]
+    row = Row(mode, rate, ended - began, reads, list(writers_log.answers))
+    row.rss_mb = sampler.peak_mb
+    return row
+
+
+def run_mode(env: dict, work: Path, mode: str, site: dict, rates: list[int], seconds: float,
+             redis_url: str, lines: list[str], problems: list[str],
+             log_dir: Path | None) -> list[Row]:  # fmt: skip
+    flush_redis(redis_url)
+    server = Gunicorn({**env, "SCIDRAFT_PAGE_INVALIDATION": mode}, work / f"gunicorn-{mode}.log")
+    sampler = None
+    try:
+        server.wait("/")
+        sampler = MemorySampler(server)
+        sampler.start()
+        recorder = Recorder()
+        writers = []
+        body = citing_body(99, BIB_ENTRIES)
+        mix_tags = [name for _, name, _ in site["mix_tags"]]
+        for number, (username, password) in enumerate(
+            site["accounts"][: WRITERS_PER_RATE * max(rates)]
+        ):
+            writer = Writer(server.port, recorder, username, password, body)
+            writer.prepare(
+                f"Scale writer note {number + 1} ({mode})",
+                [mix_tags[number % len(mix_tags)], mix_tags[(number + 1) % len(mix_tags)]],
+            )
+            writers.append(writer)
+        pages = reader_pages(site, [writer.slug for writer in writers[:READ_WRITER_NOTES]])
+        pages, slow, missing = first_reads(server, pages)
+        if slow:
+            lines.append(f"{mode}: first (uncached) reads over {MAX_MS:g} ms: {', '.join(slow)}")
+        if missing:
+            problems.append(
+                f"{mode}: left out of the readers' pages, no 200 within {FIRST_READ_S} s: "
+                + ", ".join(missing)
+            )
+        lines.append(
+            f"{mode}: {len(pages)} pages read; {len(writers)} writers, their notes "
+            f"{writers[0].slug} … {writers[-1].slug}"
+        )
+        warm = Recorder()
+        warmup = Readers(server.port, warm, pages, [], READERS, 10**9, READER_PROCESSES)
+        warmup.start()
+        time.sleep(WARMUP_S)
+        warmup.stop()
+        sampler.sample()
+        lines.append(
+            f"{mode}: worker RSS after the warm-up "
+            + ", ".join(f"{kb / 1024:.0f} MB" for _, kb in sorted(sampler.peak_kb.items()))
+        )
+        rows = []
+        for rate in rates:
+            rows.append(measure(server, pages, writers, mode, rate, seconds, sampler))
+        return rows
+    finally:
+        if sampler is not None:
+            sampler.stop()
+            lines.append(
+                f"{mode}: worker peak RSS over the run "
+                + ", ".join(f"{kb / 1024:.0f} MB" for _, kb in sorted(sampler.peak_kb.items()))
+            )
+        server.stop()
+        if log_dir is not None:
+            log_dir.mkdir(parents=True, exist_ok=True)
+            shutil.copy(server.log, log_dir / server.log.name)
+
+
+# --- Reporting -----------------------------------------------------------------------------
+
+
+def report(rows: list[Row]) -> tuple[str, list[str]]:
+    failures = []
+    baseline = {row.mode: row.p99 for row in rows if row.rate == 0}
+    cells = []
+    for row in rows:
+        goals, ok = [f"max ≤ {MAX_MS:g}"], row.max <= MAX_MS
+        factor = P99_FACTOR.get(row.rate)
+        if factor and row.mode in baseline:
+            limit = factor * baseline[row.mode]
+            goals.insert(0, f"p99 ≤ {factor:g}× = {limit:.1f}")
+            if row.p99 > limit:
+                ok = False
+                failures.append(f"{row.mode} at {row.rate}/s: p99 {row.p99:.1f} > {limit:.1f} ms")
+        if row.max > MAX_MS:
+            failures.append(f"{row.mode} at {row.rate}/s: max {row.max:.0f} ms > {MAX_MS:g} ms")
+        if row.errors:
+            ok = False
+            failures.append(f"{row.mode} at {row.rate}/s: {row.errors} errors")
+        written = row.written
+        publish_ms = [answer.seconds * 1000 for answer in row.publishes if answer.status == 302]
+        cells.append(
+            [
+                row.mode,
+                f"{row.rate} → {written / row.seconds:.2f}",
+                f"{row.rps:,.0f}",
+                f"{row.p50:.1f}",
+                f"{row.p99:.1f}",
+                f"{row.max:.0f}",
+                f"{100 * row.share('hit'):.1f}",
+                f"{100 * row.share('stale'):.1f}",
+                f"{100 * row.share('miss'):.1f}",
+                str(row.errors),
+                f"{row.caches['miss'] / written:.1f}" if written else DASH,
+                f"{statistics.median(publish_ms):.0f}" if publish_ms else DASH,
+                "; ".join(goals),
+                status(ok),
+            ]
+        )
+    header = [
+        "mode",
+        "publishes/s",
+        "req/s",
+        "p50 ms",
+        "p99 ms",
+        "max ms",
+        "hit %",
+        "stale %",
+        "miss %",
+        "errors",
+        "misses/publish",
+        "publish ms",
+        "goals (ms)",
+        "status",
+    ]
+    return table(header, cells, set(range(1, 12))), failures
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--notes", type=int, default=NOTES, help=f"default {NOTES:,}")
+    parser.add_argument(
+        "--seconds", type=float, default=SECONDS, help=f"per row, default {SECONDS}"
+    )
+    parser.add_argument("--redis-db", type=int, default=REDIS_DB, help=f"default {REDIS_DB}")
+    parser.add_argument(
+        "--redis-url",
+        default=os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0",
+        help="the Redis server (its database number is replaced by --redis-db)",
+    )
+    parser.add_argument("--modes", default=",".join(MODES))
+    parser.add_argument("--rates", default=",".join(map(str, RATES)))
+    parser.add_argument(
+        "--rss-limit",
+        type=int,
+        default=RSS_LIMIT,
+        help=f"items of the RSS feeds, default {RSS_LIMIT}; 0 keeps the site's default (all)",
+    )
+    parser.add_argument(
+        "--log-dir", type=Path, default=None, help="a folder to copy gunicorn's logs to"
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    options = parse(sys.argv[1:] if argv is None else argv)
+    modes = [mode for mode in options.modes.split(",") if mode]
+    rates = sorted({int(rate) for rate in options.rates.split(",") if rate})
+    if 0 not in rates:
+        rates.insert(0, 0)  # the baseline the goals compare with
+    print("Scale benchmark (gunicorn as gunicorn.conf.py, production settings, PostgreSQL + Redis)")
+    load = os.getloadavg()
+    print(
+        f"machine: {os.cpu_count()} CPUs (nproc {len(os.sched_getaffinity(0))}), "
+        f"Python {platform.python_version()} ({platform.machine()}), "
+        f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}"
+    )
+    admin_url = postgres_admin_url()
+    parts = urllib.parse.urlsplit(options.redis_url)
+    redis_url = urllib.parse.urlunsplit(parts._replace(path=f"/{options.redis_db}"))
+    name = f"scidraft_scale_{os.getpid()}_{secrets.token_hex(3)}"
+    try:
+        admin_sql(admin_url, f'CREATE DATABASE "{name}"')
+    except Exception as error:  # noqa: BLE001 - report and skip, never crash the bench run
+        print(f"SKIP: PostgreSQL unavailable ({type(error).__name__}: {error}).")
+        return 0
+    try:
+        flush_redis(redis_url)
+    except Exception as error:  # noqa: BLE001
+        admin_sql(admin_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        print(f"SKIP: Redis {redis_url} unavailable ({type(error).__name__}: {error}).")
+        return 0
+    if GUNICORN is None:
+        admin_sql(admin_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        print(f"SKIP: {VENV_BIN / 'gunicorn'} is missing (make setup).")
+        return 0
+
+    work = Path(tempfile.mkdtemp(prefix="scidraft-bench-scale-"))
+    rows: list[Row] = []
+    failures: list[str] = []
+    lines: list[str] = []
+    try:
+        env = production_environment(
+            with_database(admin_url, name), redis_url, work / "static", "scale"
+        )
+        began = time.perf_counter()
+        manage(env, "migrate", "--noinput")
+        manage(env, "seed_demo")
+        manage(env, "collectstatic", "--noinput")
+        setup_s = time.perf_counter() - began
+        began = time.perf_counter()
+        result = work / "site.json"
+        subprocess.run(  # noqa: S603 - our interpreter and this file
+            [PYTHON, str(Path(__file__).resolve()), "--child-seed", str(result),
+             str(options.notes), str(WRITERS_PER_RATE * max(rates)), str(options.rss_limit)],
+            cwd=ROOT, env=env, check=True, timeout=3600, stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+        site = json.loads(result.read_text())
+        timings = site["timings"]
+        lines.append(
+            f"setup: migrate, seed_demo, collectstatic {setup_s:.0f} s; seeding "
+            f"{time.perf_counter() - began:.0f} s (.bib {timings['bib']:.1f} s, "
+            f"{len(site['citing_sources'])} citing notes rendered {timings['render']:.1f} s, "
+            f"clones {timings['clone']:.1f} s, search vectors and ANALYZE "
+            f"{timings['index']:.1f} s); database {name}, Redis {redis_url}"
+        )
+        lines.append(
+            f"site: {site['notes']:,} notes ({site['published']:,} published, clones of "
+            f"{site['sources']} source notes), {site['tags']:,} tags, {site['authors']:,} "
+            f"authors, a {BIB_ENTRIES:,}-entry .bib; RSS feeds of "
+            + (f"{options.rss_limit} items" if options.rss_limit else "every note")
+        )
+        lines.append(
+            f"load: {READERS} readers (Python threads, keep-alive, {READER_PROCESSES} "
+            f"processes) for {options.seconds:g} s a row after a {WARMUP_S} s warm-up; publishes "
+            f"evenly spaced, {WRITERS_PER_RATE} writers per publish a second, each a body change "
+            "through the editor's form"
+        )
+        for mode in modes:
+            rows += run_mode(
+                env,
+                work,
+                mode,
+                site,
+                rates,
+                options.seconds,
+                redis_url,
+                lines,
+                failures,
+                options.log_dir,
+            )
+    except Exception as error:  # noqa: BLE001 - report it; the exit code stays 0
+        traceback.print_exc()
+        failures.append(f"the benchmark crashed ({type(error).__name__}: {error})")
+    finally:
+        try:
+            flush_redis(redis_url)
+        except Exception:  # noqa: BLE001 - best effort on the way out
+            print(f"warning: could not flush {redis_url}", file=sys.stderr)
+        admin_sql(admin_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        shutil.rmtree(work, ignore_errors=True)
+
+    for line in lines:
+        print(line)
+    print()
+    if rows:
+        text, more = report(rows)
+        failures += more
+        print(text)
+        peak = max(row.rss_mb for row in rows)
+        print()
+        print(
+            f"gunicorn worker peak RSS: {peak:.0f} MB (goal ≤ {RSS_MB:g} MB) "
+            f"{status(peak <= RSS_MB)}"
+        )
+        if peak > RSS_MB:
+            failures.append(f"worker RSS {peak:.0f} MB > {RSS_MB:g} MB")
+    print()
+    if failures:
+        print(f"FAIL: {'; '.join(failures)}.")
+    else:
+        print("PASS: every scale goal is met.")
+    return 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--child-seed"]:
+        child_seed(Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]))
+        sys.exit(0)
+    sys.exit(main())
