@@ -125,7 +125,7 @@ def interleave(notes: list, promotions: dict[int, object]) -> list[tuple[str, ob
 # Recommendations (docs/theme.md#the-note-page): each note has a stored place on a ring,
 # `Note.draw_key`; a note page shows the regular notes that follow a point drawn from the seed
 # and its slug, wrapping round. The pick is one indexed read of `count` rows, whatever the
-# number of notes, where ordering every candidate by a hash of the pair read them all.
+# number of notes; ordering every candidate by a hash of the pair would read them all.
 DRAW_KEYS = 2**31
 
 

@@ -91,7 +91,7 @@ class NoteQuerySet(RenderedQuerySet):
                 .order_by("-date", "slug")
                 .values_list("pk", flat=True)[start : start + limit - len(ids)]
             )
-        rows = self.filter(pk__in=ids).in_bulk()
+        rows = self.filter(pk__in=ids).order_by().in_bulk()  # placed in `ids` order below
         return [rows[pk] for pk in ids]
 
     def for_cards(self):
