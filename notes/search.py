@@ -304,9 +304,10 @@ def load_results(
     note_ids = [hit.pk for hit in hits if hit.kind == "note"]
     page_ids = [hit.pk for hit in hits if hit.kind == "page"]
     # Only what a result shows: not the stored vector, the Markdown, the card, the text.
+    # Unordered: the hits give the order.
     notes_qs = Note.objects.filter(pk__in=note_ids).only(*RESULT_FIELDS, "tag_order")
-    notes_qs = notes_qs.prefetch_related("tags")
-    pages_qs = Page.objects.filter(pk__in=page_ids).only(*RESULT_FIELDS)
+    notes_qs = notes_qs.prefetch_related("tags").order_by()
+    pages_qs = Page.objects.filter(pk__in=page_ids).only(*RESULT_FIELDS).order_by()
     if use_full_text():
         config = search_config(language_code)
         ts_query = _pg_query(query, config)
