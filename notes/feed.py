@@ -122,8 +122,23 @@ def interleave(notes: list, promotions: dict[int, object]) -> list[tuple[str, ob
     return cards
 
 
-def ranked_recommendations(seed: int, slug: str, candidates: list[str], count: int) -> list[str]:
-    """The theme's recommendation draw: candidates ordered by hash(seed-this-candidate)."""
-    count = count if count > 0 else 3
-    ranked = sorted(candidates, key=lambda other: seeded_index(f"{seed}-{slug}-{other}", 2**32))
-    return ranked[:count]
+# Recommendations (docs/theme.md#the-note-page): each note has a stored place on a ring,
+# `Note.draw_key`; a note page shows the regular notes that follow a point drawn from the seed
+# and its slug, wrapping round. The pick is one indexed read of `count` rows, whatever the
+# number of notes; ordering every candidate by a hash of the pair would read them all.
+DRAW_KEYS = 2**31
+
+
+def draw_key(slug: str) -> int:
+    """A note's place on the recommendation ring: a stable hash of its slug."""
+    return seeded_index(slug, DRAW_KEYS)
+
+
+def recommendation_start(seed: int, slug: str) -> int:
+    """Where on the ring `slug`'s recommendations start, for this seed."""
+    return seeded_index(f"{seed}-{slug}", DRAW_KEYS)
+
+
+def recommendation_count(count: int) -> int:
+    """recommendationCount: 0 or less falls back to the theme's 3."""
+    return count if count > 0 else 3

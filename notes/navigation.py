@@ -1,6 +1,6 @@
-"""A note page's neighbours (« Prev, Next ») and recommendation candidates, from one list of the
-published notes read once per content generation, instead of three queries per note page (one
-of which read every published note's slug and title on each render)."""
+"""A note page's neighbours (« Prev, Next »), from one list of the published notes' dates read
+once per content generation, instead of two queries per note page. (Recommendations are one
+bounded query per page: NoteQuerySet.recommended.)"""
 
 from __future__ import annotations
 
@@ -26,20 +26,15 @@ class _Published:
     # slug by the database, so notes of the same date keep its collation's slug order.
     dates: tuple[dt.datetime, ...]
     neighbours: tuple[Neighbour, ...]
-    # Slug → title of the regular notes: what recommendations are drawn from.
-    regular: dict[str, str]
 
 
 def _load() -> _Published:
     rows = list(
-        Note.objects.published()
-        .order_by("date", "slug")
-        .values_list("date", "slug", "title", "promotion")
+        Note.objects.published().order_by("date", "slug").values_list("date", "slug", "title")
     )
     return _Published(
-        dates=tuple(date for date, *_ in rows),
-        neighbours=tuple(Neighbour(slug, title) for _, slug, title, _ in rows),
-        regular={slug: title for _, slug, title, promotion in rows if not promotion},
+        dates=tuple(date for date, _, _ in rows),
+        neighbours=tuple(Neighbour(slug, title) for _, slug, title in rows),
     )
 
 
@@ -58,9 +53,3 @@ def older_and_newer(request, note: Note) -> tuple[Neighbour | None, Neighbour | 
         older = index.neighbours[bisect.bisect_left(dates, dates[before - 1])]
     newer = index.neighbours[after] if after < len(dates) else None
     return older, newer
-
-
-def recommendation_candidates(request, note: Note) -> dict[str, str]:
-    """Slug → title of every published regular note but `note`."""
-    regular = published.get(request_generation(request)).regular
-    return {slug: title for slug, title in regular.items() if slug != note.slug}

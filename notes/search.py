@@ -5,12 +5,15 @@ only while the site is small.
 
 * PostgreSQL: `websearch_to_tsquery` (quoted phrases, `-word`, `or`) against each row's
   stored weighted vector (notes.search_index): title (A) > summary and description (B) >
-  body text (C), ordered by `ts_rank` then date.
+  body text (C), ordered by `ts_rank` then date. Only the newest SEARCH_CANDIDATES matches of
+  each kind are ranked and shown: ranking reads each vector, and a word in every note would
+  read them all; the page then says "500+ results".
   `ts_headline` (with sentinel markers, never HTML) tells which words the database matched,
   stemmed forms included; the excerpt is then cut and highlighted in Python.
 * Any other database (SQLite): the theme's client algorithm: quoted phrases are single terms,
   other words lower-cased tokens; +10 per term in the title, +5 in the summary or
-  description, +1 in the text; ordered by score, then date.
+  description, +1 in the text; ordered by score, then date; the newest SEARCH_CANDIDATES
+  matches of each kind, as on PostgreSQL.
 
 Ranking looks only at ids and scores; the displayed page of results is then loaded with a
 fixed number of queries. What the database indexes is the note's text (Rendered.text): every
@@ -25,9 +28,10 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 
-from django.db.models import F, Q
+from django.db.models import F, Q, Subquery
 from django.shortcuts import render
 from django.utils.safestring import SafeString, mark_safe
 
@@ -47,11 +51,18 @@ MIN_QUERY_LENGTH = 2
 # term of the rank): past either bound it is not searched and the page says why.
 MAX_QUERY_LENGTH = 200
 MAX_QUERY_WORDS = 16
+# Matches ranked per kind (notes, pages): the newest this many; a query matching more shows
+# these, best first, and the page says "500+ results".
+SEARCH_CANDIDATES = 500
 EXCLUDED_LAYOUTS = (Page.Layout.SEARCH, Page.Layout.ARCHIVES)
 # The search preview's lead: the summary, as the theme's
 # (docs/theme.md#search-and-the-search-index), then the description.
 SEARCH_LEAD = ("summary", "description")
 _NOTHING = re.compile(r"(?!)")
+# What load_results reads of a note or page (_result, excerpt_of with `around`).
+RESULT_FIELDS = (
+    "slug", "title", "summary", "description", "rendered_html", "date", "date_offset_minutes",
+)  # fmt: skip
 
 # Sentinels for ts_headline: control characters that cannot occur in stored text.
 _START, _STOP, _FRAGMENT = "\x02", "\x03", "\x04"
@@ -117,6 +128,15 @@ def _order(hits: list[SearchHit]) -> list[SearchHit]:
     return hits
 
 
+def _newest_first(queryset):
+    """Date descending; undated rows (pages may be) last on every database, as PostgreSQL
+    would put them first. Notes' dates are never empty: a plain order, which their index
+    serves."""
+    if queryset.model._meta.get_field("date").null:
+        return F("date").desc(nulls_last=True)
+    return F("date").desc()
+
+
 def _pg_query(query: str, config: str):
     from django.contrib.postgres.search import SearchQuery
 
@@ -129,10 +149,18 @@ def _pg_hits(query: str, config: str) -> list[SearchHit]:
     ts_query = _pg_query(query, config)
     hits: list[SearchHit] = []
     for kind, queryset in (("note", searchable_notes()), ("page", searchable_pages())):
-        # The stored vectors (notes.search_index), matched through their GIN index.
-        rows = (
+        # The newest SEARCH_CANDIDATES matches of the stored vectors (their GIN index), by
+        # narrow columns; only those are ranked, which reads their vectors: ranking every
+        # match would read every vector (300 ms for a word in all of 10,000 notes).
+        candidates = (
             queryset.filter(search_vector=ts_query)
+            .order_by(_newest_first(queryset), "-pk")
+            .values("pk")[:SEARCH_CANDIDATES]
+        )
+        rows = (
+            queryset.model.objects.filter(pk__in=Subquery(candidates))
             .annotate(_rank=SearchRank(F("search_vector"), ts_query))
+            .order_by()
             .values_list("pk", "_rank", "date")
         )
         hits.extend(SearchHit(kind, pk, float(rank), date) for pk, rank, date in rows)
@@ -156,7 +184,11 @@ def _fallback_hits(query: str) -> list[SearchHit]:
     for kind, queryset in (("note", searchable_notes()), ("page", searchable_pages())):
         # The database narrows (ASCII case-insensitive LIKE on SQLite); Python scores, with
         # Unicode case folding, exactly as the theme's script does.
-        rows = queryset.filter(_contains_any(terms, fields)).values_list("pk", "date", *fields)
+        rows = (
+            queryset.filter(_contains_any(terms, fields))
+            .order_by(_newest_first(queryset), "-pk")
+            .values_list("pk", "date", *fields)[:SEARCH_CANDIDATES]
+        )
         for pk, date, title, summary, description, text in rows:
             title, text = title.casefold(), text.casefold()
             lead = f"{summary}\n{description}".casefold()
@@ -167,6 +199,12 @@ def _fallback_hits(query: str) -> list[SearchHit]:
             if score:
                 hits.append(SearchHit(kind, pk, float(score), date))
     return _order(hits)
+
+
+def capped(hits: list[SearchHit]) -> bool:
+    """Whether a kind's matches were cut to SEARCH_CANDIDATES: there are more than shown."""
+    counts = Counter(hit.kind for hit in hits)
+    return any(count >= SEARCH_CANDIDATES for count in counts.values())
 
 
 def query_problem(query: str) -> str:
@@ -187,7 +225,8 @@ def query_problem(query: str) -> str:
 
 @input_path("search-query")
 def search_notes(query: str, *, language_code: str = "en") -> list[SearchHit]:
-    """Every match, best first: notes and standalone pages as ids with their scores.
+    """The matches, best first: notes and standalone pages as ids with their scores; the
+    newest SEARCH_CANDIDATES of each kind, ranked (capped() tells when there were more).
 
     Two queries whatever the number of notes; an empty list for queries under 2 characters
     and for queries over the bounds (query_problem).
@@ -266,8 +305,11 @@ def load_results(
     """Display data for a slice of hits: one query per kind plus the notes' tags."""
     note_ids = [hit.pk for hit in hits if hit.kind == "note"]
     page_ids = [hit.pk for hit in hits if hit.kind == "page"]
-    notes_qs = Note.objects.filter(pk__in=note_ids).prefetch_related("tags")
-    pages_qs = Page.objects.filter(pk__in=page_ids)
+    # Only what a result shows: not the stored vector, the Markdown, the card, the text.
+    # Unordered: the hits give the order.
+    notes_qs = Note.objects.filter(pk__in=note_ids).only(*RESULT_FIELDS, "tag_order")
+    notes_qs = notes_qs.prefetch_related("tags").order_by()
+    pages_qs = Page.objects.filter(pk__in=page_ids).only(*RESULT_FIELDS).order_by()
     if use_full_text():
         config = search_config(language_code)
         ts_query = _pg_query(query, config)
@@ -363,6 +405,7 @@ def search_page(request, page: Page):
         "problem": problem,
         "results": results,
         "result_count": len(hits),
+        "result_capped": capped(hits),
         "placeholder": page.placeholder or f"{page.title} ↵",
         "pagination": pagination_window(current, last),
         "current_page": current,

@@ -32,7 +32,7 @@ from .citing import (
 from .excerpts import DESCRIPTION, META_CHARS, META_WORDS, excerpt_of
 from .identity import identity_for
 from .models import Author, Note, Page, Tag, card_prefetches, prefetch_cards
-from .navigation import older_and_newer, recommendation_candidates
+from .navigation import older_and_newer
 from .presentation import (
     anchored_headings,
     assets_for,
@@ -181,9 +181,10 @@ def note_detail(request, slug: str):
     _refresh_stale(request, [note])
     # « Prev is the older note, Next » the newer one; promotions included (theme behaviour).
     older, newer = older_and_newer(request, note)
-    candidates = recommendation_candidates(request, note)
-    recommended = feed_math.ranked_recommendations(
-        request_generation(request), note.slug, sorted(candidates), site.recommendation_count
+    recommended = Note.objects.published().recommended(
+        note,
+        feed_math.recommendation_start(request_generation(request), note.slug),
+        feed_math.recommendation_count(site.recommendation_count),
     )
     # Its « Prev / Next » change only when a note enters, leaves or moves in the list next to
     # it (nav: named for the dates either side); the titles shown change with their notes
@@ -191,7 +192,7 @@ def note_detail(request, slug: str):
     # meanwhile: the draw is the generation's, and any earlier draw is as good.
     depends_on(request, dependencies.nav(note.date))
     shown = [note, *(n for n in (older, newer) if n is not None)]
-    depends_on(request, *(dependencies.note(slug) for slug in recommended))
+    depends_on(request, *(dependencies.note(slug) for slug, _ in recommended))
     _shows(request, shown)
     url = absolute(request, site, f"/notes/{note.slug}/")
     identity = identity_for(note, site)
@@ -228,7 +229,7 @@ def note_detail(request, slug: str):
             "share": share_links(note, site, url),
             "older": older,
             "newer": newer,
-            "recommendations": [(slug, candidates[slug]) for slug in recommended],
+            "recommendations": recommended,
             "cite_bibtex": exports.to_bibtex(work),
             # Trusted: formatted by citation-js and sanitised (notes.citing).
             "cite_html": mark_safe(work_reference_html(work, site)),  # noqa: S308
@@ -316,10 +317,13 @@ def _entry_list(request, template: str, notes, base: str, page, meta: PageMeta, 
     """A paginated list of note entries (tag and author pages), `pager_size` per page."""
     site = site_settings(request)
     page = int(page)
-    pages, offset = _paginate(notes.count(), site.pager_size, page)
+    # The count by an aggregate and one page of ids in feed order, then those rows: the
+    # notes' other pages are never sorted with their columns (note_list_cover_idx).
+    total, pinned = notes.count_in_feed()
+    pages, offset = _paginate(total, site.pager_size, page)
     meta.title = meta.title + f" | {site.title}"
     meta.canonical = absolute(request, site, _page_url(base, page))
-    shown = list(notes.in_feed_order().for_entries()[offset : offset + site.pager_size])
+    shown = list(notes.for_entries().page_in_feed_order(offset, site.pager_size, pinned))
     _shows(request, shown)
     entries = _entries(shown)
     return render(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import random
 
 from django.conf import settings
 from django.contrib.postgres.search import SearchVectorField
@@ -20,6 +21,7 @@ from django.utils import timezone
 from scidraft.site.models import MATH_MACROS_MAX_CHARS, validate_math_macros
 
 from .. import search_index
+from ..feed import DRAW_KEYS, draw_key
 from .authors import Author, NoteAuthor
 from .rendered import (
     RenderedContent,
@@ -94,7 +96,7 @@ class NoteQuerySet(RenderedQuerySet):
                 .order_by("-date", "slug")
                 .values_list("pk", flat=True)[start : start + limit - len(ids)]
             )
-        rows = self.filter(pk__in=ids).in_bulk()
+        rows = self.filter(pk__in=ids).order_by().in_bulk()  # placed in `ids` order below
         return [rows[pk] for pk in ids]
 
     def for_cards(self):
@@ -124,6 +126,21 @@ class NoteQuerySet(RenderedQuerySet):
 
     def with_tag(self, tag):
         return self.filter(tags=tag)
+
+    def recommended(self, note, start: int, count: int) -> list[tuple[str, str]]:
+        """(slug, title) of the first `count` regular notes at or after `start` on the
+        recommendation ring (Note.draw_key), wrapping round; never `note` itself. One indexed
+        read of `count` rows, two when the ring wraps (note_draw_idx)."""
+        ring = (
+            self.regular()
+            .exclude(pk=note.pk)
+            .order_by("draw_key", "slug")
+            .values_list("slug", "title")
+        )
+        rows = list(ring.filter(draw_key__gte=start)[:count])
+        if len(rows) < count:
+            rows += ring.filter(draw_key__lt=start)[: count - len(rows)]
+        return rows
 
     def references_waiting(self):
         """Published notes whose cited files changed since their live version went live, where
@@ -242,6 +259,10 @@ def card_prefetches() -> tuple[models.Prefetch, ...]:
     return _authorships(), models.Prefetch("tags", queryset=Tag.objects.order_by("name"))
 
 
+def _random_draw_key() -> int:
+    return random.randrange(DRAW_KEYS)  # noqa: S311 - a spread, not a secret
+
+
 def prefetch_cards(notes) -> None:
     """Authorships, authors and tags of `notes` (card_columns rows), in two queries."""
     models.prefetch_related_objects(list(notes), *card_prefetches())
@@ -342,6 +363,9 @@ class Note(RenderedContent):
     # In the trash since then (note_delete): hidden from every list, its slug still taken,
     # restorable by an Editor until `manage.py purge_trash` removes it.
     deleted_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # The note's place on the recommendation ring (NoteQuerySet.recommended): kept by save()
+    # as a hash of the slug; rows written in bulk, which skip save(), get a random place.
+    draw_key = models.IntegerField(default=_random_draw_key, editable=False)
     deleted_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
@@ -369,6 +393,20 @@ class Note(RenderedContent):
                 fields=["status", "has_body", "promotion", "-date", "slug", "weight"],
                 name="note_feed_order_idx",
             ),
+            # Recommendations (recommended): the published regular notes in ring order, read
+            # from a point for a few rows.
+            models.Index(
+                fields=["status", "has_body", "promotion", "draw_key", "slug"],
+                name="note_draw_idx",
+            ),
+            # A tag's or an author's page reaches its notes through a link table: this lets
+            # the count and the page's ids read the columns they filter and order by from the
+            # index, not from rows that carry the rendered HTML (PostgreSQL; ignored elsewhere).
+            models.Index(
+                fields=["id"],
+                include=["status", "has_body", "date", "deleted_at", "weight", "slug", "promotion"],
+                name="note_list_cover_idx",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -376,9 +414,13 @@ class Note(RenderedContent):
 
     def save(self, *args, **kwargs):
         self.has_body = bool(self.body.strip())
+        if "slug" not in self.get_deferred_fields():
+            self.draw_key = draw_key(self.slug)
         update_fields = kwargs.get("update_fields")
         if update_fields is not None and "body" in update_fields:
-            kwargs["update_fields"] = {*update_fields, "has_body"}
+            kwargs["update_fields"] = update_fields = {*update_fields, "has_body"}
+        if update_fields is not None and "slug" in update_fields:
+            kwargs["update_fields"] = update_fields = {*update_fields, "draw_key"}
         super().save(*args, **kwargs)
         if search_index.touches_index(update_fields):
             search_index.vectors_store(Note.objects.filter(pk=self.pk))

@@ -3,16 +3,17 @@ database."""
 
 from __future__ import annotations
 
-import random
-
 import pytest
 
 from notes.feed import (
+    DRAW_KEYS,
+    draw_key,
     interleave,
     page_count,
     pagination_window,
     place_promotions,
-    ranked_recommendations,
+    recommendation_count,
+    recommendation_start,
     seeded_index,
 )
 
@@ -316,44 +317,31 @@ def test_interleave_keeps_every_card():
             assert cards[slot - 1] == ("promotion", key)
 
 
-# --- ranked_recommendations and seeded_index ------------------------------------------------
-
-CANDIDATES = [f"note-{i:02d}" for i in range(30)]
+# --- The recommendation ring and seeded_index ------------------------------------------------
 
 
-def test_recommendations_are_stable_per_seed_and_slug():
-    """The same (seed, slug) picks the same notes, whatever order the candidates come in."""
-    first = ranked_recommendations(5, "this-note", CANDIDATES, 3)
-    shuffled = CANDIDATES[:]
-    random.Random(1).shuffle(shuffled)
-    assert ranked_recommendations(5, "this-note", shuffled, 3) == first
-    assert ranked_recommendations(5, "this-note", CANDIDATES, 3) == first
+def test_draw_key_is_a_stable_hash_of_the_slug_on_the_ring():
+    """A note's place is the same for the same slug, within the ring, and spread out."""
+    keys = [draw_key(f"note-{index:02d}") for index in range(200)]
+    assert keys == [draw_key(f"note-{index:02d}") for index in range(200)]
+    assert all(0 <= key < DRAW_KEYS for key in keys)
+    assert len(set(keys)) == 200
+    # Spread over the ring: every eighth of it holds some.
+    assert {key * 8 // DRAW_KEYS for key in keys} == set(range(8))
 
 
-def test_recommendations_differ_per_note_and_per_seed():
-    """Another note or another generation draws a different selection."""
-    picks = {tuple(ranked_recommendations(5, f"note-{i}", CANDIDATES, 3)) for i in range(10)}
-    assert len(picks) > 5
-    seeds = {tuple(ranked_recommendations(seed, "this-note", CANDIDATES, 3)) for seed in range(10)}
-    assert len(seeds) > 5
+def test_recommendation_start_differs_per_note_and_per_seed():
+    """Another note or another generation starts the draw elsewhere on the ring."""
+    assert recommendation_start(5, "this-note") == recommendation_start(5, "this-note")
+    assert len({recommendation_start(5, f"note-{i}") for i in range(10)}) == 10
+    assert len({recommendation_start(seed, "this-note") for seed in range(10)}) == 10
+    assert all(0 <= recommendation_start(seed, "x") < DRAW_KEYS for seed in range(50))
 
 
-def test_recommendations_exclude_nothing_else():
-    """Asked for every candidate, the ranking returns all of them (only the caller filters)."""
-    ranked = ranked_recommendations(5, "this-note", CANDIDATES, len(CANDIDATES))
-    assert sorted(ranked) == CANDIDATES
-    assert ranked_recommendations(5, "this-note", CANDIDATES, 3) == ranked[:3]
-
-
-@pytest.mark.parametrize(("count", "size"), [(3, 3), (5, 5), (0, 3), (-2, 3), (50, 30)])
+@pytest.mark.parametrize(("count", "size"), [(3, 3), (5, 5), (0, 3), (-2, 3), (50, 50)])
 def test_recommendation_count(count, size):
-    """recommendationCount items; 0 or invalid falls back to 3; never more than the pool."""
-    assert len(ranked_recommendations(5, "this-note", CANDIDATES, count)) == size
-
-
-def test_recommendations_from_an_empty_pool():
-    """No candidates: no recommendations."""
-    assert ranked_recommendations(5, "x", [], 3) == []
+    """recommendationCount items; 0 or invalid falls back to 3."""
+    assert recommendation_count(count) == size
 
 
 def test_seeded_index_is_stable_and_in_range():

@@ -272,3 +272,101 @@ def test_the_notes_model_modules_import_no_module_that_imports_them():
 
     assert imports["notes"] >= {"authors", "tags", "working"}
     assert not [name for name in imports if reaches(name, name)]
+
+
+# --- Recommendations: the ring of draw keys (NoteQuerySet.recommended) -----------------------
+
+
+def _ring_oracle(note: Note, start: int, count: int) -> list[tuple[str, str]]:
+    """The rule, read off every candidate in Python: the published regular notes but `note`,
+    by (draw_key, slug), from the first at or after `start`, wrapping round."""
+    others = sorted(
+        Note.objects.published()
+        .regular()
+        .exclude(pk=note.pk)
+        .values_list("draw_key", "slug", "title")
+    )
+    split = next((index for index, row in enumerate(others) if row[0] >= start), len(others))
+    return [(slug, title) for _, slug, title in (others[split:] + others[:split])[:count]]
+
+
+@pytest.mark.django_db
+def test_draw_key_is_kept_from_the_slug_on_save():
+    """save() keeps draw_key as notes.feed.draw_key(slug), a slug change included."""
+    from notes.feed import draw_key
+
+    note = note_row("first-slug")
+    assert Note.objects.get(pk=note.pk).draw_key == draw_key("first-slug")
+    note.slug = "second-slug"
+    note.save(update_fields=["slug"])
+    assert Note.objects.get(pk=note.pk).draw_key == draw_key("second-slug")
+
+
+@pytest.mark.django_db
+def test_recommended_follows_the_ring_from_the_start():
+    """The notes after `start` by draw key, wrapping round at the end of the ring, whatever
+    the start: the same as reading every candidate and rotating."""
+    from notes.feed import DRAW_KEYS, recommendation_start
+
+    notes = [note_row(f"ring-{index:02d}", title=f"Ring {index}") for index in range(12)]
+    keys = sorted(Note.objects.values_list("draw_key", flat=True))
+    starts = [0, 1, DRAW_KEYS - 1, *keys, *(key + 1 for key in keys)]
+    starts += [recommendation_start(seed, "ring-03") for seed in range(20)]
+    for note in notes[:4]:
+        for start in starts:
+            for count in (1, 3, 11, 20):
+                expected = _ring_oracle(note, start, count)
+                assert Note.objects.published().recommended(note, start, count) == expected
+    assert len(Note.objects.published().recommended(notes[0], 0, 20)) == 11
+
+
+@pytest.mark.django_db
+def test_recommended_for_a_fixed_set_of_notes():
+    """The rule pinned: these slugs (their draw keys are hashes of them), this seed."""
+    from notes.feed import recommendation_start
+
+    for slug in ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"):
+        note_row(slug, title=slug.title())
+    picks = {
+        note.slug: [
+            slug
+            for slug, _ in Note.objects.published().recommended(
+                note, recommendation_start(7, note.slug), 3
+            )
+        ]
+        for note in Note.objects.order_by("slug")
+    }
+    assert picks == FIXED_PICKS
+
+
+@pytest.mark.django_db
+def test_recommended_never_the_note_itself_nor_unpublished_notes():
+    """Drafts, notes in review, scheduled, empty, trashed notes and promotions are never
+    drawn, and neither is the note the page shows, from any start on the ring."""
+    from notes.feed import DRAW_KEYS
+
+    regular = [note_row(f"live-{index}") for index in range(4)]
+    note_row("draft", status=Status.DRAFT)
+    note_row("review", status=Status.REVIEW)
+    note_row("scheduled", date=NOW + dt.timedelta(days=1))
+    note_row("empty", body=" ")
+    note_row("trashed", deleted_at=NOW)
+    note_row("promoted", promotion=True)
+    for note in regular:
+        for start in range(0, DRAW_KEYS, DRAW_KEYS // 64):
+            picked = [slug for slug, _ in Note.objects.published().recommended(note, start, 3)]
+            assert sorted(picked) == sorted(other.slug for other in regular if other.pk != note.pk)
+
+
+# The notes after each one's start for seed 7, by the draw keys of these slugs: a change to the
+# hash, the start or the ring's order changes what every note page recommends.
+FIXED_PICKS = {
+    "alpha": ["charlie", "foxtrot", "hotel"],
+    "bravo": ["hotel", "alpha", "delta"],
+    "charlie": ["foxtrot", "hotel", "alpha"],
+    "delta": ["charlie", "foxtrot", "hotel"],
+    "echo": ["charlie", "foxtrot", "hotel"],
+    "foxtrot": ["hotel", "alpha", "delta"],
+    "golf": ["alpha", "delta", "bravo"],
+    "hotel": ["alpha", "delta", "bravo"],
+}

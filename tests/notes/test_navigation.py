@@ -1,5 +1,5 @@
-"""A note page's « Prev / Next » and recommendation candidates come from one list of published
-notes per content generation, and say exactly what the per-page queries said."""
+"""A note page's « Prev / Next » come from one list of published notes per content generation,
+and say exactly what the per-page queries said."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from django.test import RequestFactory
 from django.utils import timezone
 
 from notes.models import Note, Status
-from notes.navigation import older_and_newer, published, recommendation_candidates
+from notes.navigation import older_and_newer, published
 from scidraft.site.generation import lease
 
 
@@ -18,26 +18,24 @@ def _expected(note: Note):
     notes = Note.objects.published()
     older = notes.filter(date__lt=note.date).order_by("-date", "slug").first()
     newer = notes.filter(date__gt=note.date).order_by("date", "slug").first()
-    candidates = dict(notes.regular().exclude(pk=note.pk).values_list("slug", "title"))
-    return older, newer, candidates
+    return older, newer
 
 
 def _pair(neighbour):
     return None if neighbour is None else (neighbour.slug, neighbour.title)
 
 
-def test_neighbours_and_candidates_match_the_queries(demo_loaded):
+def test_neighbours_match_the_queries(demo_loaded):
     """Every published note of the demo, and two notes sharing one date (ties go by slug)."""
     moment = timezone.now() - dt.timedelta(days=400)
     for slug in ("tie-b", "tie-a", "tie-c"):
         Note.objects.create(slug=slug, title=slug, body="x", status=Status.PUBLISHED, date=moment)
     request = RequestFactory().get("/")
     for note in Note.objects.published():
-        older, newer, candidates = _expected(note)
+        older, newer = _expected(note)
         found_older, found_newer = older_and_newer(request, note)
         assert _pair(found_older) == _pair(older), note.slug
         assert _pair(found_newer) == _pair(newer), note.slug
-        assert recommendation_candidates(request, note) == candidates
 
 
 def _forget_pages() -> None:

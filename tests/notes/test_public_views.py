@@ -1353,6 +1353,39 @@ def test_constant_queries(client, db, django_assert_max_num_queries, settings, n
         assert len(parse(response.content.decode()).select("article.note-card")) == 8 + 1
 
 
+@pytest.mark.parametrize(
+    ("url", "notes"),
+    [
+        ("/tags/common/page/{}/", lambda: Note.objects.published().filter(tags__slug="common")),
+        ("/authors/ada/page/{}/", lambda: Note.objects.published().filter(authors__handle="ada")),
+    ],
+)
+def test_list_pages_read_one_page_of_rows(client, db, url, notes):
+    """A tag's or an author's page reads its entries' rows for that page only: the ordered
+    read of the notes has a LIMIT, and the entries' columns (their card HTML) are read by id;
+    the entries are those of the feed's order, pinned notes first."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    template = _corpus_start()
+    _bulk(template, 0, 60)
+    Note.objects.filter(slug__in=["bulk-0040", "bulk-0007"]).update(weight=2)
+    size = SiteSettings.objects.current().pager_size
+    expected = list(notes().in_feed_order().values_list("slug", flat=True))
+    for page in (1, 2, -(-len(expected) // size)):
+        cache.clear()
+        with CaptureQueriesContext(connection) as captured:
+            tree = html(client, url.format(page))
+        statements = [query["sql"] for query in captured.captured_queries]
+        ordered = [sql for sql in statements if re.search(r'ORDER BY .*"date" DESC', sql)]
+        assert ordered and all(re.search(r"\bLIMIT \d+", sql) for sql in ordered), ordered
+        entries = [sql for sql in statements if "rendered_card_html" in sql]
+        assert len(entries) == 1 and re.search(r'"id" IN \(', entries[0]), entries
+        shown = [a.get("href") for a in tree.select(".tag-entry a.entry-link")]
+        first = (page - 1) * size
+        assert shown == [f"/notes/{slug}/" for slug in expected[first : first + size]]
+
+
 # --- Tags in the note's order -----------------------------------------------------------------
 
 

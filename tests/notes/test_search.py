@@ -280,3 +280,44 @@ def test_oversized_queries_are_refused_with_a_message(client, demo_loaded):
     assert "search-results-list" not in response.text
     assert search.search_notes(wordy) == []
     assert _slugs(" ".join(["Gershgorin"] * 16))
+
+
+# --- Bounded ranking: the newest SEARCH_CANDIDATES matches ------------------------------------
+
+DEMO_QUERIES = (
+    "matrix", "Gershgorin", "settle", '"power iteration"', "power iteration", "technique",
+    "converging", "eigenvalue -matrix", "Simpson or Jacobi", "the", "of",
+)  # fmt: skip
+
+
+def test_results_on_the_demo_are_those_of_ranking_every_match(demo_loaded, monkeypatch):
+    """Under the cap, ranking only the newest matches changes nothing: the same hits, scores
+    and order as ranking every match (a cap larger than the site)."""
+    bounded = {query: search.search_notes(query) for query in DEMO_QUERIES}
+    assert all(len(hits) < search.SEARCH_CANDIDATES for hits in bounded.values())
+    assert not any(search.capped(hits) for hits in bounded.values())
+    monkeypatch.setattr(search, "SEARCH_CANDIDATES", 10**6)
+    assert {query: search.search_notes(query) for query in DEMO_QUERIES} == bounded
+    assert sum(len(hits) for hits in bounded.values()) > 20  # stop words find none on PostgreSQL
+
+
+def test_a_query_matching_more_than_the_cap_ranks_the_newest_matches(client, db, monkeypatch):
+    """Past SEARCH_CANDIDATES matches, the newest that many are ranked and shown, best
+    first, and the page says there are more ("5+ results")."""
+    from tests.factories import imported_page
+
+    imported_page("search", "Search.", title="Search", layout=Page.Layout.SEARCH)
+    extra = note_rows(12, title="Extra {}", body="A lattice note.", text="A lattice note.")
+    note_row("lattice-title", "Lattice.", title="Lattice", rendered=True,
+             date=timezone.now() - dt.timedelta(days=30))  # fmt: skip
+    search_index.vectors_store(Note.objects.all())
+    monkeypatch.setattr(search, "SEARCH_CANDIDATES", 5)
+    hits = search.search_notes("lattice")
+    newest = [note.pk for note in extra[:5]]  # extra-0 is the newest
+    assert sorted(hit.pk for hit in hits) == sorted(newest)
+    assert search.capped(hits)
+    # The best-ranked note of all is older than the newest five: not among the five.
+    assert Note.objects.get(slug="lattice-title").pk not in [hit.pk for hit in hits]
+    response = client.get("/search/", {"q": "lattice"})
+    assert '<p class="search-count">5+ results</p>' in response.text
+    assert len(_items(response)) == 5
