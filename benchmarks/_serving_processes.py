@@ -16,6 +16,10 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# The project first: benchmarks/ (the script's folder, first on sys.path) has modules named
+# after the project's apps (bibliography.py), which Django must not import in their place.
+if str(ROOT) not in sys.path[:1]:
+    sys.path.insert(0, str(ROOT))
 
 VENV_BIN = ROOT / ".venv" / "bin"
 GUNICORN = VENV_BIN / "gunicorn" if (VENV_BIN / "gunicorn").exists() else None

@@ -180,7 +180,7 @@ def note_detail(request, slug: str):
     )
     _refresh_stale(request, [note])
     # « Prev is the older note, Next » the newer one; promotions included (theme behaviour).
-    older, newer = older_and_newer(request, note)
+    older, newer = older_and_newer(note)
     recommended = Note.objects.published().recommended(
         note,
         feed_math.recommendation_start(request_generation(request), note.slug),
