@@ -346,7 +346,8 @@ def _before_pool():
 
     from py_mini_racer import MiniRacer, init_mini_racer
 
-    from scidraft.markup import jsengine
+    from bibliography import jsbundle
+    from scidraft.markup import v8pool
 
     try:
         source = subprocess.run(  # noqa: S603 - git on this repository, fixed arguments
@@ -365,7 +366,7 @@ def _before_pool():
     modules = {"citeproc": int(number.group(1))} if number else {}
 
     def load():
-        init_mini_racer(flags=jsengine.V8_FLAGS, ignore_duplicate_init=True)
+        init_mini_racer(flags=v8pool.V8_FLAGS, ignore_duplicate_init=True)
         context = MiniRacer()
         major, minor = context.v8_version.split(".")[:2]
         context.eval(
@@ -377,7 +378,7 @@ def _before_pool():
         context.eval(prelude)
         return context
 
-    return jsengine._Pool(load, floor=jsengine.CITATION_CALLS_AT_ONCE)
+    return v8pool.Pool(load, floor=jsbundle.CALLS_AT_ONCE)
 
 
 def measure_cold(bibfile, style: str, pools: dict) -> dict:
@@ -386,17 +387,17 @@ def measure_cold(bibfile, style: str, pools: dict) -> dict:
     50 keys no earlier run cited: each list is new to the contexts, whose processors were
     built and exercised for the style by processor.warm and the warm-up run (part 99, never
     measured)."""
-    from bibliography import processor
+    from bibliography import jsbundle, processor
     from bibliography.formatting import StoredBibliography
-    from scidraft.markup import RenderContext, jsengine, render
+    from scidraft.markup import RenderContext, render
 
-    today = jsengine._citation_pool
+    today = jsbundle.pool
     found = {label: {"format": [], "cpu": [], "render": []} for label in pools}
     items = {}
     for run in range(FORMAT_RUNS + 1):
         source = citing_note(part=99 if run == 0 else run)
         for label, pool in pools.items():
-            jsengine._citation_pool = pool or today
+            jsbundle.pool = pool or today
             try:
                 if run == 0:
                     processor.warm(style, None)  # as a worker starts: the style built and exercised
@@ -408,7 +409,7 @@ def measure_cold(bibfile, style: str, pools: dict) -> dict:
                 )
                 elapsed, result = _seconds(render, source, context)
             finally:
-                jsengine._citation_pool = today
+                jsbundle.pool = today
             if run == 0:
                 items[label] = (
                     result.html.count("<li"),
@@ -442,17 +443,18 @@ def measure_added(bibfile, style: str, pools: dict) -> dict:
     """A citation added to a note whose list was formatted (the editor's preview as an author
     writes): each run formats a note of new keys, then times the same note citing one key
     more: only the added key's group is formatted."""
+    from bibliography import jsbundle
     from bibliography.formatting import StoredBibliography
-    from scidraft.markup import RenderContext, jsengine, render
+    from scidraft.markup import RenderContext, render
 
-    today = jsengine._citation_pool
+    today = jsbundle.pool
     found = {label: [] for label in pools}
     for run in range(FORMAT_RUNS + 1):
         source = citing_note(part=16 + run)  # parts no other measurement cites
         extra = re.findall(r"\\cite\{([^}]+)\}", citing_note(part=32 + run))[0]
         added = source.replace("{{< references", f"And \\cite{{{extra}}}.\n\n{{{{< references")
         for label, pool in pools.items():
-            jsengine._citation_pool = pool or today
+            jsbundle.pool = pool or today
             try:
                 _cold()
                 for text, timed_run in ((source, False), (added, True)):
@@ -465,7 +467,7 @@ def measure_added(bibfile, style: str, pools: dict) -> dict:
                     if timed_run and run:
                         found[label].append(timed.seconds * 1000)
             finally:
-                jsengine._citation_pool = today
+                jsbundle.pool = today
     return {label: statistics.median(runs) for label, runs in found.items()}
 
 
@@ -494,12 +496,11 @@ def measure_floor(bibfile, style: str) -> list[str]:
     keys no earlier list cited): what citeproc-js itself needs, whatever surrounds it."""
     import json
 
-    from bibliography import csl, processor
+    from bibliography import csl, jsbundle, processor
     from bibliography.formatting import bibtex_object, entry_data
-    from scidraft.markup import jsengine
 
     info = csl.style_info(style)
-    context = jsengine._citation_pool.take()
+    context = jsbundle.pool.take()
     try:
         if not getattr(context, "scidraft_bench_floor", False):
             context.eval(_FLOOR_JS)
@@ -516,7 +517,7 @@ def measure_floor(bibfile, style: str) -> list[str]:
             )  # fmt: skip
             parts.append([ms / len(objects) for ms in json.loads(answer)])
     finally:
-        jsengine._citation_pool.give_back(context)
+        jsbundle.pool.give_back(context)
     return [f"{statistics.median(column):.2f}" for column in zip(*parts, strict=True)]
 
 

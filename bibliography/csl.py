@@ -4,7 +4,7 @@ language takes (bibliography.processor runs them in citation-js).
 Formatting is the Hugo theme's own code: citation-js 0.6.9 (its BibTeX → CSL-JSON mapping,
 @citation-js/plugin-bibtex, and citeproc-js, the processor Zotero uses), built from the locked
 npm packages with the functions called here (bibliography/js/processor.js) into one bundle
-(bibliography.jsbundle), in a V8 context pool of its own (scidraft.markup.jsengine).
+(bibliography.jsbundle), in a V8 context pool of its own (scidraft.markup.v8pool).
 
 Styles are the official CSL files. Vancouver, the default, is the copy inside citation-js,
 which is the file the theme formats with; every other style is read from the pinned

@@ -35,11 +35,11 @@ from dataclasses import dataclass, field
 
 import latexcodec  # noqa: F401 - registers the ulatex codec
 
-from scidraft.markup import jsengine, limits
+from scidraft.markup import limits, shared_cache, v8pool
 from scidraft.markup.context import FormattedReferences
 from scidraft.markup.plaintext import html_text
 
-from . import csl, processor
+from . import csl, jsbundle, processor
 from .models import READ_BOUND_CHARS, BibEntry, BibFile
 from .parsing import ParsedEntry
 
@@ -226,7 +226,7 @@ class _Memory:
         found = {key: self.local[key] for key in keys if key in self.local}
         missing = [key for key in keys if key not in found]
         if missing:
-            shared = jsengine.shared_get_many(missing)
+            shared = shared_cache.get_many(missing)
             for key, value in shared.items():
                 found[key] = self._decode(value)
             self._keep({key: found[key] for key in shared})
@@ -234,7 +234,7 @@ class _Memory:
 
     def set_many(self, values: dict[str, object]) -> None:
         self._keep(values)
-        jsengine.shared_set_many({key: self._encode(value) for key, value in values.items()})
+        shared_cache.set_many({key: self._encode(value) for key, value in values.items()})
 
     def _keep(self, values: dict[str, object]) -> None:
         with self.lock:
@@ -279,7 +279,7 @@ def format_cache_clear() -> None:
 
 
 def _cache_key(kind: str, style: csl.StyleInfo, locale: str, fingerprint: str) -> str:
-    versions = jsengine.versions()
+    versions = v8pool.versions()
     return f"csl:{kind}:{versions.get('citation-js', '')}:{style.name}:{locale}:{fingerprint}"
 
 
@@ -318,11 +318,11 @@ def _list_result(
     entries: list[EntryData],
     objects: dict[str, dict],
     formulas: dict[str, tuple],
-    answer: dict | jsengine.JSError,
+    answer: dict | v8pool.JSError,
     style: csl.StyleInfo,
 ) -> _ListResult:
     result = _ListResult()
-    if isinstance(answer, jsengine.JSError):
+    if isinstance(answer, v8pool.JSError):
         logger.warning("citation-js failed on %d entries: %s", len(entries), answer.message)
         reason = f"the reference list could not be formatted: {answer.message}"
         for data in entries:
@@ -371,7 +371,7 @@ def _slices(entries: list[EntryData]) -> list[list[EntryData]]:
     SLICE_MIN entries (a call costs about a millisecond more) and at most BATCH each."""
     if not entries:
         return []
-    count = min(jsengine.CITATION_CALLS_AT_ONCE, max(1, len(entries) // SLICE_MIN))
+    count = min(jsbundle.CALLS_AT_ONCE, max(1, len(entries) // SLICE_MIN))
     size = min(BATCH, -(-len(entries) // count))
     return [entries[start : start + size] for start in range(0, len(entries), size)]
 
@@ -384,8 +384,8 @@ def _numeric(entries: list[EntryData], style: csl.StyleInfo, locale: str) -> _Li
     missing = [data for data in entries if keys[data.key] not in known]
     fresh: dict[str, object] = {}
     slices = _slices(missing)
-    for start in range(0, len(slices), jsengine.CITATION_CALLS_AT_ONCE):
-        group = slices[start : start + jsengine.CITATION_CALLS_AT_ONCE]
+    for start in range(0, len(slices), jsbundle.CALLS_AT_ONCE):
+        group = slices[start : start + jsbundle.CALLS_AT_ONCE]
         if start and limits.expired():
             # The render's budget is spent: the rest shows raw this time (nothing of it is
             # cached), and the next render starts from the slices formatted now.
@@ -532,7 +532,7 @@ def _bins(groups: list[list[EntryData]]) -> list[list[EntryData]]:
     """Groups packed into at most one call per core, the largest first into the emptiest;
     each call's entries in the list's order."""
     total = sum(len(group) for group in groups)
-    count = min(jsengine.CITATION_CALLS_AT_ONCE, len(groups), max(1, total // SLICE_MIN))
+    count = min(jsbundle.CALLS_AT_ONCE, len(groups), max(1, total // SLICE_MIN))
     bins: list[list[list[EntryData]]] = [[] for _ in range(count)]
     for group in sorted(groups, key=len, reverse=True):
         min(bins, key=lambda chosen: sum(map(len, chosen))).append(group)
@@ -589,7 +589,7 @@ def _grouped(
     ]
     try:
         order = processor.order(style, locale, rows)
-    except jsengine.JSError:
+    except v8pool.JSError:
         order = None
     if order is None:
         return None

@@ -21,8 +21,9 @@ class NotesConfig(AppConfig):
 
         from django.core.cache import cache
 
-        from scidraft.markup import jsengine
+        from scidraft.markup import shared_cache
 
-        # Formulas typeset by one process are reused by the others (Redis in production).
-        jsengine.use_shared_cache(cache)
+        # Formulas and entries formatted by one process are reused by the others (Redis in
+        # production).
+        shared_cache.use_shared_cache(cache)
         receivers.connect()

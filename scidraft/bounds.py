@@ -98,10 +98,10 @@ INPUT_PATHS = _paths(
         bounds=(
             Bound("macro expansions per formula", "scidraft.markup.jsengine.KATEX_OPTIONS",
                   None, "KaTeX maxExpand (1,000)"),
-            Bound("seconds of one V8 call", "scidraft.markup.jsengine.CALL_TIMEOUT_SECONDS", 5.0,
-                  "scidraft.markup.jsengine._run"),
-            Bound("V8 heap of a context", "scidraft.markup.jsengine.MEMORY_LIMIT_BYTES",
-                  256 * MB, "scidraft.markup.jsengine._run"),
+            Bound("seconds of one V8 call", "scidraft.markup.v8pool.CALL_TIMEOUT_SECONDS", 5.0,
+                  "scidraft.markup.v8pool.run"),
+            Bound("V8 heap of a context", "scidraft.markup.v8pool.MEMORY_LIMIT_BYTES",
+                  256 * MB, "scidraft.markup.v8pool.run"),
         ),
     ),
     InputPath(

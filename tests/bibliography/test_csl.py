@@ -20,7 +20,7 @@ from py_mini_racer import MiniRacer
 from bibliography import csl, jsbundle, processor
 from bibliography.formatting import bibtex_object, entry_data, format_cache_clear
 from bibliography.parsing import parse_bibtex
-from scidraft.markup import jsengine
+from scidraft.markup import v8pool
 
 # citation-js in V8 over every featured style: most tests here take 3 to 25 s.
 pytestmark = pytest.mark.slow
@@ -108,7 +108,7 @@ def test_a_reused_processor_formats_each_list_as_a_fresh_context_does(monkeypatc
     that list: numbering, order, year suffixes and given names do not leak between lists."""
     # APA's and Chicago's processors together pass the heap past which a context takes no
     # further style: here the one context must keep them all.
-    monkeypatch.setattr(processor, "STYLES_HEAP_BYTES", jsengine.MEMORY_LIMIT_BYTES)
+    monkeypatch.setattr(processor, "STYLES_HEAP_BYTES", v8pool.MEMORY_LIMIT_BYTES)
     shared = _fresh_context()
     try:
         in_sequence = [_visible(_format(shared, _objects(t), s, loc)) for t, s, loc in SEQUENCE]
@@ -600,7 +600,7 @@ def test_a_context_past_its_styles_heap_hands_a_new_style_to_a_fresh_one(monkeyp
         EntryData("k1", "book", {"title": "Stochastic Processes", "year": "1953",
                                  "publisher": "Wiley"}, {"author": ["Doob, Joseph L."]}),
     ]  # fmt: skip
-    pool = jsengine._citation_pool
+    pool = jsbundle.pool
     pool.close_all()
     format_cache_clear()
     assert format_references(entries, "vancouver").problems == {}
@@ -644,7 +644,7 @@ def test_a_context_builds_at_most_styles_per_context_and_a_fresh_one_the_next():
     from bibliography.formatting import EntryData, format_references
 
     entries = [EntryData("k1", "book", {"title": "Markov Chains", "year": "1960"}, {})]
-    pool = jsengine._citation_pool
+    pool = jsbundle.pool
     pool.close_all()
     format_cache_clear()
     for style in _LIGHT_STYLES:
@@ -664,7 +664,7 @@ def test_building_a_style_is_charged_to_the_render_budget():
     from scidraft.markup import limits
 
     entries = [EntryData("k1", "book", {"title": "Markov Chains", "year": "1960"}, {})]
-    pool = jsengine._citation_pool
+    pool = jsbundle.pool
     format_cache_clear()
     format_references(entries, "vancouver")  # a context with citation-js loaded
     charged = {}
@@ -692,7 +692,7 @@ def test_thirty_styles_in_one_preview_build_three_with_a_warning_for_each_list_p
         f'\\cite{{k1}}\n\n{{{{< references bib="bib/refs.bib" style="{style}" >}}}}\n\n'
         for style in styles
     )
-    pool = jsengine._citation_pool
+    pool = jsbundle.pool
     pool.close_all()
     format_cache_clear()
     rendered = render(

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from django.core.cache import cache
 
-from bibliography import formatting
+from bibliography import formatting, jsbundle
 from bibliography.formatting import EntryData, format_references
-from scidraft.markup import jsengine
+from scidraft.markup import v8pool
 
 
 def _forget_formatted() -> None:
@@ -46,7 +46,7 @@ def _articles(count: int) -> list[EntryData]:
     ],
 )
 def test_slices_are_even_bounded_and_keep_the_order(monkeypatch, entries, at_once, sizes):
-    monkeypatch.setattr(jsengine, "CITATION_CALLS_AT_ONCE", at_once)
+    monkeypatch.setattr(jsbundle, "CALLS_AT_ONCE", at_once)
     articles = _articles(entries)
     slices = formatting._slices(articles)
     assert [len(part) for part in slices] == sizes
@@ -57,19 +57,19 @@ def test_a_list_formatted_in_slices_reads_as_formatted_in_one_call(monkeypatch):
     """Numbered entries do not depend on each other: the slices' HTML, order and numbering
     are those of one call over the whole list."""
     articles = _articles(30)
-    monkeypatch.setattr(jsengine, "CITATION_CALLS_AT_ONCE", 1)
+    monkeypatch.setattr(jsbundle, "CALLS_AT_ONCE", 1)
     _forget_formatted()
     whole = format_references(articles, "vancouver")
 
     calls = []
-    at_once = jsengine.call_citations_at_once
+    at_once = jsbundle.call_at_once
 
     def counted(function, arg_lists, **kwargs):
         calls.append(len(arg_lists))
         return at_once(function, arg_lists, **kwargs)
 
-    monkeypatch.setattr(jsengine, "CITATION_CALLS_AT_ONCE", 2)
-    monkeypatch.setattr(jsengine, "call_citations_at_once", counted)
+    monkeypatch.setattr(jsbundle, "CALLS_AT_ONCE", 2)
+    monkeypatch.setattr(jsbundle, "call_at_once", counted)
     _forget_formatted()
     sliced = format_references(articles, "vancouver")
 
@@ -83,14 +83,14 @@ def test_a_list_formatted_in_slices_reads_as_formatted_in_one_call(monkeypatch):
 def test_a_slice_that_fails_shows_its_entries_raw_and_the_others_formatted(monkeypatch):
     """One slice's call failing (stopped, out of memory) costs only its own entries."""
     articles = _articles(20)
-    monkeypatch.setattr(jsengine, "CITATION_CALLS_AT_ONCE", 2)
-    at_once = jsengine.call_citations_at_once
+    monkeypatch.setattr(jsbundle, "CALLS_AT_ONCE", 2)
+    at_once = jsbundle.call_at_once
 
     def second_fails(function, arg_lists, **kwargs):
         outcomes = at_once(function, arg_lists, **kwargs)
-        return [outcomes[0], jsengine.JSError("used too much memory and was stopped")]
+        return [outcomes[0], v8pool.JSError("used too much memory and was stopped")]
 
-    monkeypatch.setattr(jsengine, "call_citations_at_once", second_fails)
+    monkeypatch.setattr(jsbundle, "call_at_once", second_fails)
     _forget_formatted()
     formatted = format_references(articles, "vancouver")
     assert set(formatted.problems) == {data.key for data in articles[10:]}
@@ -205,7 +205,7 @@ def test_a_sorted_list_formatted_in_groups_reads_as_formatted_whole(monkeypatch,
     """Groups formatted apart and put in the processor's order give the whole list's HTML,
     order and in-text citations: year suffixes, added names and given names included."""
     whole = _without_groups(monkeypatch, SORTED_LIST, style)
-    monkeypatch.setattr(jsengine, "CITATION_CALLS_AT_ONCE", 2)
+    monkeypatch.setattr(jsbundle, "CALLS_AT_ONCE", 2)
     calls = []
     run_each = formatting.processor.run_each
 
@@ -333,14 +333,14 @@ def test_entries_whose_cites_read_the_same_are_never_formatted_apart(monkeypatch
 def test_a_group_call_that_is_stopped_costs_its_own_entries_and_is_not_retried(monkeypatch):
     """A call stopped (memory, time) would be stopped again over the whole list: the other
     groups show formatted, the stopped call's entries raw with the reason, nothing cached."""
-    monkeypatch.setattr(jsengine, "CITATION_CALLS_AT_ONCE", 2)
+    monkeypatch.setattr(jsbundle, "CALLS_AT_ONCE", 2)
     real = formatting.processor.run_each
     calls = []
 
     def second_stopped(entry_lists, *args, **kwargs):
         calls.append(len(entry_lists))
         answers = real(entry_lists, *args, **kwargs)
-        return [answers[0], jsengine.JSError("used too much memory and was stopped")]
+        return [answers[0], v8pool.JSError("used too much memory and was stopped")]
 
     monkeypatch.setattr(formatting.processor, "run_each", second_stopped)
     _forget_formatted()
