@@ -497,7 +497,7 @@ def measure_floor(bibfile, style: str) -> list[str]:
     import json
 
     from bibliography import csl, jsbundle, processor
-    from bibliography.formatting import bibtex_object, entry_data
+    from bibliography.entries import bibtex_object, entry_data
 
     info = csl.style_info(style)
     context = jsbundle.pool.take()

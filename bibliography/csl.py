@@ -71,7 +71,7 @@ class StyleInfo:
     prefix: str = ""  # the in-text citation's affixes and delimiter (author–date styles)
     suffix: str = ""
     delimiter: str = "; "
-    # Which names tie a sorted style's entries to each other (formatting._groups): "first",
+    # Which names tie a sorted style's entries to each other (grouping.groups): "first",
     # the first name of each role (the style disambiguates given names by primary names, or
     # not at all); "all", every name; "" when entries cannot be formatted apart (note styles,
     # citation numbers).

@@ -10,7 +10,8 @@ Beyond the theme: math (`$O(1/k^2)$`) is kept out of citation-js and typeset by 
 the list is filled in (each formula is a placeholder in the HTML, `FormattedReferences.math`);
 LaTeX commands citation-js leaves as written (`{\\TeX}book` → `\\TeXbook`) are decoded; an
 entry that cannot be formatted shows its key and fields, with the reason, instead of failing
-the list.
+the list (one entry's forms: bibliography.entries). A long list is formatted in several calls
+at once (bibliography.grouping).
 
 Formatted entries are cached by content, style and locale in the process and in the shared
 cache (Redis): citeproc-js takes a few milliseconds an entry, and a re-render or another
@@ -19,27 +20,28 @@ process should not pay that again.
 
 from __future__ import annotations
 
-import codecs
-import contextlib
-import functools
 import hashlib
 import html
 import itertools
-import json
 import logging
-import re
 import threading
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-import latexcodec  # noqa: F401 - registers the ulatex codec
-
 from scidraft.markup import limits, shared_cache, v8pool
 from scidraft.markup.context import FormattedReferences
-from scidraft.markup.plaintext import html_text
 
-from . import csl, jsbundle, processor
+from . import csl, grouping, jsbundle, processor
+from .entries import (
+    EntryData,
+    bibtex_object,
+    entry_data,
+    entry_html,
+    fingerprint,
+    restore_math,
+    unformatted_html,
+)
 from .models import READ_BOUND_CHARS, BibEntry, BibFile
 from .parsing import ParsedEntry
 
@@ -49,55 +51,17 @@ DEFAULT_STYLE = csl.DEFAULT_STYLE
 
 __all__ = [
     "DEFAULT_STYLE",
-    "EntryData",
     "ParsedBibliography",
     "StoredBibliography",
     "csl_items",
+    "entry_data",  # where the pages' CSL-JSON and RIS exports take it from
     "format_cache_clear",
     "format_references",
-    "plain_text",
     "ris_records",
 ]
 
-# Math placeholders in formatted HTML: private-use characters, as the engine's own stash
-# uses (other ones), which neither citation-js, citeproc-js nor nh3 alter.
-MATH_OPEN, MATH_CLOSE = "\ue010", "\ue011"
-MATH_TOKEN = re.compile(f"{MATH_OPEN}(\\d+){MATH_CLOSE}")
-# Inline math in a field: $…$ not preceded by a backslash (\$ is a dollar sign).
-_MATH = re.compile(r"(?<!\\)\$((?:[^$\\]|\\.)+)(?<!\\)\$", re.DOTALL)
-# Fields that are addresses or identifiers: never math.
-_VERBATIM = frozenset({"url", "doi", "eprint", "file", "isbn", "issn", "pmid", "arxivid"})
-_ENTRY = re.compile(r'^\s*<div[^>]*class="csl-entry"[^>]*>(.*)</div>\s*$', re.DOTALL)
-_LEFT_MARGIN = re.compile(
-    r'^\s*<div class="csl-left-margin">.*?</div>\s*<div class="csl-right-inline">(.*)</div>\s*$',
-    re.DOTALL,
-)
-# A LaTeX command citation-js left in the text, and the logos it does not know.
-_LEFT_COMMAND = re.compile(r"\\([A-Za-z]+)(?:\{\})?")
-_LOGOS = {"TeX": "TeX", "LaTeX": "LaTeX", "LaTeXe": "LaTeX2ε", "BibTeX": "BibTeX",
-          "XeTeX": "XeTeX", "LuaTeX": "LuaTeX", "ConTeXt": "ConTeXt", "AmS": "AMS"}  # fmt: skip
-# pybtex expands the month macros (jan … dec) to English names, citation-js to "01" … "12":
-# `month = "30~" # jun` reads "30~06" there, which citation-js's date parser skips (the theme
-# prints the year alone), and "30~June" here, which it would read as a day.
-_MONTH_NAMES = re.compile(
-    r"\b(January|February|March|April|May|June|July|August|September|October|November|December)\b"
-)
-_MONTH_NUMBERS = {name: f"{number:02d}" for number, name in enumerate(
-    ["January", "February", "March", "April", "May", "June", "July", "August", "September",
-     "October", "November", "December"], start=1)}  # fmt: skip
-# How many entries one call formats: a list of thousands is formatted in slices, each bounded
-# by the engine's time limit and the render's budget.
-BATCH = 50
-SLICE_MIN = 10
+# Formatted entries, groups and lists this process keeps (then the shared cache is asked).
 CACHE_MAX = 20_000
-
-
-@dataclass(frozen=True)
-class EntryData:
-    key: str
-    entry_type: str
-    fields: dict[str, str]
-    persons: dict[str, list[str]]
 
 
 @dataclass(frozen=True)
@@ -135,84 +99,6 @@ def _joined(parts: Iterable[_ListResult], order: list[str]) -> _ListResult:
         joined.entries.update(part.entries)
         joined.markers.update(part.markers)
     return joined
-
-
-def bibtex_object(data: EntryData) -> tuple[dict, tuple[str, ...]]:
-    """The entry as citation-js's BibTeX parser reads it from a file (fields lower-case, values
-    with their braces, names joined by "and"), and the TeX of the math taken out of it."""
-    formulas: list[str] = []
-
-    def stash(match: re.Match) -> str:
-        formulas.append(match.group(1))
-        return f"{MATH_OPEN}{len(formulas) - 1}{MATH_CLOSE}"
-
-    properties = {}
-    for name, value in data.fields.items():
-        value = value if isinstance(value, str) else str(value)
-        if "$" in value and name.lower() not in _VERBATIM:
-            value = _MATH.sub(stash, value)
-        if name.lower() == "month":
-            value = _MONTH_NAMES.sub(lambda match: _MONTH_NUMBERS[match.group(1)], value)
-        properties[name.lower()] = value
-    for role, names in data.persons.items():
-        properties[role.lower()] = " and ".join(str(name) for name in names)
-    return {"type": data.entry_type, "label": data.key, "properties": properties}, tuple(formulas)
-
-
-def _fingerprint(data: EntryData) -> str:
-    payload = json.dumps(
-        [data.key, data.entry_type, data.fields, data.persons], sort_keys=True, default=str
-    )
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
-
-
-def _entry_html(raw: str) -> str:
-    """The entry's own HTML inside citeproc's csl-entry div, without its number (the list
-    prints the theme's [n])."""
-    match = _ENTRY.match(raw)
-    inner = match.group(1) if match else raw
-    margin = _LEFT_MARGIN.match(inner)
-    inner = margin.group(1) if margin else inner
-    return decode_left_commands(inner.strip())
-
-
-def _decode_command(match: re.Match) -> str:
-    name = match.group(1)
-    if name in _LOGOS:
-        return _LOGOS[name]
-    try:
-        decoded = codecs.decode(f"\\{name}", "ulatex").strip()
-    except (ValueError, UnicodeDecodeError):
-        decoded = "\\"
-    if not decoded.startswith("\\"):
-        return decoded
-    # `{\TeX}book` reaches us as \TeXbook: a logo followed by the rest of the word.
-    for logo in sorted(_LOGOS, key=len, reverse=True):
-        if name.startswith(logo):
-            return _LOGOS[logo] + name[len(logo) :]
-    return match.group(0)
-
-
-def decode_left_commands(markup: str) -> str:
-    """Commands citation-js did not decode, decoded in the text (never inside a tag)."""
-    if "\\" not in markup:
-        return markup
-    parts = re.split(r"(<[^>]+>)", markup)
-    return "".join(
-        part if part.startswith("<") else _LEFT_COMMAND.sub(_decode_command, part) for part in parts
-    )
-
-
-def unformatted_html(data: EntryData) -> str:
-    """The entry shown as its key and fields, for an entry citeproc cannot format."""
-    parts = [f"{html.escape(role)} = {{{html.escape(' and '.join(map(str, names)))}}}"
-             for role, names in data.persons.items()]  # fmt: skip
-    parts += [f"{html.escape(name)} = {{{html.escape(str(value))}}}"
-              for name, value in data.fields.items()]  # fmt: skip
-    return (
-        f'<span class="ref-unformatted"><code>{html.escape(data.key)}</code> '
-        f"({html.escape(data.entry_type)}): {', '.join(parts)}</span>"
-    )
 
 
 class _Memory:
@@ -332,7 +218,7 @@ def _list_result(
     errors = answer.get("errors") or {}
     for key, raw in answer.get("entries") or []:
         if key in objects and key not in errors:
-            result.entries[key] = _Formatted(_entry_html(raw), formulas[key])
+            result.entries[key] = _Formatted(entry_html(raw), formulas[key])
             result.order.append(key)
     for data in entries:
         if data.key not in result.entries:
@@ -366,24 +252,14 @@ def _marker_inner(marker: str, style: csl.StyleInfo) -> str:
     return marker
 
 
-def _slices(entries: list[EntryData]) -> list[list[EntryData]]:
-    """Numbered entries in slices formatted at once, one per core: as even as can be, at least
-    SLICE_MIN entries (a call costs about a millisecond more) and at most BATCH each."""
-    if not entries:
-        return []
-    count = min(jsbundle.CALLS_AT_ONCE, max(1, len(entries) // SLICE_MIN))
-    size = min(BATCH, -(-len(entries) // count))
-    return [entries[start : start + size] for start in range(0, len(entries), size)]
-
-
 def _numeric(entries: list[EntryData], style: csl.StyleInfo, locale: str) -> _ListResult:
     """Numbered styles: each entry formatted as the theme formats it, alone, so it is cached
     alone (its text does not depend on the other entries of the list)."""
-    keys = {data.key: _cache_key("entry", style, locale, _fingerprint(data)) for data in entries}
+    keys = {data.key: _cache_key("entry", style, locale, fingerprint(data)) for data in entries}
     known = _memory.get_many(list(dict.fromkeys(keys.values())))
     missing = [data for data in entries if keys[data.key] not in known]
     fresh: dict[str, object] = {}
-    slices = _slices(missing)
+    slices = grouping.slices(missing)
     for start in range(0, len(slices), jsbundle.CALLS_AT_ONCE):
         group = slices[start : start + jsbundle.CALLS_AT_ONCE]
         if start and limits.expired():
@@ -409,8 +285,8 @@ def _numeric(entries: list[EntryData], style: csl.StyleInfo, locale: str) -> _Li
     )
 
 
-def _list_fingerprint(entries: list[EntryData]) -> str:
-    return hashlib.sha256("\0".join(_fingerprint(data) for data in entries).encode()).hexdigest()
+def _listfingerprint(entries: list[EntryData]) -> str:
+    return hashlib.sha256("\0".join(fingerprint(data) for data in entries).encode()).hexdigest()
 
 
 def _complete(result: _ListResult) -> bool:
@@ -422,126 +298,17 @@ def _sorted(entries: list[EntryData], style: csl.StyleInfo, locale: str) -> _Lis
     """Author–date and note styles: the list is sorted and disambiguated as a whole
     ("2017a"), so it is cached as a whole; it is formatted in groups of entries that cannot
     change each other's text (_groups), at once and each cached, when the style allows."""
-    key = _cache_key("list", style, locale, _list_fingerprint(entries))
+    key = _cache_key("list", style, locale, _listfingerprint(entries))
     known = _memory.get_many([key])
     if key in known:
         return known[key]
-    groups = _groups(entries, style)
+    groups = grouping.groups(entries, style)
     result = _grouped(entries, groups, style, locale) if len(groups) > 1 else None
     if result is None:
         (result,) = _calls([entries], style, locale, citations=True)
     if _complete(result):
         _memory.set_many({key: result})
     return result
-
-
-# --- Sorted lists in groups ------------------------------------------------------------------
-#
-# In a sorted style an entry's text depends on the rest of the list only through names: a year
-# suffix ("2017a"), names or given names added to tell two cites apart, all start from cites
-# whose first names read the same; citeproc-js's name register, which decides given names, is
-# keyed by family name (by first names only under the "primary-name" rules); and an author
-# replaced by "———" repeats the entry above. Entries sharing no family name of those the style
-# compares (StyleInfo.linked_by) are therefore formatted apart, in contexts of their own at
-# once, and the list is put together in the processor's own order (processor.order). Family names
-# are compared folded further than the processor folds them (base letters, no case, no
-# punctuation, the last word alone too: "van Gogh" meets "Gogh"), so that a doubt joins groups.
-
-
-def _top_level(text: str, separator: str) -> list[str]:
-    """`text` split at `separator` outside braces (BibTeX names)."""
-    parts, depth, start = [], 0, 0
-    for index, character in enumerate(text):
-        if character == "{":
-            depth += 1
-        elif character == "}":
-            depth = max(0, depth - 1)
-        elif depth == 0 and (character == separator or (separator == " " and character.isspace())):
-            parts.append(text[start:index])
-            start = index + 1
-    parts.append(text[start:])
-    return [part for part in parts if part.strip()]
-
-
-@functools.lru_cache(maxsize=8192)
-def _folded(text: str) -> str:
-    with contextlib.suppress(ValueError, UnicodeDecodeError):
-        text = codecs.decode(text, "ulatex")
-    text = unicodedata.normalize("NFKD", text)
-    return "".join(c for c in text if c.isalnum() and not unicodedata.combining(c)).casefold()
-
-
-@functools.lru_cache(maxsize=8192)
-def _name_keys(name: str) -> frozenset[str]:
-    """What a BibTeX name is filed under: its family part ("Last, First" or the words from
-    the first lower-case one, else the last word) and that part's last word, folded."""
-    name = name.strip()
-    parts = _top_level(name, ",")
-    if len(parts) > 1:
-        family = parts[0]
-    else:
-        words = _top_level(name, " ")
-        start = next(
-            (i for i, word in enumerate(words[:-1]) if i and word[:1].islower()), len(words) - 1
-        )
-        family = " ".join(words[max(start, 0) :])
-    words = _top_level(family, " ") or [family]
-    keys = {_folded(family), _folded(words[-1])} - {""}
-    return frozenset(keys or {name})
-
-
-def _entry_keys(data: EntryData, linked_by: str) -> set[str]:
-    keys: set[str] = set()
-    for names in data.persons.values():
-        for name in names if linked_by == "all" else names[:1]:
-            keys |= _name_keys(str(name))
-    if not keys:
-        # No names: the cite shows a title, which a name could only read the same as whole.
-        title = str(data.fields.get("shorttitle") or data.fields.get("title") or "")
-        keys = {"\0no-names", _folded(title), _folded(title.split(":")[0])} - {""}
-    return keys
-
-
-def _groups(entries: list[EntryData], style: csl.StyleInfo) -> list[list[EntryData]]:
-    """The entries in groups no two of which share a compared family name, each in the list's
-    order (the whole list as one group when the style links every entry)."""
-    if not style.linked_by or len(entries) < 2:
-        return [entries]
-    parent = list(range(len(entries)))
-
-    def root(index: int) -> int:
-        while parent[index] != index:
-            parent[index] = parent[parent[index]]
-            index = parent[index]
-        return index
-
-    owner: dict[str, int] = {}
-    for index, data in enumerate(entries):
-        for key in _entry_keys(data, style.linked_by):
-            if key in owner:
-                parent[root(index)] = root(owner[key])
-            else:
-                owner[key] = index
-    members: dict[int, list[EntryData]] = {}
-    for index, data in enumerate(entries):
-        members.setdefault(root(index), []).append(data)
-    return list(members.values())
-
-
-def _bins(groups: list[list[EntryData]]) -> list[list[EntryData]]:
-    """Groups packed into at most one call per core, the largest first into the emptiest;
-    each call's entries in the list's order."""
-    total = sum(len(group) for group in groups)
-    count = min(jsbundle.CALLS_AT_ONCE, len(groups), max(1, total // SLICE_MIN))
-    bins: list[list[list[EntryData]]] = [[] for _ in range(count)]
-    for group in sorted(groups, key=len, reverse=True):
-        min(bins, key=lambda chosen: sum(map(len, chosen))).append(group)
-    position = {id(group): index for index, group in enumerate(groups)}
-    return [
-        [data for group in sorted(chosen, key=lambda g: position[id(g)]) for data in group]
-        for chosen in bins
-        if chosen
-    ]
 
 
 def _stopped(entries, keys, known, results) -> _ListResult:
@@ -558,12 +325,12 @@ def _grouped(
     """The list formatted group by group (cached groups read back), or None when it must be
     formatted whole: a call could not give every entry's sort keys, or the groups do not
     fit together (processor.order)."""
-    keys = [_cache_key("group", style, locale, _list_fingerprint(group)) for group in groups]
+    keys = [_cache_key("group", style, locale, _listfingerprint(group)) for group in groups]
     known = _memory.get_many(keys)
     missing = [group for group, key in zip(groups, keys, strict=True) if key not in known]
     fresh: dict[str, _ListResult] = {}
     if missing:
-        bins = _bins(missing)
+        bins = grouping.bins(missing)
         results = _calls(bins, style, locale, citations=True, sortkeys=True)
         if not all(_complete(result) for result in results):
             return _stopped(entries, keys, known, results)
@@ -622,20 +389,6 @@ def format_references(
     )
 
 
-def with_math_source(markup: str, formulas: tuple[str, ...]) -> str:
-    """Formatted HTML with each math placeholder back as `$TeX$` (escaped)."""
-    if not formulas:
-        return markup
-    return MATH_TOKEN.sub(
-        lambda match: html.escape(f"${formulas[int(match.group(1))]}$", quote=False), markup
-    )
-
-
-def plain_text(markup: str, formulas: tuple[str, ...] = ()) -> str:
-    """Formatted HTML as the text a reader sees (read from its elements, entities decoded)."""
-    return " ".join(html_text(with_math_source(markup, formulas)).split())
-
-
 def csl_items(entries: Iterable[EntryData]) -> list[dict]:
     """The CSL-JSON items of the entries, by citation-js's mapping (math as its TeX)."""
     entries = list(entries)
@@ -652,7 +405,7 @@ def csl_items(entries: Iterable[EntryData]) -> list[dict]:
         item = by_key.get(data.key)
         if item is None:
             continue
-        items.append(_restore_math(item, formulas))
+        items.append(restore_math(item, formulas))
     return items
 
 
@@ -668,21 +421,9 @@ def ris_records(entries: Iterable[EntryData]) -> str:
     # Placeholders are numbered per entry: restore them record by record.
     records = text.split("\nER  - ")
     restored = [
-        _restore_math(record, found) for record, (_, found) in zip(records, objects, strict=False)
+        restore_math(record, found) for record, (_, found) in zip(records, objects, strict=False)
     ]
     return "\nER  - ".join(restored + records[len(restored) :])
-
-
-def _restore_math(value, formulas: tuple[str, ...]):
-    if not formulas:
-        return value
-    if isinstance(value, str):
-        return MATH_TOKEN.sub(lambda match: f"${formulas[int(match.group(1))]}$", value)
-    if isinstance(value, list):
-        return [_restore_math(item, formulas) for item in value]
-    if isinstance(value, dict):
-        return {key: _restore_math(item, formulas) for key, item in value.items()}
-    return value
 
 
 class StoredBibliography:
@@ -760,8 +501,3 @@ class ParsedBibliography:
     def known(self, keys: list[str]) -> list[str]:
         """The keys the file has, without formatting them (a list past the render's bounds)."""
         return [key for key in keys if key in self.entries]
-
-
-def entry_data(entry) -> EntryData:
-    """EntryData of a BibEntry row or a ParsedEntry."""
-    return EntryData(entry.key, entry.entry_type, entry.fields, entry.persons)

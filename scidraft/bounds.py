@@ -308,7 +308,7 @@ NOT_INPUT = {
     "bibliography.parsing.parse_seconds": "a parse's CPU budget, not a parser",
     "bibliography.parsing.expanded_chars_limit": "a parse's expansion bound, not a parser",
     "notes.search.query_problem": "words for a query past the bounds; search_notes refuses it",
-    "bibliography.formatting.decode_left_commands": "reads citation-js's output, not input",
+    "bibliography.entries.decode_left_commands": "reads citation-js's output, not input",
     "collaboration.protocol.sync_step2": "writes a message",
     "collaboration.protocol.server_message": "writes a message",
     "collaboration.protocol.awareness_message": "writes a message",

@@ -18,7 +18,8 @@ import pytest
 from py_mini_racer import MiniRacer
 
 from bibliography import csl, jsbundle, processor
-from bibliography.formatting import bibtex_object, entry_data, format_cache_clear
+from bibliography.entries import bibtex_object, entry_data
+from bibliography.formatting import format_cache_clear
 from bibliography.parsing import parse_bibtex
 from scidraft.markup import v8pool
 
@@ -594,7 +595,8 @@ def test_a_context_past_its_styles_heap_hands_a_new_style_to_a_fresh_one(monkeyp
     """Processors are never dropped (APA's holds about 50 MB): a context whose heap is past
     STYLES_HEAP_BYTES is closed instead of building another style, and a fresh context
     formats the list, so no context is pushed towards the memory limit by style after style."""
-    from bibliography.formatting import EntryData, format_references
+    from bibliography.entries import EntryData
+    from bibliography.formatting import format_references
 
     entries = [
         EntryData("k1", "book", {"title": "Stochastic Processes", "year": "1953",
@@ -641,7 +643,8 @@ def test_a_context_builds_at_most_styles_per_context_and_a_fresh_one_the_next():
     """Style after style in one context: once it has built STYLES_PER_CONTEXT styles, the
     next one goes to a fresh context and the full one is closed, so a process holds a
     bounded number of styles whatever notes ask for."""
-    from bibliography.formatting import EntryData, format_references
+    from bibliography.entries import EntryData
+    from bibliography.formatting import format_references
 
     entries = [EntryData("k1", "book", {"title": "Markov Chains", "year": "1960"}, {})]
     pool = jsbundle.pool
@@ -660,7 +663,8 @@ def test_a_context_builds_at_most_styles_per_context_and_a_fresh_one_the_next():
 def test_building_a_style_is_charged_to_the_render_budget():
     """The seconds V8 spends building a style a list asks for count against the render's
     engine budget, as the list's own formatting does."""
-    from bibliography.formatting import EntryData, format_references
+    from bibliography.entries import EntryData
+    from bibliography.formatting import format_references
     from scidraft.markup import limits
 
     entries = [EntryData("k1", "book", {"title": "Markov Chains", "year": "1960"}, {})]

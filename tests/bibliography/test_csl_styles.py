@@ -11,7 +11,8 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from bibliography import csl
-from bibliography.formatting import entry_data, format_references, plain_text
+from bibliography.entries import entry_data, plain_text
+from bibliography.formatting import format_references
 from bibliography.parsing import parse_bibtex
 
 from .oracle import oracle, text_of

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from bibliography import csl, jsbundle, processor
-from bibliography.formatting import EntryData, format_cache_clear, format_references
+from bibliography.entries import EntryData
+from bibliography.formatting import format_cache_clear, format_references
 from scidraft.markup import jsengine
 from scidraft.site import warming
 from scidraft.site.models import SiteSettings
