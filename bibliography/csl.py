@@ -213,6 +213,7 @@ def resolve_locale(language: str | None) -> str:
     return DEFAULT_LOCALE
 
 
-@functools.lru_cache(maxsize=64)
+# Read once per context and style (Chicago's file is 168 KB): a few kept, not every style.
+@functools.lru_cache(maxsize=16)
 def _style_xml(parent: str) -> str:
     return _style_path(parent).read_text(encoding="utf-8")

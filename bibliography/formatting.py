@@ -24,12 +24,10 @@ import hashlib
 import html
 import itertools
 import logging
-import threading
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
-from scidraft.markup import limits, shared_cache, v8pool
+from scidraft.markup import limits, v8pool
 from scidraft.markup.context import FormattedReferences
 
 from . import csl, grouping, jsbundle, processor
@@ -42,6 +40,7 @@ from .entries import (
     restore_math,
     unformatted_html,
 )
+from .formatted import Formatted, ListResult, joined, memory
 from .models import READ_BOUND_CHARS, BibEntry, BibFile
 from .parsing import ParsedEntry
 
@@ -60,108 +59,11 @@ __all__ = [
     "ris_records",
 ]
 
-# Formatted entries, groups and lists this process keeps (then the shared cache is asked).
-CACHE_MAX = 20_000
-
-
-@dataclass(frozen=True)
-class _Formatted:
-    html: str
-    math: tuple[str, ...] = ()
-    problem: str = ""
-
-
-@dataclass
-class _ListResult:
-    entries: dict[str, _Formatted] = field(default_factory=dict)
-    order: list[str] = field(default_factory=list)
-    markers: dict[str, str] = field(default_factory=dict)
-    # The processor's bibliography sort keys (sorted styles formatted in groups, _grouped).
-    sortkeys: dict[str, list] = field(default_factory=dict)
-    # The cite each entry was disambiguated against (citeproc's ambiguity key), the same.
-    ambigs: dict[str, str] = field(default_factory=dict)
-
-    def part(self, keys: list[str]) -> _ListResult:
-        """What this result says of `keys` (one group of a list formatted in one call)."""
-        return _ListResult(
-            {key: self.entries[key] for key in keys},
-            list(keys),
-            {key: self.markers[key] for key in keys if key in self.markers},
-            {key: self.sortkeys[key] for key in keys if key in self.sortkeys},
-            {key: self.ambigs.get(key, "") for key in keys},
-        )
-
-
-def _joined(parts: Iterable[_ListResult], order: list[str]) -> _ListResult:
-    """Results of separate calls as one list in `order`."""
-    joined = _ListResult(order=order)
-    for part in parts:
-        joined.entries.update(part.entries)
-        joined.markers.update(part.markers)
-    return joined
-
-
-class _Memory:
-    """Formatted results by content: this process's, then the shared cache's."""
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.local: dict[str, object] = {}
-
-    def get_many(self, keys: list[str]) -> dict[str, object]:
-        found = {key: self.local[key] for key in keys if key in self.local}
-        missing = [key for key in keys if key not in found]
-        if missing:
-            shared = shared_cache.get_many(missing)
-            for key, value in shared.items():
-                found[key] = self._decode(value)
-            self._keep({key: found[key] for key in shared})
-        return found
-
-    def set_many(self, values: dict[str, object]) -> None:
-        self._keep(values)
-        shared_cache.set_many({key: self._encode(value) for key, value in values.items()})
-
-    def _keep(self, values: dict[str, object]) -> None:
-        with self.lock:
-            if len(self.local) + len(values) > CACHE_MAX:
-                self.local.clear()
-            self.local.update(values)
-
-    @staticmethod
-    def _encode(value):
-        if isinstance(value, _Formatted):
-            return ["entry", value.html, list(value.math), value.problem]
-        return [
-            "list",
-            {key: [f.html, list(f.math), f.problem] for key, f in value.entries.items()},
-            value.order,
-            value.markers,
-            value.sortkeys,
-            value.ambigs,
-        ]
-
-    @staticmethod
-    def _decode(value):
-        if value[0] == "entry":
-            return _Formatted(value[1], tuple(value[2]), value[3])
-        entries = {key: _Formatted(h, tuple(m), p) for key, (h, m, p) in value[1].items()}
-        sortkeys = dict(value[4]) if len(value) > 4 else {}
-        ambigs = dict(value[5]) if len(value) > 5 else {}
-        return _ListResult(entries, list(value[2]), dict(value[3]), sortkeys, ambigs)
-
-    def clear(self) -> None:
-        with self.lock:
-            self.local.clear()
-
-
-_memory = _Memory()
-
 
 def format_cache_clear() -> None:
     """Forget every formatted entry of this process (benchmarks measure formatting cold). What
     a style's file says (csl.style_info) is kept: it changes only with the installed styles."""
-    _memory.clear()
+    memory.clear()
 
 
 def _cache_key(kind: str, style: csl.StyleInfo, locale: str, fingerprint: str) -> str:
@@ -183,7 +85,7 @@ def _calls(
     *,
     citations: bool,
     sortkeys: bool = False,
-) -> list[_ListResult]:
+) -> list[ListResult]:
     """Each slice formatted in one citation-js call, the slices at once; entries a call
     cannot format are shown raw."""
     prepared = [_bibtex_objects(entries) for entries in slices]
@@ -206,24 +108,24 @@ def _list_result(
     formulas: dict[str, tuple],
     answer: dict | v8pool.JSError,
     style: csl.StyleInfo,
-) -> _ListResult:
-    result = _ListResult()
+) -> ListResult:
+    result = ListResult()
     if isinstance(answer, v8pool.JSError):
         logger.warning("citation-js failed on %d entries: %s", len(entries), answer.message)
         reason = f"the reference list could not be formatted: {answer.message}"
         for data in entries:
-            result.entries[data.key] = _Formatted(unformatted_html(data), problem=reason)
+            result.entries[data.key] = Formatted(unformatted_html(data), problem=reason)
             result.order.append(data.key)
         return result
     errors = answer.get("errors") or {}
     for key, raw in answer.get("entries") or []:
         if key in objects and key not in errors:
-            result.entries[key] = _Formatted(entry_html(raw), formulas[key])
+            result.entries[key] = Formatted(entry_html(raw), formulas[key])
             result.order.append(key)
     for data in entries:
         if data.key not in result.entries:
             reason = errors.get(data.key) or "citeproc-js printed nothing for it"
-            result.entries[data.key] = _Formatted(
+            result.entries[data.key] = Formatted(
                 unformatted_html(data), problem=f"could not be formatted: {reason}"
             )
             result.order.append(data.key)
@@ -252,11 +154,11 @@ def _marker_inner(marker: str, style: csl.StyleInfo) -> str:
     return marker
 
 
-def _numeric(entries: list[EntryData], style: csl.StyleInfo, locale: str) -> _ListResult:
+def _numeric(entries: list[EntryData], style: csl.StyleInfo, locale: str) -> ListResult:
     """Numbered styles: each entry formatted as the theme formats it, alone, so it is cached
     alone (its text does not depend on the other entries of the list)."""
     keys = {data.key: _cache_key("entry", style, locale, fingerprint(data)) for data in entries}
-    known = _memory.get_many(list(dict.fromkeys(keys.values())))
+    known = memory.get_many(list(dict.fromkeys(keys.values())))
     missing = [data for data in entries if keys[data.key] not in known]
     fresh: dict[str, object] = {}
     slices = grouping.slices(missing)
@@ -266,7 +168,7 @@ def _numeric(entries: list[EntryData], style: csl.StyleInfo, locale: str) -> _Li
             # The render's budget is spent: the rest shows raw this time (nothing of it is
             # cached), and the next render starts from the slices formatted now.
             for data in itertools.chain.from_iterable(group):
-                known[keys[data.key]] = _Formatted(
+                known[keys[data.key]] = Formatted(
                     unformatted_html(data),
                     problem="the reference list was not formatted in full within the "
                     "render's time budget; it is completed at the next render",
@@ -279,27 +181,27 @@ def _numeric(entries: list[EntryData], style: csl.StyleInfo, locale: str) -> _Li
                 if not formatted.problem.startswith("the reference list"):  # not a timeout
                     fresh[keys[data.key]] = formatted
     if fresh:
-        _memory.set_many(fresh)
-    return _ListResult(
+        memory.set_many(fresh)
+    return ListResult(
         {data.key: known[keys[data.key]] for data in entries}, [data.key for data in entries]
     )
 
 
-def _listfingerprint(entries: list[EntryData]) -> str:
+def _list_fingerprint(entries: list[EntryData]) -> str:
     return hashlib.sha256("\0".join(fingerprint(data) for data in entries).encode()).hexdigest()
 
 
-def _complete(result: _ListResult) -> bool:
+def _complete(result: ListResult) -> bool:
     """Formatted in full: not shown raw because a call failed (which the next render retries)."""
     return not any(f.problem.startswith("the reference list") for f in result.entries.values())
 
 
-def _sorted(entries: list[EntryData], style: csl.StyleInfo, locale: str) -> _ListResult:
+def _sorted(entries: list[EntryData], style: csl.StyleInfo, locale: str) -> ListResult:
     """Author–date and note styles: the list is sorted and disambiguated as a whole
     ("2017a"), so it is cached as a whole; it is formatted in groups of entries that cannot
     change each other's text (_groups), at once and each cached, when the style allows."""
-    key = _cache_key("list", style, locale, _listfingerprint(entries))
-    known = _memory.get_many([key])
+    key = _cache_key("list", style, locale, _list_fingerprint(entries))
+    known = memory.get_many([key])
     if key in known:
         return known[key]
     groups = grouping.groups(entries, style)
@@ -307,28 +209,28 @@ def _sorted(entries: list[EntryData], style: csl.StyleInfo, locale: str) -> _Lis
     if result is None:
         (result,) = _calls([entries], style, locale, citations=True)
     if _complete(result):
-        _memory.set_many({key: result})
+        memory.set_many({key: result})
     return result
 
 
-def _stopped(entries, keys, known, results) -> _ListResult:
+def _stopped(entries, keys, known, results) -> ListResult:
     """A call was stopped (time, memory, the render's budget): formatting the list whole would
     be stopped again. What was formatted shows, the rest raw with the reason, in the list's
     order (no sort keys tell the style's), and nothing is cached: the next render retries."""
     cached = [known[key] for key in keys if key in known]
-    return _joined([*cached, *results], [data.key for data in entries])
+    return joined([*cached, *results], [data.key for data in entries])
 
 
 def _grouped(
     entries: list[EntryData], groups: list[list[EntryData]], style: csl.StyleInfo, locale: str
-) -> _ListResult | None:
+) -> ListResult | None:
     """The list formatted group by group (cached groups read back), or None when it must be
     formatted whole: a call could not give every entry's sort keys, or the groups do not
     fit together (processor.order)."""
-    keys = [_cache_key("group", style, locale, _listfingerprint(group)) for group in groups]
-    known = _memory.get_many(keys)
+    keys = [_cache_key("group", style, locale, _list_fingerprint(group)) for group in groups]
+    known = memory.get_many(keys)
     missing = [group for group, key in zip(groups, keys, strict=True) if key not in known]
-    fresh: dict[str, _ListResult] = {}
+    fresh: dict[str, ListResult] = {}
     if missing:
         bins = grouping.bins(missing)
         results = _calls(bins, style, locale, citations=True, sortkeys=True)
@@ -361,8 +263,8 @@ def _grouped(
     if order is None:
         return None
     if fresh:
-        _memory.set_many(fresh)
-    return _joined([known[key] for key in keys], order)
+        memory.set_many(fresh)
+    return joined([known[key] for key in keys], order)
 
 
 def format_references(

@@ -17,8 +17,11 @@ BUNDLE = v8pool.ASSETS / "citations" / "citations.js"
 SOURCES = Path(__file__).resolve().parent / "js"  # what the bundle is built from
 
 # Citation calls one caller may run at once, each in a context of its own (the independent
-# slices of a numbered reference list: bibliography.formatting).
-CALLS_AT_ONCE = v8pool.CALLS_AT_ONCE
+# slices of a numbered reference list: bibliography.formatting), and the citation contexts a
+# worker keeps ready, with the site's style built (the pool's floor). Each such context holds
+# 15–20 MB under Vancouver, 100 MB under APA or Chicago: two by default
+# (SCIDRAFT_V8_CITATION_CONTEXTS: configure), fewer than a worker's threads.
+CALLS_AT_ONCE = min(2, v8pool.CALLS_AT_ONCE)
 # A reference list's call is not cut shorter than this by the render's budget: citeproc-js
 # takes 3-20 ms an entry (APA and Chicago are the slow ones, a busy machine doubles it), and a
 # list cut off would show raw entries at every render, as nothing stopped is cached. Only one
@@ -34,8 +37,20 @@ def load() -> MiniRacer:
 
 
 # The floor is what one request uses at once; the bundle is several times KaTeX's size and
-# needed only by reference lists, hence a pool of its own.
-pool = v8pool.Pool(load, floor=CALLS_AT_ONCE)
+# needed only by reference lists, hence a pool of its own. Contexts in use at once are bounded
+# by a worker's threads (SCIDRAFT_V8_CONTEXTS: configure).
+pool = v8pool.Pool(load, floor=CALLS_AT_ONCE, size_max=max(CALLS_AT_ONCE, 4))
+
+
+def configure(*, calls_at_once: int | None = None, contexts: int | None = None) -> None:
+    """How many citation calls one caller runs at once (and contexts are kept ready), and how
+    many citation contexts may be in use at once (never fewer than one caller's calls)."""
+    global CALLS_AT_ONCE
+    if calls_at_once is not None:
+        CALLS_AT_ONCE = max(1, int(calls_at_once))
+        pool.floor = CALLS_AT_ONCE
+    if contexts is not None:
+        pool.size_max = max(CALLS_AT_ONCE, int(contexts))
 
 
 def call(function: str, *args, before=None):

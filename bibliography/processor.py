@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from bibliography import jsbundle
+from bibliography import csl, jsbundle
 from bibliography.csl import (
     BUILT_IN,
     DEFAULT_LOCALE,
@@ -26,9 +26,9 @@ PREPARE_TIMEOUT_SECONDS = 30.0
 # A context keeps every processor it builds (plugin-csl never drops one), and citeproc-js
 # expands a style's macros where they are used: APA's processor holds about 50 MB of heap,
 # Chicago's 75 MB, most others 1 MB. A context whose heap is past this takes no further style:
-# it is closed and a fresh one builds the style, so that a site trying style after style never
-# brings a context near v8pool.MEMORY_LIMIT_BYTES, where its next list would be stopped.
-STYLES_HEAP_BYTES = 128 * 1024 * 1024
+# it is closed and a fresh one builds the style, so that one context holds one such style at
+# most, and never comes near v8pool.MEMORY_LIMIT_BYTES, where its next list would be stopped.
+STYLES_HEAP_BYTES = 64 * 1024 * 1024
 
 
 # Styles one context builds: a context that has built this many is closed rather than given
@@ -175,12 +175,29 @@ def _exercise(context, style: StyleInfo, locale: str) -> None:
     loaded.add(("exercised", style.template, locale))
 
 
+# The style and locale this process's contexts were warmed for (warm): the site's.
+_site = (csl.style_info(None).template, DEFAULT_LOCALE)
+
+
+def _worth_keeping(context) -> bool:
+    """An idle citation context is kept ready (within the pool's floor) while the styles it
+    built are the site's alone: one that built others (APA's or Chicago's processor for a
+    note that named it, 50–100 MB) is closed once idle (v8pool.Pool.sweep)."""
+    loaded = getattr(context, "scidraft_loaded", set())
+    return all(done == _site for done in loaded if isinstance(done, tuple) and len(done) == 2)
+
+
+jsbundle.pool.keep_idle = _worth_keeping
+
+
 def warm(style_name: str | None, language: str | None) -> None:
     """Build the style's processor in this process's citation contexts (jsbundle.warm), and
     format a few made-up lists in it (_exercise): the first list a worker formats then pays
     for its entries alone, at the speed of its later ones. A style a request asks for later
     is only built (_prepare): its first lists are slower, not delayed by practice."""
+    global _site
     style, locale = style_info(style_name), resolve_locale(language)
+    _site = (style.template, locale)
 
     def prepare(context) -> None:
         _prepare(context, style, locale)

@@ -100,8 +100,8 @@ INPUT_PATHS = _paths(
                   None, "KaTeX maxExpand (1,000)"),
             Bound("seconds of one V8 call", "scidraft.markup.v8pool.CALL_TIMEOUT_SECONDS", 5.0,
                   "scidraft.markup.v8pool.run"),
-            Bound("V8 heap of a context", "scidraft.markup.v8pool.MEMORY_LIMIT_BYTES",
-                  256 * MB, "scidraft.markup.v8pool.run"),
+            Bound("V8 heap of a context, in MB", "SCIDRAFT_V8_HEAP_MB", 256,
+                  "scidraft.markup.v8pool.Pool.fresh"),
         ),
     ),
     InputPath(

@@ -19,6 +19,7 @@ from py_mini_racer import MiniRacer
 from scidraft.bounds import input_path
 
 from . import shared_cache, v8pool
+from .bounded_cache import BoundedCache
 from .mathmacros import NONE as NO_MACROS
 from .mathmacros import Macros
 from .v8pool import ASSETS, AssetsMissing, JSError, JSStopped, JSTimedOut, versions
@@ -188,8 +189,39 @@ def _call(function: str, *args):
     return v8pool.call(function, *args, pool=_pool)
 
 
-@functools.lru_cache(maxsize=20_000)
+# Formulas and algorithms this process keeps typeset, bounded by count and by the characters
+# of their TeX and HTML (SCIDRAFT_KATEX_CACHE_MB: configure); the algorithms, larger and fewer,
+# take a quarter of that. Past them the shared cache is asked, then KaTeX.
+CACHE_BYTES = 16 * 1024 * 1024
+
+
+def _weigh(key: tuple, value: tuple[bool, str]) -> int:
+    return len(key[0]) + len(value[1]) + 200  # the entry's own objects, roughly
+
+
+_formulas = BoundedCache(20_000, CACHE_BYTES, _weigh)
+_algorithms = BoundedCache(2_000, CACHE_BYTES // 4, _weigh)
+
+
+def configure(*, cache_bytes: int | None = None) -> None:
+    """The process's bound on typeset formulas and algorithms kept, from the settings."""
+    global CACHE_BYTES
+    if cache_bytes is not None:
+        CACHE_BYTES = max(0, int(cache_bytes))
+        _formulas.resize(max_bytes=CACHE_BYTES)
+        _algorithms.resize(max_bytes=CACHE_BYTES // 4)
+
+
 def _tex_cached(tex: str, display: bool, version: str, macros: Macros) -> tuple[bool, str]:
+    key = (tex, display, version, macros)
+    found = _formulas.get(key)
+    if found is None:
+        found = _tex_typeset(tex, display, version, macros)
+        _formulas.put(key, found)
+    return found
+
+
+def _tex_typeset(tex: str, display: bool, version: str, macros: Macros) -> tuple[bool, str]:
     # Macros hash and compare by their digest: the key holds the definitions in force, and a
     # formula typeset after other definitions is another entry.
     defined = f"\0{macros.digest}" if macros.definitions else ""
@@ -265,18 +297,26 @@ def check_macros(macros: Macros) -> str:
 
 
 def tex_cache_info():
-    return _tex_cached.cache_info()
+    return _formulas.info()
 
 
 def tex_cache_clear() -> None:
     """Empty the formula and algorithm caches (benchmarks measure cold renders with it)."""
-    _tex_cached.cache_clear()
-    _pseudocode_cached.cache_clear()
+    _formulas.clear()
+    _algorithms.clear()
     _macros_checked.cache_clear()
 
 
-@functools.lru_cache(maxsize=2_000)
 def _pseudocode_cached(source: str, caption_count: int, version: str) -> tuple[bool, str]:
+    key = (source, caption_count, version)
+    found = _algorithms.get(key)
+    if found is None:
+        found = _pseudocode_typeset(source, caption_count, version)
+        _algorithms.put(key, found)
+    return found
+
+
+def _pseudocode_typeset(source: str, caption_count: int, version: str) -> tuple[bool, str]:
     try:
         return True, cap_spacing(_call("scidraftPseudocode", source, caption_count))
     except (JSStopped, JSTimedOut):

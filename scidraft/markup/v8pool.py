@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import ctypes
 import functools
 import json
+import logging
 import os
 import re
 import threading
@@ -34,19 +36,26 @@ from py_mini_racer import (
 
 from . import limits
 
+logger = logging.getLogger(__name__)
 ASSETS = Path(__file__).resolve().parents[2] / "static" / "vendor"
 # Bounds on one call: a \def bomb or a huge algorithm stops here instead of holding a thread.
 CALL_TIMEOUT_SECONDS = 5.0
+# The V8 heap one context may hold (its hard limit, set when it is made): a call that would
+# pass it is stopped, and the context closed (SCIDRAFT_V8_HEAP_MB: configure).
 MEMORY_LIMIT_BYTES = 256 * 1024 * 1024
 
-# Idle contexts kept beyond this many are closed: a burst of concurrent renders must not leave
-# a V8 (tens of MB) per thread behind.
-IDLE_CONTEXTS_MAX = 8
+# Idle contexts a pool keeps; one given back beyond them is closed: a burst of concurrent
+# renders must not leave a V8 (tens of MB) per thread behind. A worker's threads are what
+# borrow contexts at once (SCIDRAFT_V8_CONTEXTS, gunicorn's threads by default).
+IDLE_CONTEXTS_MAX = 4
 # An idle context beyond its pool's floor (one for KaTeX, what one reference list uses at once
-# for citations) is closed once nobody has used it for this long. A burst of author–date lists
-# leaves a citation context per thread and slice, 50–75 MB each under APA or Chicago; a quiet
-# worker gives that memory back at its next call instead of keeping it for good.
-IDLE_SECONDS = 300.0
+# for citations), or one its pool would not keep idle (Pool.keep_idle: a citation context
+# holding a style other than the site's), is closed once nobody has used it for this long, by
+# a sweep in the background (SCIDRAFT_V8_IDLE_SECONDS). Those kept are asked to give back what
+# their heap no longer uses (V8's low-memory notification). A burst of author–date lists leaves
+# a citation context per thread and slice, 50–100 MB each under APA or Chicago; a quiet worker
+# gives that memory back.
+IDLE_SECONDS = 60.0
 
 # Calls one caller may run at once, each in a context of its own (the independent slices of a
 # numbered reference list): V8 runs each context in a thread of its own and the caller waits
@@ -59,7 +68,33 @@ CALLS_AT_ONCE = max(1, min(4, os.cpu_count() or 1))
 # the main thread lack the right and the next context they make crashes the process
 # (a segfault in mini-racer's context creation). The keys only harden V8 against bugs in its own
 # JIT; the scripts it runs here are our vendored libraries, with time and memory limits.
-V8_FLAGS = (*DEFAULT_V8_FLAGS, "--no-memory-protection-keys")
+#
+# --no-memory-pool: V8 pools the pages of a closed context's heap for the process's other
+# contexts instead of unmapping them, so closing a context gave back almost nothing (a worker
+# that built APA's and Chicago's processors kept their 150 MB after closing both); without the
+# pool they go back to the system at once. --max-semi-space-size: the young generation of
+# each context's heap grows to 3 × 16 MB by default; 2 MB semi-spaces cost a few per cent of
+# citeproc-js's speed and spare 30–60 MB a busy context (benchmarks/worker_memory.py).
+V8_FLAGS = (
+    *DEFAULT_V8_FLAGS,
+    "--no-memory-protection-keys",
+    "--no-memory-pool",
+    "--max-semi-space-size=2",
+)
+
+
+def configure(
+    *, heap_bytes: int | None = None, idle_seconds: float | None = None, idle_contexts=None
+) -> None:
+    """The process's bounds on its contexts, from the settings (notes.apps): V8 heap per
+    context, seconds before an idle context is closed, idle contexts a pool keeps."""
+    global MEMORY_LIMIT_BYTES, IDLE_SECONDS, IDLE_CONTEXTS_MAX
+    if heap_bytes is not None:
+        MEMORY_LIMIT_BYTES = max(16 * 1024 * 1024, int(heap_bytes))
+    if idle_seconds is not None:
+        IDLE_SECONDS = max(1.0, float(idle_seconds))
+    if idle_contexts is not None:
+        IDLE_CONTEXTS_MAX = max(1, int(idle_contexts))
 
 
 class AssetsMissing(RuntimeError):
@@ -126,29 +161,66 @@ def new_context(*scripts: str | Path) -> MiniRacer:
 _pools: weakref.WeakSet[Pool] = weakref.WeakSet()
 
 
+def _keep_any(context: MiniRacer) -> bool:
+    return True
+
+
 class Pool:
     """This process's V8 contexts of one kind (made by `loader()`): each lent to one call at a
-    time."""
+    time. `keep_idle(context)` says whether an idle context within the floor is worth keeping
+    once idle for IDLE_SECONDS (else the sweep closes it). With `size_max`, a call that finds
+    that many contexts in use waits for one (JSStopped past its time limit) instead of making
+    another: a worker's citation contexts, 100 MB each under APA or Chicago, are bounded by
+    its threads, not by its threads times the slices each list is formatted in at once."""
 
-    def __init__(self, loader, floor: int = 1):
+    def __init__(self, loader, floor: int = 1, keep_idle=_keep_any, size_max: int | None = None):
         self.loader = loader
         self.floor = floor
+        self.keep_idle = keep_idle
+        self.size_max = size_max
         self._reset()
         _pools.add(self)
 
     def _reset(self) -> None:
         self.lock = threading.Lock()
+        self.freed = threading.Condition(self.lock)  # a context given back, closed or made
         # The least recently given back first; each knows when (scidraft_given_back, by
         # time.monotonic()).
         self.idle: list[MiniRacer] = []
         self.every: list[MiniRacer] = []
+        self.making = 0  # contexts being made, counted against size_max
 
     def take(self) -> MiniRacer:
+        deadline = time.monotonic() + CALL_TIMEOUT_SECONDS * limits.time_scale()
         with self.lock:
             stale = self._stale()
+            while self._full():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self.freed.wait(left)
+            full = self._full()
             context = self.idle.pop() if self.idle else None  # the most recent: warm caches
+            if context is None and not full:
+                self.making += 1
         self._close(stale)
-        return context if context is not None else self.fresh()
+        if context is not None:
+            return context
+        if full:
+            limits.cut_short()  # the machine was busy, not the input: not final
+            raise JSStopped("every V8 context of the worker was busy and this was not waited for")
+        try:
+            return self.fresh()
+        finally:
+            with self.lock:
+                self.making -= 1
+
+    def _full(self) -> bool:
+        return (
+            not self.idle
+            and self.size_max is not None
+            and len(self.every) + self.making >= self.size_max
+        )
 
     def _stale(self) -> list[MiniRacer]:
         """Idle contexts beyond the floor unused for IDLE_SECONDS, out of the pool (the caller
@@ -172,6 +244,8 @@ class Pool:
     def fresh(self) -> MiniRacer:
         with _creation_lock:
             context = self.loader()
+        with contextlib.suppress(AttributeError):  # a stand-in context (tests): no heap
+            context.set_hard_memory_limit(MEMORY_LIMIT_BYTES)
         with self.lock:
             self.every.append(context)
         return context
@@ -181,21 +255,55 @@ class Pool:
             stale = self._stale()
             if len(self.idle) < IDLE_CONTEXTS_MAX:
                 context.scidraft_given_back = time.monotonic()
+                context.scidraft_reduced = False
                 self.idle.append(context)
             else:
                 self.every.remove(context)
                 stale.append(context)
+            self.freed.notify()
         self._close(stale)
+        _start_sweeping()
+
+    def sweep(self) -> bool:
+        """Close the idle contexts the pool no longer needs (beyond the floor unused for
+        IDLE_SECONDS, or not worth keeping: keep_idle), and have those it keeps give back
+        their unused heap, once per idle spell. Whether it closed or shrank any."""
+        with self.lock:
+            stale = self._stale()
+            now = time.monotonic()
+            quiet = [c for c in self.idle if now - c.scidraft_given_back >= IDLE_SECONDS]
+        shrunk = False
+        for context in quiet:
+            with self.lock:  # out of the pool while it is looked at: no call can borrow it
+                if context not in self.idle:
+                    continue
+                self.idle.remove(context)
+            keep = self.keep_idle(context)
+            if keep and not context.scidraft_reduced:
+                with contextlib.suppress(Exception):  # a context that cannot is closed below
+                    context.low_memory_notification()
+                    context.scidraft_reduced = shrunk = True
+            with self.lock:
+                if keep and context.scidraft_reduced:
+                    self.idle.insert(0, context)  # still the least recently used
+                else:
+                    self.every.remove(context)
+                    stale.append(context)
+                self.freed.notify_all()
+        self._close(stale)
+        return shrunk or bool(stale)
 
     def discard(self, context: MiniRacer) -> None:
         with self.lock:
             if context in self.every:
                 self.every.remove(context)
+            self.freed.notify()
         context.close()
 
     def close_all(self) -> None:
         with self.lock:
             every, self.every, self.idle = self.every, [], []
+            self.freed.notify_all()
         for context in every:
             with contextlib.suppress(Exception):  # the process is exiting anyway
                 context.close()
@@ -216,15 +324,51 @@ class Pool:
 _inherited: list[MiniRacer] = []
 _at_once_threads: ThreadPoolExecutor | None = None
 _at_once_lock = threading.Lock()
+_sweeper: threading.Thread | None = None
+_sweeper_lock = threading.Lock()
+
+
+# glibc's malloc_trim, where the C library is glibc (else None).
+_malloc_trim = getattr(ctypes.CDLL(None), "malloc_trim", None)
+
+
+def _sweep_forever() -> None:
+    while True:
+        time.sleep(max(0.5, IDLE_SECONDS / 2))
+        swept = False
+        for pool in list(_pools):
+            try:
+                swept = pool.sweep() or swept
+            except Exception:  # noqa: BLE001 - the next sweep tries again; calls are unaffected
+                logger.warning("sweeping idle V8 contexts failed", exc_info=True)
+        if swept and _malloc_trim is not None:
+            # What the closed contexts' threads, and the requests that used them, allocated
+            # with malloc stays in glibc's arenas, in pieces it keeps for later: 70 MB of a
+            # worker's 295 after a burst of reference lists (benchmarks/worker_memory.py).
+            # Trimming hands the free pages back.
+            _malloc_trim(0)
+
+
+def _start_sweeping() -> None:
+    """Sweep the pools in the background (Pool.sweep), from the first context given back on."""
+    global _sweeper
+    if _sweeper is not None:
+        return
+    with _sweeper_lock:
+        if _sweeper is None:
+            _sweeper = threading.Thread(target=_sweep_forever, name="v8-sweep", daemon=True)
+            _sweeper.start()
 
 
 def _after_fork() -> None:
-    global _at_once_threads, _at_once_lock
+    global _at_once_threads, _at_once_lock, _sweeper, _sweeper_lock
     for pool in list(_pools):
         _inherited.extend(pool.every)
         pool._reset()  # a fresh lock too: the parent's may have been held at the fork
-    # The parent's executor counts threads the child does not have: it would never run a call.
+    # The parent's executor and sweeper are threads the child does not have: it would never
+    # run a call, nor sweep.
     _at_once_threads, _at_once_lock = None, threading.Lock()
+    _sweeper, _sweeper_lock = None, threading.Lock()
 
 
 os.register_at_fork(after_in_child=_after_fork)
@@ -295,7 +439,8 @@ def run(function: str, args: tuple, pool: Pool, before, timeout: float, spent: l
 
 def _checked_call(context: MiniRacer, pool: Pool, function: str, args: tuple, timeout: float):
     try:
-        return context.call(function, *args, timeout_sec=timeout, max_memory=MEMORY_LIMIT_BYTES)
+        # The context's heap is bounded since it was made (Pool.fresh).
+        return context.call(function, *args, timeout_sec=timeout)
     except JSTimeoutException:
         pool.discard(context)  # it may be wedged: the next call makes another
         # Time, not the input, stopped it (a busy machine slows the wall clock's calls): the

@@ -709,3 +709,20 @@ def test_thirty_styles_in_one_preview_build_three_with_a_warning_for_each_list_p
     built = set().union(*(_built(context) for context in pool.every))
     assert built <= {"vancouver", *(csl.style_info(style).template for style in styles[:3])}
     pool.close_all()
+
+
+def test_an_idle_citation_context_is_kept_only_while_it_holds_the_site_s_style_alone(monkeypatch):
+    """The citation pool keeps ready the contexts that built the site's style and nothing
+    else; one that built another style (APA's processor, for a note that named it) is closed
+    once idle (v8pool.Pool.sweep)."""
+
+    class Built:
+        def __init__(self, *loaded):
+            self.scidraft_loaded = set(loaded)
+
+    monkeypatch.setattr(processor, "_site", ("vancouver", "en-US"))
+    assert jsbundle.pool.keep_idle is processor._worth_keeping
+    assert processor._worth_keeping(Built(("vancouver", "en-US"), ("exercised", "vancouver", "x")))
+    assert processor._worth_keeping(Built())
+    assert not processor._worth_keeping(Built(("vancouver", "en-US"), ("csl-apa", "en-US")))
+    assert not processor._worth_keeping(Built(("vancouver", "de-DE")))

@@ -275,3 +275,70 @@ def test_a_budget_with_more_time_gives_its_calls_more_time(monkeypatch):
     with limits.budget(10.0, engine_seconds=10.0, scale=10) as outcome:
         answer = jsbundle.call("scidraftTestSpin", 400, before=lambda context: context.eval(_SPIN))
     assert answer == 400 and outcome.cut_short is False
+
+
+class _SweptContext(_FakeContext):
+    def __init__(self, keep: bool = True):
+        super().__init__()
+        self.keep = keep
+        self.reduced = 0
+
+    def low_memory_notification(self):
+        self.reduced += 1
+
+
+def test_the_sweep_closes_idle_contexts_the_pool_does_not_need_and_shrinks_the_rest(monkeypatch):
+    """Once idle for IDLE_SECONDS, contexts beyond the floor and those the pool would not keep
+    (a citation context holding another site's style) are closed by the sweep, without any
+    call; those kept are asked once per idle spell to give back their unused heap."""
+    pool = v8pool.Pool(_SweptContext, floor=2, keep_idle=lambda context: context.keep)
+    burst = [pool.take() for _ in range(4)]
+    burst[3].keep = False  # the most recent: within the floor, but holding what is not kept
+    for context in burst:
+        pool.give_back(context)
+    pool.sweep()
+    assert not any(context.closed for context in burst)  # not idle long enough yet
+
+    monkeypatch.setattr(v8pool, "IDLE_SECONDS", 0.0)
+    pool.sweep()
+    assert [context.closed for context in burst] == [True, True, False, True]
+    assert pool.every == pool.idle == [burst[2]] and burst[2].reduced == 1
+    pool.sweep()
+    assert burst[2].reduced == 1  # once per idle spell
+    pool.give_back(pool.take())
+    pool.sweep()
+    assert burst[2].reduced == 2 and not burst[2].closed
+
+
+def test_a_context_cannot_grow_past_its_heap_limit(monkeypatch):
+    """Every context's V8 heap is bounded from the moment it is made (MEMORY_LIMIT_BYTES): a
+    call that would grow it further is stopped with a JSError and the context closed."""
+    monkeypatch.setattr(v8pool, "MEMORY_LIMIT_BYTES", 32 * 1024 * 1024)
+    pool = v8pool.Pool(lambda: v8pool.new_context())
+    try:
+        with pool.borrowed() as context:
+            context.eval("function grow() { var a = []; while (true) a.push(new Array(1e4)); }")
+            grown = context
+        with pytest.raises(v8pool.JSError, match="too much memory"):
+            v8pool.call("grow", pool=pool)
+        assert grown not in pool.every
+    finally:
+        pool.close_all()
+
+
+def test_a_pool_at_its_size_waits_for_a_context_then_gives_up(monkeypatch):
+    """A pool with size_max never holds more contexts: a call that finds them all in use gets
+    the next one given back, or, past its time limit, a JSStopped (the render is cut short,
+    not final) instead of a context more."""
+    from scidraft.markup import limits
+
+    monkeypatch.setattr(v8pool, "CALL_TIMEOUT_SECONDS", 0.3)
+    pool = v8pool.Pool(_FakeContext, size_max=1)
+    first = pool.take()
+    with limits.budget(10.0, engine_seconds=10.0) as outcome, pytest.raises(v8pool.JSStopped):
+        pool.take()
+    assert outcome.cut_short is True and pool.every == [first]
+    timer = threading.Timer(0.1, pool.give_back, args=(first,))
+    timer.start()
+    assert pool.take() is first  # the waiting call got the context given back
+    timer.join()
