@@ -11,7 +11,7 @@ from pathlib import Path
 
 from py_mini_racer import MiniRacer
 
-from scidraft.markup import v8pool
+from scidraft.markup import v8_at_once, v8pool
 
 BUNDLE = v8pool.ASSETS / "citations" / "citations.js"
 SOURCES = Path(__file__).resolve().parent / "js"  # what the bundle is built from
@@ -21,7 +21,7 @@ SOURCES = Path(__file__).resolve().parent / "js"  # what the bundle is built fro
 # worker keeps ready, with the site's style built (the pool's floor). Each such context holds
 # 15–20 MB under Vancouver, 100 MB under APA or Chicago: two by default
 # (SCIDRAFT_V8_CITATION_CONTEXTS: configure), fewer than a worker's threads.
-CALLS_AT_ONCE = min(2, v8pool.CALLS_AT_ONCE)
+CALLS_AT_ONCE = min(2, v8_at_once.CALLS_AT_ONCE)
 # A reference list's call is not cut shorter than this by the render's budget: citeproc-js
 # takes 3-20 ms an entry (APA and Chicago are the slow ones, a busy machine doubles it), and a
 # list cut off would show raw entries at every render, as nothing stopped is cached. Only one
@@ -62,11 +62,11 @@ def call(function: str, *args, before=None):
 
 def call_at_once(function: str, arg_lists: list[tuple], *, before=None) -> list:
     """`function(*args)` for each of `arg_lists`, at once, in citation contexts of their own
-    (v8pool.call_at_once): each call's result, or the JSError it raised."""
-    return v8pool.call_at_once(function, arg_lists, pool=pool, before=before, floor=FLOOR_SECONDS)
+    (v8_at_once.call): each call's result, or the JSError it raised."""
+    return v8_at_once.call(function, arg_lists, pool=pool, before=before, floor=FLOOR_SECONDS)
 
 
 def warm(before=None) -> None:
     """Make CALLS_AT_ONCE citation contexts (as many as one list uses at once) before the first
     requests need them, each given `before(context)` (a style to build), all at once."""
-    v8pool.prepare_at_once(pool, CALLS_AT_ONCE, before)
+    v8_at_once.prepare(pool, CALLS_AT_ONCE, before)

@@ -6,7 +6,9 @@ makes one) and gives it back, so a context serves one call at a time, and thread
 go (a development server's thread per request) reuse contexts instead of each starting a V8 of
 their own. After fork the child's pools start empty. Contexts are closed at exit so the process
 never waits on a V8 thread. Each call is bounded in time (CALL_TIMEOUT_SECONDS, or what is left
-of the render's budget: scidraft.markup.limits) and in V8 heap (MEMORY_LIMIT_BYTES).
+of the render's budget: scidraft.markup.limits) and in V8 heap (MEMORY_LIMIT_BYTES). Idle
+contexts a pool no longer needs are closed by a sweep in the background (Pool.sweep). Calls one
+caller makes at once, each in a context of its own: scidraft.markup.v8_at_once.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ import re
 import threading
 import time
 import weakref
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from py_mini_racer import (
@@ -57,10 +58,6 @@ IDLE_CONTEXTS_MAX = 4
 # gives that memory back.
 IDLE_SECONDS = 60.0
 
-# Calls one caller may run at once, each in a context of its own (the independent slices of a
-# numbered reference list): V8 runs each context in a thread of its own and the caller waits
-# with the GIL released, so n calls take about the time of one on n idle cores.
-CALLS_AT_ONCE = max(1, min(4, os.cpu_count() or 1))
 
 # On CPUs with memory protection keys (Intel PKU), V8 write-protects its code pages with a key
 # whose access right lives in each thread's PKRU register, which a thread inherits from the one
@@ -322,8 +319,6 @@ class Pool:
 # have: it must neither use them nor close them (closing waits on those threads forever), so
 # they are kept referenced here instead of being collected.
 _inherited: list[MiniRacer] = []
-_at_once_threads: ThreadPoolExecutor | None = None
-_at_once_lock = threading.Lock()
 _sweeper: threading.Thread | None = None
 _sweeper_lock = threading.Lock()
 
@@ -361,13 +356,11 @@ def _start_sweeping() -> None:
 
 
 def _after_fork() -> None:
-    global _at_once_threads, _at_once_lock, _sweeper, _sweeper_lock
+    global _sweeper, _sweeper_lock
     for pool in list(_pools):
         _inherited.extend(pool.every)
         pool._reset()  # a fresh lock too: the parent's may have been held at the fork
-    # The parent's executor and sweeper are threads the child does not have: it would never
-    # run a call, nor sweep.
-    _at_once_threads, _at_once_lock = None, threading.Lock()
+    # The parent's sweeper is a thread the child does not have: it would never sweep.
     _sweeper, _sweeper_lock = None, threading.Lock()
 
 
@@ -467,77 +460,3 @@ def call(function: str, *args, pool: Pool, before=None, floor: float = 0.05):
         return run(function, args, pool, before, timeout(floor), spent)
     finally:
         limits.charge_engine(sum(spent))
-
-
-def _executor() -> ThreadPoolExecutor:
-    global _at_once_threads
-    with _at_once_lock:
-        if _at_once_threads is None:
-            # Shared by the process's requests: at most this many calls wait on V8 through it.
-            _at_once_threads = ThreadPoolExecutor(
-                max_workers=2 * CALLS_AT_ONCE, thread_name_prefix="v8-at-once"
-            )
-        return _at_once_threads
-
-
-def _run_caught(function: str, args: tuple, pool: Pool, before, timeout: float, spent):
-    try:
-        return run(function, args, pool, before, timeout, spent)
-    except JSError as error:
-        return error
-
-
-def _run_for(outcome: limits.Outcome, *call):
-    """_run_caught in an executor's thread, which has no budget of its own: a call stopped by
-    time there is recorded in the caller's `outcome`."""
-    with limits.budget(float("inf"), float("inf"), scale=outcome.scale) as inner:
-        try:
-            return _run_caught(*call)
-        finally:
-            outcome.cut_short = outcome.cut_short or inner.cut_short
-
-
-def call_at_once(function: str, arg_lists: list[tuple], *, pool: Pool, before=None, floor: float):
-    """`function(*args)` for each of `arg_lists`, at once, in contexts of `pool` of their own;
-    each call is bounded as `call` bounds one, and the render's budget is charged the slowest
-    call's engine time. Each call's result, or the JSError it raised."""
-    limit = timeout(floor)
-    spent: list[float] = []
-    clock = Clock()
-    outcome = limits.Outcome(scale=limits.time_scale())
-    try:
-        if len(arg_lists) <= 1:
-            return [_run_caught(function, args, pool, before, limit, spent) for args in arg_lists]
-        calls = [
-            _executor().submit(_run_for, outcome, function, args, pool, before, limit, spent)
-            for args in arg_lists
-        ]
-        return [call.result() for call in calls]
-    finally:
-        if outcome.cut_short:
-            limits.cut_short()
-        # The calls ran at once: the process's CPU time covers them all, the wall clock the
-        # slowest.
-        limits.charge_engine(min(max(spent, default=0.0), clock.seconds()))
-
-
-def prepare_at_once(pool: Pool, count: int, before=None) -> None:
-    """Make `count` contexts of `pool` ready before requests need them, each given
-    `before(context)` (as a call's `before` is), all at once (each context runs in a V8 thread
-    of its own). A context whose preparation failed is closed; the first failure is raised
-    once every context is done."""
-    contexts = [pool.take() for _ in range(count)]
-
-    def prepare(context: MiniRacer) -> None:
-        try:
-            if before is not None:
-                before(context)
-        except BaseException:
-            pool.discard(context)
-            raise
-        pool.give_back(context)
-
-    calls = [_executor().submit(prepare, context) for context in contexts]
-    failures = [failure for failure in (call.exception() for call in calls) if failure]
-    if failures:
-        raise failures[0]
