@@ -2,7 +2,7 @@
 
 Threads (gthread) suit SciDraft: a cached page is I/O-bound, and a worker's threads borrow V8
 contexts for KaTeX from a pool of the worker's own, created after the fork
-(scidraft.markup.jsengine).
+(scidraft.markup.v8pool).
 """
 
 import os

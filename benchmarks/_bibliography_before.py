@@ -30,7 +30,8 @@ def before_pool():
 
     from py_mini_racer import MiniRacer, init_mini_racer
 
-    from scidraft.markup import jsengine
+    from bibliography import jsbundle
+    from scidraft.markup import v8pool
 
     try:
         source = subprocess.run(  # noqa: S603 - git on this repository, fixed arguments
@@ -49,7 +50,7 @@ def before_pool():
     modules = {"citeproc": int(number.group(1))} if number else {}
 
     def load():
-        init_mini_racer(flags=jsengine.V8_FLAGS, ignore_duplicate_init=True)
+        init_mini_racer(flags=v8pool.V8_FLAGS, ignore_duplicate_init=True)
         context = MiniRacer()
         major, minor = context.v8_version.split(".")[:2]
         context.eval(
@@ -61,7 +62,7 @@ def before_pool():
         context.eval(prelude)
         return context
 
-    return jsengine._Pool(load, floor=jsengine.CITATION_CALLS_AT_ONCE)
+    return v8pool.Pool(load, floor=jsbundle.CALLS_AT_ONCE)
 
 
 def legacy_formatter(directory: str):

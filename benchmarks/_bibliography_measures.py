@@ -105,17 +105,17 @@ def measure_cold(bibfile, style: str, pools: dict) -> dict:
     50 keys no earlier run cited: each list is new to the contexts, whose processors were
     built and exercised for the style by processor.warm and the warm-up run (part 99, never
     measured)."""
-    from bibliography import processor
+    from bibliography import jsbundle, processor
     from bibliography.formatting import StoredBibliography
-    from scidraft.markup import RenderContext, jsengine, render
+    from scidraft.markup import RenderContext, render
 
-    today = jsengine._citation_pool
+    today = jsbundle.pool
     found = {label: {"format": [], "cpu": [], "render": []} for label in pools}
     items = {}
     for run in range(FORMAT_RUNS + 1):
         source = citing_note(part=99 if run == 0 else run)
         for label, pool in pools.items():
-            jsengine._citation_pool = pool or today
+            jsbundle.pool = pool or today
             try:
                 if run == 0:
                     processor.warm(style, None)  # as a worker starts: the style built and exercised
@@ -127,7 +127,7 @@ def measure_cold(bibfile, style: str, pools: dict) -> dict:
                 )
                 elapsed, result = time_call(render, source, context)
             finally:
-                jsengine._citation_pool = today
+                jsbundle.pool = today
             if run == 0:
                 items[label] = (
                     result.html.count("<li"),
@@ -161,17 +161,18 @@ def measure_added(bibfile, style: str, pools: dict) -> dict:
     """A citation added to a note whose list was formatted (the editor's preview as an author
     writes): each run formats a note of new keys, then times the same note citing one key
     more: only the added key's group is formatted."""
+    from bibliography import jsbundle
     from bibliography.formatting import StoredBibliography
-    from scidraft.markup import RenderContext, jsengine, render
+    from scidraft.markup import RenderContext, render
 
-    today = jsengine._citation_pool
+    today = jsbundle.pool
     found = {label: [] for label in pools}
     for run in range(FORMAT_RUNS + 1):
         source = citing_note(part=16 + run)  # parts no other measurement cites
         extra = re.findall(r"\\cite\{([^}]+)\}", citing_note(part=32 + run))[0]
         added = source.replace("{{< references", f"And \\cite{{{extra}}}.\n\n{{{{< references")
         for label, pool in pools.items():
-            jsengine._citation_pool = pool or today
+            jsbundle.pool = pool or today
             try:
                 _cold()
                 for text, timed_run in ((source, False), (added, True)):
@@ -184,7 +185,7 @@ def measure_added(bibfile, style: str, pools: dict) -> dict:
                     if timed_run and run:
                         found[label].append(timed.seconds * 1000)
             finally:
-                jsengine._citation_pool = today
+                jsbundle.pool = today
     return {label: statistics.median(runs) for label, runs in found.items()}
 
 
@@ -212,12 +213,11 @@ def measure_floor(bibfile, style: str) -> list[str]:
     """Milliseconds an entry in each part of a cold list (median over FORMAT_RUNS lists of
     keys no earlier list cited): what citeproc-js itself needs, whatever surrounds it."""
 
-    from bibliography import csl, processor
-    from bibliography.formatting import bibtex_object, entry_data
-    from scidraft.markup import jsengine
+    from bibliography import csl, jsbundle, processor
+    from bibliography.entries import bibtex_object, entry_data
 
     info = csl.style_info(style)
-    context = jsengine._citation_pool.take()
+    context = jsbundle.pool.take()
     try:
         if not getattr(context, "scidraft_bench_floor", False):
             context.eval(_FLOOR_JS)
@@ -234,7 +234,7 @@ def measure_floor(bibfile, style: str) -> list[str]:
             )  # fmt: skip
             parts.append([ms / len(objects) for ms in json.loads(answer)])
     finally:
-        jsengine._citation_pool.give_back(context)
+        jsbundle.pool.give_back(context)
     return [f"{statistics.median(column):.2f}" for column in zip(*parts, strict=True)]
 
 

@@ -9,7 +9,8 @@ from django.utils.safestring import mark_safe
 from scidraft.markup.sanitise import clean_fragment
 
 from .display import latex_to_text_cut
-from .formatting import entry_data, format_references, with_math_source
+from .entries import entry_data, with_math_source
+from .formatting import format_references
 from .models import BibEntry, BibFile
 from .services import (
     bib_parse,

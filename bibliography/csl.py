@@ -4,7 +4,7 @@ language takes (bibliography.processor runs them in citation-js).
 Formatting is the Hugo theme's own code: citation-js 0.6.9 (its BibTeX → CSL-JSON mapping,
 @citation-js/plugin-bibtex, and citeproc-js, the processor Zotero uses), built from the locked
 npm packages with the functions called here (bibliography/js/processor.js) into one bundle
-(bibliography.jsbundle), in a V8 context pool of its own (scidraft.markup.jsengine).
+(bibliography.jsbundle), in a V8 context pool of its own (scidraft.markup.v8pool).
 
 Styles are the official CSL files. Vancouver, the default, is the copy inside citation-js,
 which is the file the theme formats with; every other style is read from the pinned
@@ -71,7 +71,7 @@ class StyleInfo:
     prefix: str = ""  # the in-text citation's affixes and delimiter (author–date styles)
     suffix: str = ""
     delimiter: str = "; "
-    # Which names tie a sorted style's entries to each other (formatting._groups): "first",
+    # Which names tie a sorted style's entries to each other (grouping.groups): "first",
     # the first name of each role (the style disambiguates given names by primary names, or
     # not at all); "all", every name; "" when entries cannot be formatted apart (note styles,
     # citation numbers).
@@ -213,6 +213,7 @@ def resolve_locale(language: str | None) -> str:
     return DEFAULT_LOCALE
 
 
-@functools.lru_cache(maxsize=64)
+# Read once per context and style (Chicago's file is 168 KB): a few kept, not every style.
+@functools.lru_cache(maxsize=16)
 def _style_xml(parent: str) -> str:
     return _style_path(parent).read_text(encoding="utf-8")

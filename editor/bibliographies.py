@@ -21,7 +21,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from bibliography import services
 from bibliography.display import authors_text, latex_to_text_cut, shortened
-from bibliography.formatting import entry_data, format_references, plain_text
+from bibliography.entries import entry_data, plain_text
+from bibliography.formatting import format_references
 from bibliography.models import BibEntry, BibFile
 from notes.models import Note, NoteBibliography, NoteCitation
 from scidraft.site.meta import PageMeta

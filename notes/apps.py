@@ -35,10 +35,18 @@ class NotesConfig(AppConfig):
 
         dependencies.expanders["near:"] = dated_next_to
 
+        from django.conf import settings
         from django.core.cache import cache
 
-        from scidraft.markup import jsengine
+        from scidraft.markup import jsengine, shared_cache, v8pool
 
-        # Formulas typeset by one process are reused by the others (Redis in production).
-        jsengine.use_shared_cache(cache)
+        # Formulas and entries formatted by one process are reused by the others (Redis in
+        # production).
+        shared_cache.use_shared_cache(cache)
+        v8pool.configure(
+            heap_bytes=settings.SCIDRAFT_V8_HEAP_MB * 1024 * 1024,
+            idle_seconds=settings.SCIDRAFT_V8_IDLE_SECONDS,
+            idle_contexts=settings.SCIDRAFT_V8_CONTEXTS,
+        )
+        jsengine.configure(cache_bytes=settings.SCIDRAFT_KATEX_CACHE_MB * 1024 * 1024)
         receivers.connect()

@@ -8,13 +8,9 @@ from django.utils import timezone
 from pybtex.bibtex.utils import split_name_list
 
 from bibliography import exports
+from bibliography.entries import EntryData, with_math_source
 from bibliography.exports import CitableWork, Person
-from bibliography.formatting import (
-    EntryData,
-    csl_items,
-    format_references,
-    with_math_source,
-)
+from bibliography.formatting import csl_items, format_references
 from bibliography.models import BibEntry, BibFile
 from scidraft.markup.sanitise import clean_fragment
 from scidraft.site.models import SiteSettings

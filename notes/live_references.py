@@ -15,7 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 from bibliography.display import authors_text, display_fields, display_persons, latex_to_text
-from bibliography.formatting import EntryData, StoredBibliography, format_references
+from bibliography.entries import EntryData
+from bibliography.formatting import StoredBibliography, format_references
 from scidraft.markup import RenderContext
 from scidraft.site.models import SiteSettings
 

@@ -373,6 +373,22 @@ SCIDRAFT_INDEX_JSON_MAX_NOTES = env_int("SCIDRAFT_INDEX_JSON_MAX_NOTES", 500)
 SCIDRAFT_INDEX_JSON_MAX_BYTES = env_int("SCIDRAFT_INDEX_JSON_MAX_BYTES", 1_000_000)
 SCIDRAFT_ARCHIVE_PAGE_NOTES = env_int("SCIDRAFT_ARCHIVE_PAGE_NOTES", 250)
 SCIDRAFT_ENTRY_INDEX_MAX_ENTRIES = env_int("SCIDRAFT_ENTRY_INDEX_MAX_ENTRIES", 500)
+
+
+# A worker's V8 contexts (scidraft.markup.v8pool) and what it keeps typeset: the V8 heap one
+# context may hold (a call past it is stopped); seconds after which an idle context the worker
+# does not need (beyond one for formulas and the citation contexts below, or holding a style
+# other than the site's) is closed; idle contexts a pool keeps, and citation contexts in use at
+# once (gunicorn's threads); citation
+# contexts kept ready with the site's style, which is also how many slices of one list are
+# formatted at once; megabytes of typeset formulas and algorithms, and of formatted entries,
+# each process keeps (docs/deployment.md#memory).
+SCIDRAFT_V8_HEAP_MB = env_int("SCIDRAFT_V8_HEAP_MB", 256)
+SCIDRAFT_V8_IDLE_SECONDS = env_int("SCIDRAFT_V8_IDLE_SECONDS", 60)
+SCIDRAFT_V8_CONTEXTS = env_int("SCIDRAFT_V8_CONTEXTS", env_int("GUNICORN_THREADS", 4))
+SCIDRAFT_V8_CITATION_CONTEXTS = env_int("SCIDRAFT_V8_CITATION_CONTEXTS", 2)
+SCIDRAFT_KATEX_CACHE_MB = env_int("SCIDRAFT_KATEX_CACHE_MB", 16)
+SCIDRAFT_CITATION_CACHE_MB = env_int("SCIDRAFT_CITATION_CACHE_MB", 8)
 # Folder with the demo site loaded by `manage.py seed_demo`.
 SCIDRAFT_DEMO_DIR = Path(os.environ.get("SCIDRAFT_DEMO_DIR", BASE_DIR / "demo"))
 

@@ -14,7 +14,7 @@ Bounds: a note may hold thousands of lists, and name a style per list: past
 context.max_citation_styles distinct styles a list takes the site's. Each file is looked up
 once per render, lists past MAX_LISTS and lists reached once the render's budget is spent are
 not formatted (their entries show the key), and each formatting call is bounded by what is
-left of the budget (scidraft.markup.jsengine).
+left of the budget (scidraft.markup.v8pool).
 """
 
 from __future__ import annotations

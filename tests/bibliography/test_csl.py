@@ -18,9 +18,10 @@ import pytest
 from py_mini_racer import MiniRacer
 
 from bibliography import csl, jsbundle, processor
-from bibliography.formatting import bibtex_object, entry_data, format_cache_clear
+from bibliography.entries import bibtex_object, entry_data
+from bibliography.formatting import format_cache_clear
 from bibliography.parsing import parse_bibtex
-from scidraft.markup import jsengine
+from scidraft.markup import v8pool
 
 # citation-js in V8 over every featured style: most tests here take 3 to 25 s.
 pytestmark = pytest.mark.slow
@@ -108,7 +109,7 @@ def test_a_reused_processor_formats_each_list_as_a_fresh_context_does(monkeypatc
     that list: numbering, order, year suffixes and given names do not leak between lists."""
     # APA's and Chicago's processors together pass the heap past which a context takes no
     # further style: here the one context must keep them all.
-    monkeypatch.setattr(processor, "STYLES_HEAP_BYTES", jsengine.MEMORY_LIMIT_BYTES)
+    monkeypatch.setattr(processor, "STYLES_HEAP_BYTES", v8pool.MEMORY_LIMIT_BYTES)
     shared = _fresh_context()
     try:
         in_sequence = [_visible(_format(shared, _objects(t), s, loc)) for t, s, loc in SEQUENCE]
@@ -594,13 +595,14 @@ def test_a_context_past_its_styles_heap_hands_a_new_style_to_a_fresh_one(monkeyp
     """Processors are never dropped (APA's holds about 50 MB): a context whose heap is past
     STYLES_HEAP_BYTES is closed instead of building another style, and a fresh context
     formats the list, so no context is pushed towards the memory limit by style after style."""
-    from bibliography.formatting import EntryData, format_references
+    from bibliography.entries import EntryData
+    from bibliography.formatting import format_references
 
     entries = [
         EntryData("k1", "book", {"title": "Stochastic Processes", "year": "1953",
                                  "publisher": "Wiley"}, {"author": ["Doob, Joseph L."]}),
     ]  # fmt: skip
-    pool = jsengine._citation_pool
+    pool = jsbundle.pool
     pool.close_all()
     format_cache_clear()
     assert format_references(entries, "vancouver").problems == {}
@@ -641,10 +643,11 @@ def test_a_context_builds_at_most_styles_per_context_and_a_fresh_one_the_next():
     """Style after style in one context: once it has built STYLES_PER_CONTEXT styles, the
     next one goes to a fresh context and the full one is closed, so a process holds a
     bounded number of styles whatever notes ask for."""
-    from bibliography.formatting import EntryData, format_references
+    from bibliography.entries import EntryData
+    from bibliography.formatting import format_references
 
     entries = [EntryData("k1", "book", {"title": "Markov Chains", "year": "1960"}, {})]
-    pool = jsengine._citation_pool
+    pool = jsbundle.pool
     pool.close_all()
     format_cache_clear()
     for style in _LIGHT_STYLES:
@@ -660,11 +663,12 @@ def test_a_context_builds_at_most_styles_per_context_and_a_fresh_one_the_next():
 def test_building_a_style_is_charged_to_the_render_budget():
     """The seconds V8 spends building a style a list asks for count against the render's
     engine budget, as the list's own formatting does."""
-    from bibliography.formatting import EntryData, format_references
+    from bibliography.entries import EntryData
+    from bibliography.formatting import format_references
     from scidraft.markup import limits
 
     entries = [EntryData("k1", "book", {"title": "Markov Chains", "year": "1960"}, {})]
-    pool = jsengine._citation_pool
+    pool = jsbundle.pool
     format_cache_clear()
     format_references(entries, "vancouver")  # a context with citation-js loaded
     charged = {}
@@ -692,7 +696,7 @@ def test_thirty_styles_in_one_preview_build_three_with_a_warning_for_each_list_p
         f'\\cite{{k1}}\n\n{{{{< references bib="bib/refs.bib" style="{style}" >}}}}\n\n'
         for style in styles
     )
-    pool = jsengine._citation_pool
+    pool = jsbundle.pool
     pool.close_all()
     format_cache_clear()
     rendered = render(
@@ -705,3 +709,20 @@ def test_thirty_styles_in_one_preview_build_three_with_a_warning_for_each_list_p
     built = set().union(*(_built(context) for context in pool.every))
     assert built <= {"vancouver", *(csl.style_info(style).template for style in styles[:3])}
     pool.close_all()
+
+
+def test_an_idle_citation_context_is_kept_only_while_it_holds_the_site_s_style_alone(monkeypatch):
+    """The citation pool keeps ready the contexts that built the site's style and nothing
+    else; one that built another style (APA's processor, for a note that named it) is closed
+    once idle (v8pool.Pool.sweep)."""
+
+    class Built:
+        def __init__(self, *loaded):
+            self.scidraft_loaded = set(loaded)
+
+    monkeypatch.setattr(processor, "_site", ("vancouver", "en-US"))
+    assert jsbundle.pool.keep_idle is processor._worth_keeping
+    assert processor._worth_keeping(Built(("vancouver", "en-US"), ("exercised", "vancouver", "x")))
+    assert processor._worth_keeping(Built())
+    assert not processor._worth_keeping(Built(("vancouver", "en-US"), ("csl-apa", "en-US")))
+    assert not processor._worth_keeping(Built(("vancouver", "de-DE")))

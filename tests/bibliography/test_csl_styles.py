@@ -11,7 +11,8 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from bibliography import csl
-from bibliography.formatting import entry_data, format_references, plain_text
+from bibliography.entries import entry_data, plain_text
+from bibliography.formatting import format_references
 from bibliography.parsing import parse_bibtex
 
 from .oracle import oracle, text_of
@@ -115,13 +116,13 @@ def test_when_citation_js_fails_entries_show_their_key_and_fields(monkeypatch):
     """A failed or stopped call (a timeout, the render's budget) is never an exception: each
     entry shows its key and raw fields with the reason, and nothing wrong is cached."""
     from bibliography import formatting
-    from scidraft.markup import jsengine
+    from scidraft.markup import v8pool
 
     def fail(*args, **kwargs):
-        raise jsengine.JSError("took longer than 5 s and was stopped")
+        raise v8pool.JSError("took longer than 5 s and was stopped")
 
     formatting.format_cache_clear()
-    monkeypatch.setattr(jsengine, "_run", fail)  # every call of the engine, one or at once
+    monkeypatch.setattr(v8pool, "run", fail)  # every call of the engine, one or at once
     formatted = format_references(_entries()[:1], "vancouver")
     assert "took longer" in formatted.problems["vaswani2017"]
     assert (

@@ -98,8 +98,8 @@ def test_the_bundle_leaves_v8s_fast_array_paths_on():
     script = textwrap.dedent(
         """
         from py_mini_racer import MiniRacer
-        from scidraft.markup import jsengine
-        jsengine.V8_FLAGS = (*jsengine.V8_FLAGS, "--allow-natives-syntax")
+        from scidraft.markup import v8pool
+        v8pool.V8_FLAGS = (*v8pool.V8_FLAGS, "--allow-natives-syntax")
         from bibliography import jsbundle
         ours = jsbundle.load()
         ours.call("scidraftCslWarm", "vancouver", "en-US")

@@ -16,12 +16,8 @@ from django.urls import reverse
 
 from bibliography import services
 from bibliography.models import BibEntry, BibFile
-from bibliography.parsing import (
-    MAX_ENTRY_CHARS,
-    MAX_FIELD_CHARS,
-    expanded_chars_limit,
-    parse_bibtex,
-)
+from bibliography.parsing import expanded_chars_limit, parse_bibtex
+from bibliography.pybtex_reader import MAX_ENTRY_CHARS, MAX_FIELD_CHARS
 from bibliography.services import BibParseStopped, bibfile_import
 from notes.models import Note
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bibliography.formatting import EntryData, format_references, plain_text
+from bibliography.entries import EntryData, plain_text
+from bibliography.formatting import format_references
 from bibliography.parsing import parse_bibtex
 from tests.conftest import EXAMPLE_SITE
 

@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from bibliography.parsing import MAX_BRACE_GROUPS, MAX_ENTRY_CHARS, MAX_PERSONS, parse_bibtex
+from bibliography.parsing import MAX_BRACE_GROUPS, parse_bibtex
+from bibliography.pybtex_reader import MAX_ENTRY_CHARS, MAX_PERSONS
 
 GOOD = "@misc{good, title={After the big one}}\n"
 MB = 1024 * 1024

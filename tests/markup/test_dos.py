@@ -14,7 +14,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scidraft.markup import RenderContext, deep_blocks, jsengine, limits, nesting, render, sanitise
+from scidraft.markup import (
+    RenderContext,
+    deep_blocks,
+    jsengine,
+    limits,
+    nesting,
+    render,
+    sanitise,
+    v8pool,
+)
 
 SECONDS = 5.0
 MB = 1024 * 1024
@@ -193,8 +202,8 @@ def test_nested_text_styles_stop_at_the_nesting_limit():
 def test_katex_bounds_macro_expansion_and_calls():
     """maxExpand caps \\def expansion; every V8 call has a timeout and a memory limit."""
     assert 0 < jsengine.KATEX_OPTIONS["maxExpand"] <= 10_000
-    assert 0 < jsengine.CALL_TIMEOUT_SECONDS <= SECONDS
-    assert jsengine.MEMORY_LIMIT_BYTES > 0
+    assert 0 < v8pool.CALL_TIMEOUT_SECONDS <= SECONDS
+    assert v8pool.MEMORY_LIMIT_BYTES > 0
 
 
 DEF_BOMB = (

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from bibliography import csl, processor
-from bibliography.formatting import EntryData, format_cache_clear, format_references
+from bibliography import csl, jsbundle, processor
+from bibliography.entries import EntryData
+from bibliography.formatting import format_cache_clear, format_references
 from scidraft.markup import jsengine
 from scidraft.site import warming
 from scidraft.site.models import SiteSettings
@@ -28,10 +29,10 @@ ENTRY = EntryData(
 @pytest.fixture
 def empty_pools():
     jsengine._pool.close_all()
-    jsengine._citation_pool.close_all()
+    jsbundle.pool.close_all()
     format_cache_clear()
     yield
-    jsengine._citation_pool.close_all()
+    jsbundle.pool.close_all()
 
 
 @pytest.mark.slow
@@ -40,8 +41,8 @@ def test_the_warm_up_builds_the_sites_style_in_every_context_a_list_uses(empty_p
     SiteSettings.objects.filter(pk=1).update(citation_style="apa", language_code="de")
     warming.warm_in_background().join(timeout=120)
 
-    pool = jsengine._citation_pool
-    assert len(pool.idle) == jsengine.CITATION_CALLS_AT_ONCE
+    pool = jsbundle.pool
+    assert len(pool.idle) == jsbundle.CALLS_AT_ONCE
     assert all(("csl-apa", "de-DE") in context.scidraft_loaded for context in pool.idle)
     # ...and practised on made-up lists, so that V8 has compiled citeproc-js's busy functions.
     assert all(("exercised", "csl-apa", "de-DE") in c.scidraft_loaded for c in pool.idle)
@@ -59,7 +60,7 @@ def test_the_warm_up_builds_the_sites_style_in_every_context_a_list_uses(empty_p
 def test_without_settings_the_warm_up_builds_vancouver_and_creates_no_row(empty_pools):
     warming.warm_process()
     assert not SiteSettings.objects.exists()  # reading, never writing
-    loaded = [context.scidraft_loaded for context in jsengine._citation_pool.idle]
+    loaded = [context.scidraft_loaded for context in jsbundle.pool.idle]
     assert loaded and all((csl.DEFAULT_STYLE, csl.DEFAULT_LOCALE) in done for done in loaded)
 
 
@@ -69,7 +70,7 @@ def test_a_warm_up_that_fails_leaves_the_work_to_the_first_request(empty_pools, 
 
     monkeypatch.setattr(processor, "_prepare", broken)
     warming.warm_process()  # logged, not raised
-    assert jsengine._citation_pool.every == []  # nothing half-built is kept
+    assert jsbundle.pool.every == []  # nothing half-built is kept
     monkeypatch.undo()
     assert format_references([ENTRY], "vancouver").problems == {}
 
@@ -78,9 +79,9 @@ def test_the_contexts_of_a_list_are_prepared_at_once(empty_pools, monkeypatch):
     """Each context builds and practises the style in a thread of its own, at the same time
     (a worker is ready in the time of one context, not of all): every preparation waits for
     the others to have started, which only succeeds when they run together."""
-    if jsengine.CITATION_CALLS_AT_ONCE < 2:
+    if jsbundle.CALLS_AT_ONCE < 2:
         pytest.skip("one context per list on a one-core machine")
-    started = threading.Barrier(jsengine.CITATION_CALLS_AT_ONCE, timeout=20)
+    started = threading.Barrier(jsbundle.CALLS_AT_ONCE, timeout=20)
     threads = set()
 
     def prepare(context, style, locale):
@@ -90,8 +91,8 @@ def test_the_contexts_of_a_list_are_prepared_at_once(empty_pools, monkeypatch):
     monkeypatch.setattr(processor, "_prepare", prepare)
     monkeypatch.setattr(processor, "_exercise", lambda context, style, locale: None)
     processor.warm("apa", None)
-    assert len(threads) == jsengine.CITATION_CALLS_AT_ONCE
-    assert len(jsengine._citation_pool.idle) == jsengine.CITATION_CALLS_AT_ONCE
+    assert len(threads) == jsbundle.CALLS_AT_ONCE
+    assert len(jsbundle.pool.idle) == jsbundle.CALLS_AT_ONCE
 
 
 def test_gunicorn_starts_the_warm_up_in_each_worker_unless_told_not_to(monkeypatch):
