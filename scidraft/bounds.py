@@ -315,6 +315,7 @@ NOT_INPUT = {
     "editor.forms.split_list": "splits a form field already bounded by its max_length",
     "ops.backups.read_manifest": "reads the manifest of a backup this installation wrote",
     "notes.search.searchable_notes": "a queryset",
+    "notes.search.capped": "counts the hits search_notes returned, already bounded",
     "notes.search.searchable_pages": "a queryset",
     "notes.search.use_full_text": "the database's vendor",
     "notes.search.search_config": "a lookup in a fixed table",
