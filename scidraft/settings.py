@@ -354,6 +354,12 @@ if SCIDRAFT_PAGE_INVALIDATION not in ("dependencies", "generation"):
 # Seconds after the latest change it misses that a stale page may still be served while it is
 # rendered again; past them the reader renders it.
 SCIDRAFT_PAGE_STALE_MAX_SECONDS = env_int("SCIDRAFT_PAGE_STALE_MAX_SECONDS", 10)
+# Milliseconds a page must have been kept since its render before a write that makes it stale
+# starts its background render: writes in quick succession (the home page under five publishes
+# a second) cost one render per interval, not one each. At most the stale bound.
+SCIDRAFT_PAGE_REFRESH_MS = min(
+    env_int("SCIDRAFT_PAGE_REFRESH_MS", 2000), SCIDRAFT_PAGE_STALE_MAX_SECONDS * 1000
+)
 # How long the generation number may be read from the cache before the database is asked again;
 # 0 (the default without Redis) keeps it out of the cache: a local-memory cache is not shared by
 # processes, so a write from another one (manage.py, another worker) would not be seen.

@@ -176,6 +176,15 @@ def _servable_stale(since: float | bool) -> bool:
     )
 
 
+def _due_for_refresh(entry: dict) -> bool:
+    """Whether a stale page has been kept long enough to be rendered again
+    (SCIDRAFT_PAGE_REFRESH_MS): until then its readers are served it as it is, and a later one
+    starts the render, so a burst of writes to what it shows costs one render, not one each.
+    A change is thus visible within that interval and one render, never past the stale bound."""
+    age = time.time() - entry.get("rendered_at", 0)
+    return age * 1000 >= settings.SCIDRAFT_PAGE_REFRESH_MS
+
+
 class PageCacheMiddleware:
     """Serves cached public pages before sessions, auth and the view run.
 
@@ -207,7 +216,8 @@ class PageCacheMiddleware:
         if entry is not None and since is False:
             return _hit(request, entry)
         if entry is not None and shared and _servable_stale(since):
-            refreshes.start(key, request, lambda fresh: self._refresh(fresh, key))
+            if _due_for_refresh(entry):
+                refreshes.start(key, request, lambda fresh: self._refresh(fresh, key))
             return _hit(request, entry, "stale")
         old = entry.get("id") if entry is not None else None
         event, first = renders.claim(key)

@@ -32,6 +32,7 @@ def _by_dependencies(settings):
     settings.SCIDRAFT_GENERATION_LEASE_MS = 0
     settings.SCIDRAFT_PAGE_INVALIDATION = "dependencies"
     settings.SCIDRAFT_PAGE_STALE_MAX_SECONDS = 10
+    settings.SCIDRAFT_PAGE_REFRESH_MS = 0
 
 
 @pytest.fixture
@@ -211,3 +212,28 @@ def test_a_process_runs_a_bounded_number_of_background_renders(client, notes, mo
     assert client.get(NOTE)["X-Cache"] == "stale"
     caching.refreshes.join()
     assert b"Second title" in client.get(NOTE).content
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_page_rendered_moments_ago_is_served_stale_until_the_interval_ends(
+    settings, client, notes, renders
+):
+    """Writes in quick succession to what a page shows cost one render per
+    SCIDRAFT_PAGE_REFRESH_MS, not one each: until the page is that old its readers get it
+    stale and no render starts; the first reader after starts it."""
+    import time
+
+    settings.SCIDRAFT_PAGE_REFRESH_MS = 300
+    client.get(NOTE)
+    renders.count = 0
+    for title in ("Second title", "Third title", "Fourth title"):
+        _retitle(title)
+        assert client.get(NOTE)["X-Cache"] == "stale"
+    caching.refreshes.join()
+    assert renders.count == 0
+    time.sleep(0.35)
+    assert client.get(NOTE)["X-Cache"] == "stale"
+    caching.refreshes.join()
+    assert renders.count == 1
+    fresh = client.get(NOTE)
+    assert fresh["X-Cache"] == "hit" and b"Fourth title" in fresh.content
