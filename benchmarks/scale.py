@@ -7,8 +7,8 @@ Standalone: `python benchmarks/scale.py [--notes N] [--seconds T] [--redis-db D]
 It creates a fresh PostgreSQL database, runs migrate, seed_demo and collectstatic with the
 production settings (DEBUG=0), then grows the site to N notes (default 10,000) with 500 tags,
 50 authors and a 5,000-entry .bib (benchmarks/_seed.py: stored renders copied across clones of
-the same source note, a few citing notes rendered through notes.services), its RSS feeds
-limited to 100 items (`--rss-limit`). For each page invalidation mode
+the same source note, a few citing notes rendered through notes.services), its RSS feeds at
+the site's default length (SCIDRAFT_RSS_LIMIT; `--rss-limit N` sets the site's own). For each page invalidation mode
 (SCIDRAFT_PAGE_INVALIDATION) it starts gunicorn as gunicorn.conf.py says (its workers and
 threads; max requests off, so that no worker restarts mid-run and its peak RSS is the run's),
 on the given Redis database (flushed first and last), reads each page once uncached (the slow
@@ -98,16 +98,16 @@ RSS_MB = 300.0
 DASH = "—"
 # How long the first, uncached read of a page may take before the page is left out of the mix.
 FIRST_READ_S = 120
-# Items of the RSS feeds: the site's default is every note, which at 10,000 notes is a render
-# of minutes; an operator of such a site sets a limit (`--rss-limit 0` keeps the default).
-RSS_LIMIT = 100
+# Items of the RSS feeds the site sets (SiteSettings.rss_limit, never past SCIDRAFT_RSS_LIMIT);
+# 0 keeps the default.
+RSS_LIMIT = 0
 
 
 # --- The site ------------------------------------------------------------------------------
 
 
 def child_seed(result: Path, notes: int, writers: int, rss_limit: int) -> None:
-    """Seed (benchmarks/_seed.py), set the RSS feeds' limit (0: the site's default), make the
+    """Seed (benchmarks/_seed.py), set the RSS feeds' limit (0: the default), make the
     writers' accounts, and list what the readers' pages are made of."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "scidraft.settings")
     import django
@@ -414,7 +414,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
         "--rss-limit",
         type=int,
         default=RSS_LIMIT,
-        help=f"items of the RSS feeds, default {RSS_LIMIT}; 0 keeps the site's default (all)",
+        help="items of the RSS feeds (at most SCIDRAFT_RSS_LIMIT); 0, the default, keeps it",
     )
     parser.add_argument(
         "--log-dir", type=Path, default=None, help="a folder to copy gunicorn's logs to"
@@ -488,7 +488,7 @@ def main(argv: list[str] | None = None) -> int:
             f"site: {site['notes']:,} notes ({site['published']:,} published, clones of "
             f"{site['sources']} source notes), {site['tags']:,} tags, {site['authors']:,} "
             f"authors, a {BIB_ENTRIES:,}-entry .bib; RSS feeds of "
-            + (f"{options.rss_limit} items" if options.rss_limit else "every note")
+            + (f"{options.rss_limit} items" if options.rss_limit else "the default length")
         )
         lines.append(
             f"load: {READERS} readers (Python threads, keep-alive, {READER_PROCESSES} "
