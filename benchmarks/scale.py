@@ -7,12 +7,13 @@ Standalone: `python benchmarks/scale.py [--notes N] [--seconds T] [--redis-db D]
 It creates a fresh PostgreSQL database, runs migrate, seed_demo and collectstatic with the
 production settings (DEBUG=0), then grows the site to N notes (default 10,000) with 500 tags,
 50 authors and a 5,000-entry .bib (benchmarks/_seed.py: stored renders copied across clones of
-the same source note, a few citing notes rendered through notes.services), its RSS feeds at
-the site's default length (SCIDRAFT_RSS_LIMIT; `--rss-limit N` sets the site's own). For each page invalidation mode
-(SCIDRAFT_PAGE_INVALIDATION) it starts gunicorn as gunicorn.conf.py says (its workers and
-threads; max requests off, so that no worker restarts mid-run and its peak RSS is the run's),
-on the given Redis database (flushed first and last), reads each page once uncached (the slow
-ones are listed; one without a 200 within FIRST_READ_S is left out and reported), and for each
+the same source note, a few citing notes rendered through notes.services), its RSS feeds at the
+site's default length (SCIDRAFT_RSS_LIMIT; `--rss-limit N` sets the site's own). For each page
+invalidation mode (SCIDRAFT_PAGE_INVALIDATION) it starts gunicorn as gunicorn.conf.py says (its
+workers and threads; max requests off, so that no worker restarts mid-run and its peak RSS is
+the run's), on the given Redis database (flushed first and last), reads each page once uncached
+(the slow ones are listed; one without a 200 within FIRST_READ_S is left out and reported), and
+for each
 publish rate runs, for T seconds (default 30):
 - readers: 16 keep-alive connections (threads of reliability/traffic.py, in two processes of
   their own), each asking for the next of 50 pages (home, feed pages, note, tag and author
