@@ -13,9 +13,8 @@ invalidation mode (SCIDRAFT_PAGE_INVALIDATION) it starts gunicorn as gunicorn.co
 workers and threads; max requests off, so that no worker restarts mid-run and its peak RSS is
 the run's), on the given Redis database (flushed first and last), reads each page once uncached
 (the slow ones are listed; one without a 200 within FIRST_READ_S is left out and reported), and
-for each
-publish rate runs, for T seconds (default 30):
-- readers: 16 keep-alive connections (threads of reliability/traffic.py, in two processes of
+for each publish rate runs, for T seconds (default 30):
+- readers: 16 keep-alive connections (threads of reliability/readers.py, in two processes of
   their own), each asking for the next of 50 pages (home, feed pages, note, tag and author
   pages, RSS) as soon as the last answered;
 - writers: at 0, 1 and 5 publishes a second, authors signed in through the login form publish
