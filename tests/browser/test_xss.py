@@ -53,8 +53,9 @@ from django.test import Client
 from django.utils import timezone
 
 from bibliography.services import bibfile_import
+from hugosite.content import NoteSource, PageSource
 from hugosite.loading import REPLACE_ALL, note_import, page_import, site_configure
-from hugosite.reading import MenuEntry, NoteSource, PageSource, SiteConfig
+from hugosite.site_config import MenuEntry, SiteConfig
 from notes.models import Author, Note
 from notes.services import note_save
 from tests.markup import test_sanitise as engine_corpus
