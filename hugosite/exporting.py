@@ -272,9 +272,7 @@ def export_site(out: Path | str) -> dict[str, int]:
         str(Path(asset.path).parent) for asset in assets if asset.kind == HugoAsset.Kind.BUNDLE
     }
     notes = (
-        Note.objects.not_trashed()
-        .prefetch_related("authorships__author", "tags")
-        .order_by("slug")
+        Note.objects.not_trashed().prefetch_related("authorships__author", "tags").order_by("slug")
     )
     for note in notes:
         folder = f"notes/{note.slug}"
