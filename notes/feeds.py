@@ -21,11 +21,14 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.encoding import iri_to_uri
 
+from scidraft.site import dependencies
+from scidraft.site.dependencies import depends_on
 from scidraft.site.meta import absolute
 from scidraft.site.models import SiteSettings
 
 from .excerpts import DESCRIPTION, excerpt_of
 from .models import Note, Page, Tag
+from .page_tags import notes_shown
 from .presentation import MONTHS
 from .search import EXCLUDED_LAYOUTS, searchable_pages
 
@@ -151,6 +154,7 @@ _RSS_FIELDS = (
     "summary",
     "description",
     "rendered_html",
+    "render_refs",
 )
 
 
@@ -212,6 +216,10 @@ def site_rss(request):
     limit = rss_limit(site)
     notes = list(rss_notes().only(*_RSS_FIELDS).with_excerpt_source()[:limit])
     pages = list(rss_pages().only(*_RSS_FIELDS).with_excerpt_source()[:limit])
+    # Stale when a note joins, leaves or moves in the list, or one shown changes; the pages'
+    # items name nothing (a standalone page's write makes every page stale).
+    depends_on(request, dependencies.LISTING)
+    notes_shown(request, notes)
     items = [_feed_item(request, site, note, note_path(note), note.local_date) for note in notes]
     items += [_feed_item(request, site, page, page_path(page), page.local_date) for page in pages]
     return _rss_response(request, site, title=site.title, path="/", items=items)
@@ -222,7 +230,9 @@ def tag_rss(request, slug: str):
     site = _site(request)
     tag = get_object_or_404(Tag.objects.public(), slug=slug)
     limit = rss_limit(site)
-    notes = rss_notes().filter(tags=tag).only(*_RSS_FIELDS).with_excerpt_source()[:limit]
+    notes = list(rss_notes().filter(tags=tag).only(*_RSS_FIELDS).with_excerpt_source()[:limit])
+    depends_on(request, dependencies.listing_tag(tag.slug))
+    notes_shown(request, notes)
     items = [_feed_item(request, site, note, note_path(note), note.local_date) for note in notes]
     return _rss_response(
         request, site, title=f"{tag.name} on {site.title}", path=tag_path(tag.slug), items=items

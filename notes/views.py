@@ -33,6 +33,7 @@ from .excerpts import DESCRIPTION, META_CHARS, META_WORDS, excerpt_of
 from .identity import identity_for
 from .models import Author, Note, Page, Tag, card_prefetches, prefetch_cards
 from .navigation import older_and_newer
+from .page_tags import notes_shown
 from .presentation import (
     anchored_headings,
     assets_for,
@@ -93,16 +94,6 @@ def _refresh_stale(request, notes) -> None:
             not_final(request)
 
 
-def _shows(request, notes) -> None:
-    """The page shows these notes' cards or titles, and through them the notes they refer to
-    (a reference's text changes when its target is published, unpublished or renamed)."""
-    slugs = set()
-    for note in notes:
-        slugs.add(note.slug)
-        slugs.update(key.split(":", 1)[0] for key in (note.__dict__.get("render_refs") or {}))
-    depends_on(request, *map(dependencies.note, slugs))
-
-
 def _feed_counts() -> tuple[int, int]:
     return Note.objects.published().regular().count_in_feed()
 
@@ -146,7 +137,7 @@ def feed(request, page: int = 1, base: str = "/"):
     )
     by_slug = {promotion.slug: promotion for promotion in promotions}
     depends_on(request, dependencies.LISTING)
-    _shows(request, [*page_notes, *(by_slug[slug] for slug in slots.values())])
+    notes_shown(request, [*page_notes, *(by_slug[slug] for slug in slots.values())])
     cards = [
         card(item, site, promotion=kind == "promotion")
         for kind, item in feed_math.interleave(
@@ -193,7 +184,7 @@ def note_detail(request, slug: str):
     depends_on(request, dependencies.nav(note.date))
     shown = [note, *(n for n in (older, newer) if n is not None)]
     depends_on(request, *(dependencies.note(slug) for slug, _ in recommended))
-    _shows(request, shown)
+    notes_shown(request, shown)
     url = absolute(request, site, f"/notes/{note.slug}/")
     identity = identity_for(note, site)
     work = citable_work(request, note)
@@ -324,7 +315,7 @@ def _entry_list(request, template: str, notes, base: str, page, meta: PageMeta, 
     meta.title = meta.title + f" | {site.title}"
     meta.canonical = absolute(request, site, _page_url(base, page))
     shown = list(notes.for_entries().page_in_feed_order(offset, site.pager_size, pinned))
-    _shows(request, shown)
+    notes_shown(request, shown)
     entries = _entries(shown)
     return render(
         request,

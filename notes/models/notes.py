@@ -272,7 +272,10 @@ class Note(RenderedContent):
     """A note: the one content type of the theme, of any length (docs/theme.md#front-matter)."""
 
     # What decides which lists a note is on, and where (scidraft.site.receivers).
-    LISTING_FIELDS = ("status", "date", "weight", "promotion", "slug", "has_body", "deleted_at")
+    LISTING_FIELDS = (
+        "status", "date", "weight", "promotion", "slug", "has_body", "deleted_at",
+        "hidden_in_rss",  # on the RSS feeds or not
+    )  # fmt: skip
 
     slug = models.SlugField(max_length=200, unique=True, allow_unicode=True)
     title = models.CharField(max_length=300, blank=True)

@@ -241,3 +241,37 @@ def test_a_page_showing_too_many_things_falls_back_to_the_generation(db):
     tags = {dependencies.note(f"n{index}") for index in range(dependencies.MAX_TAGS + 1)}
     assert dependencies.recorded(tags, 1) is None
     assert dependencies.recorded(set(list(tags)[:3]), 1) is not None
+
+
+FEEDS = ["/index.xml", "/tags/heat/index.xml", "/tags/waves/index.xml", "/tags/optics/index.xml"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_rss_feeds_go_stale_with_the_notes_they_carry(client, notes):
+    """The site's feed and a tag's feed show their notes' text: a note retitled makes stale
+    the site's feed and its tag's feed, not the feeds of the other tags."""
+    _cached(client, FEEDS)
+    beta = Note.objects.get(slug="beta")
+    beta.title = "Beta, retitled"
+    beta.save()
+    states = _served(client, FEEDS)
+    assert states["/index.xml"] == states["/tags/waves/index.xml"] == "miss"
+    assert states["/tags/heat/index.xml"] == states["/tags/optics/index.xml"] == "hit"
+    assert b"Beta, retitled" in client.get("/index.xml").content
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_note_published_or_let_into_rss_makes_its_feeds_stale(client, notes):
+    """A note the feeds did not show yet (a draft published; a note no longer hidden from
+    RSS) makes stale the site's feed and its tags' feeds: membership, not only what is shown."""
+    newcomer = notes["newcomer"]
+    newcomer.status = Status.PUBLISHED
+    newcomer.hidden_in_rss = True
+    newcomer.save()
+    _cached(client, FEEDS)
+    newcomer.hidden_in_rss = False
+    newcomer.save()
+    states = _served(client, FEEDS)
+    assert states["/index.xml"] == states["/tags/heat/index.xml"] == "miss"
+    assert states["/tags/waves/index.xml"] == "hit"
+    assert b"/notes/newcomer/" in client.get("/tags/heat/index.xml").content
