@@ -3,21 +3,22 @@
 
 from __future__ import annotations
 
-import subprocess
 import threading
-import time
 from pathlib import Path
 
-from _serving_processes import GUNICORN, ROOT, _free_port, http_get
+from _serving_processes import GUNICORN, LoopbackServer
 
 
-class Gunicorn:
+class Gunicorn(LoopbackServer):
     """gunicorn on loopback as gunicorn.conf.py configures it (read from the working folder);
     always stopped by stop()."""
 
+    WAIT_S = 90.0
+    POLL_S = 0.3
+    STOP_S = 30.0
+
     def __init__(self, env: dict, log: Path):
-        self.port = _free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
+        super().__init__(log)
         self.command = [str(GUNICORN), "scidraft.wsgi"]
         env = {
             **env,
@@ -25,25 +26,7 @@ class Gunicorn:
             # A worker recycled mid-run would measure its start-up, and hide its memory growth.
             "GUNICORN_MAX_REQUESTS": "0",
         }
-        self.log = log
-        with log.open("wb") as out:
-            self.process = subprocess.Popen(  # noqa: S603 - the venv's gunicorn
-                self.command, cwd=ROOT, env=env, stdout=out, stderr=out
-            )
-
-    def wait(self, path: str = "/", timeout: float = 90) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"gunicorn exited ({self.process.returncode}); see {self.log}")
-            try:
-                code, _, _ = http_get(self.base + path)
-                if code < 500:
-                    return
-            except OSError:
-                pass
-            time.sleep(0.3)
-        raise RuntimeError(f"gunicorn did not answer within {timeout:g} s")
+        self.start(self.command, env)
 
     def workers(self) -> list[int]:
         """The worker processes: the master's children, from /proc."""
@@ -60,15 +43,6 @@ class Gunicorn:
             if parent == self.process.pid:
                 found.append(int(entry.name))
         return sorted(found)
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=5)
 
 
 def _status_kb(pid: int) -> dict[str, int]:

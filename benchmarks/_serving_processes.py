@@ -1,9 +1,12 @@
 """The serving benchmark's processes: its PostgreSQL database and Redis database, manage.py,
-one gunicorn pinned to a core, and wrk pinned to another, for benchmarks/serving.py."""
+one gunicorn pinned to a core, and wrk pinned to another, for benchmarks/serving.py; the
+database, Redis, manage.py and loopback server parts serve the scale and page-cost benchmarks
+too (a helper module: the benchmark runner skips `_` files)."""
 
 from __future__ import annotations
 
 import os
+import platform
 import re
 import shutil
 import socket
@@ -14,6 +17,8 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
+
+from _server import production_environment  # benchmarks/ is on sys.path
 
 ROOT = Path(__file__).resolve().parents[1]
 # The project first: benchmarks/ (the script's folder, first on sys.path) has modules named
@@ -88,6 +93,44 @@ def manage(env: dict, *args: str, timeout: float = 600) -> None:
     )
 
 
+def machine(load: bool = False) -> str:
+    """The machine line a benchmark prints first; `load` adds the load averages."""
+    line = (
+        f"machine: {os.cpu_count()} CPUs (nproc {len(os.sched_getaffinity(0))}), "
+        f"Python {platform.python_version()} ({platform.machine()})"
+    )
+    if load:
+        averages = os.getloadavg()
+        line += f", load average {averages[0]:.1f} {averages[1]:.1f} {averages[2]:.1f}"
+    return line
+
+
+def site_set_up(
+    admin_url: str, name: str, redis_url: str, work: Path, cache_prefix: str
+) -> tuple[dict, float]:
+    """The production settings on database `name` of the server at `admin_url`, `redis_url`,
+    static files collected into work/static; migrate, seed_demo and collectstatic run with
+    them: (the environment, the seconds they took)."""
+    env = production_environment(
+        with_database(admin_url, name), redis_url, work / "static", cache_prefix
+    )
+    began = time.perf_counter()
+    manage(env, "migrate", "--noinput")
+    manage(env, "seed_demo")
+    manage(env, "collectstatic", "--noinput")
+    return env, time.perf_counter() - began
+
+
+def clean_up(admin_url: str, name: str, redis_url: str, work: Path) -> None:
+    """On the way out: Redis flushed (best effort), the database dropped, `work` removed."""
+    try:
+        flush_redis(redis_url)
+    except Exception:  # noqa: BLE001 - best effort on the way out
+        print(f"warning: could not flush {redis_url}", file=sys.stderr)
+    admin_sql(admin_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    shutil.rmtree(work, ignore_errors=True)
+
+
 def http_get(url: str, headers: dict | None = None) -> tuple[int, dict, bytes]:
     request = urllib.request.Request(url, headers=headers or {})  # noqa: S310 - loopback http
     try:
@@ -97,12 +140,55 @@ def http_get(url: str, headers: dict | None = None) -> tuple[int, dict, bytes]:
         return error.code, dict(error.headers), error.read()
 
 
-class Gunicorn:
+class LoopbackServer:
+    """A server process on a free loopback port, its output in `log`; always stopped by
+    stop(). Subclasses start it (start()) with their command."""
+
+    WAIT_S = 60.0  # how long wait() gives it to answer, unless told
+    POLL_S = 0.2
+    STOP_S = 15.0  # how long stop() gives it to end before it is killed
+
+    def __init__(self, log: Path):
+        self.port = _free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.log = log
+
+    def start(self, command: list[str], env: dict) -> None:
+        with self.log.open("wb") as out:
+            self.process = subprocess.Popen(  # noqa: S603 - the venv's gunicorn
+                command, cwd=ROOT, env=env, stdout=out, stderr=out
+            )
+
+    def wait(self, path: str = "/", timeout: float | None = None) -> None:
+        timeout = self.WAIT_S if timeout is None else timeout
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"gunicorn exited ({self.process.returncode}); see {self.log}")
+            try:
+                status, _, _ = http_get(self.base + path)
+                if status < 500:
+                    return
+            except OSError:
+                pass
+            time.sleep(self.POLL_S)
+        raise RuntimeError(f"gunicorn did not answer within {timeout:g} s")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=self.STOP_S)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=5)
+
+
+class Gunicorn(LoopbackServer):
     """One gunicorn on loopback, pinned to core 0; always stopped by stop()."""
 
     def __init__(self, env: dict, log: Path):
-        self.port = _free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
+        super().__init__(log)
         self.command = [
             str(GUNICORN),
             "scidraft.wsgi",
@@ -123,34 +209,7 @@ class Gunicorn:
             # A worker recycled mid-run would measure its start-up, not serving.
             "GUNICORN_MAX_REQUESTS": "0",
         }
-        self.log = log
-        with log.open("wb") as out:
-            self.process = subprocess.Popen(  # noqa: S603 - the venv's gunicorn
-                _pinned(0, self.command), cwd=ROOT, env=env, stdout=out, stderr=out
-            )
-
-    def wait(self, path: str, timeout: float = 60) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"gunicorn exited ({self.process.returncode}); see {self.log}")
-            try:
-                status, _, _ = http_get(self.base + path)
-                if status < 500:
-                    return
-            except OSError:
-                pass
-            time.sleep(0.2)
-        raise RuntimeError(f"gunicorn did not answer within {timeout:g} s")
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=5)
+        self.start(_pinned(0, self.command), env)
 
 
 # --- wrk -------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""The plain-text table every benchmark prints (imported by the benchmark modules)."""
+"""The plain-text table every benchmark prints, and its verdict (imported by the benchmark
+modules)."""
 
 from __future__ import annotations
 
@@ -21,3 +22,8 @@ def table(header: list[str], rows: list[list[str]], numeric: set[int] = frozense
 
 def status(ok: bool) -> str:
     return "PASS" if ok else "FAIL"
+
+
+def verdict(failures: list[str], passed: str) -> str:
+    """The closing line: FAIL with every failure, or PASS with `passed`."""
+    return f"FAIL: {'; '.join(failures)}." if failures else f"PASS: {passed}"

@@ -60,7 +60,7 @@ from _bibliography_measures import (
     measure_note,
     time_call,
 )
-from _table import status, table  # benchmarks/ is on sys.path: the script's folder
+from _table import status, table, verdict  # benchmarks/ is on sys.path: the script's folder
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -323,10 +323,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         for line in notes:
             print(line)
-        if failures:
-            print(f"FAIL: {'; '.join(failures)}.")
-        else:
-            print("PASS: every target met.")
+        print(verdict(failures, "every target met."))
 
         if "--profile" in argv:
             profiler = cProfile.Profile()

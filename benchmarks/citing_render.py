@@ -14,13 +14,13 @@ import dataclasses
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _table import table  # benchmarks/ is on sys.path: the script's folder
+from _fresh import ran_in_a_fresh_interpreter  # benchmarks/ is on sys.path: the script's folder
+from _table import table
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -112,10 +112,7 @@ def _run(directory: str) -> list[list[str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from django.apps import apps
-
-    if apps.ready:  # another benchmark started Django in this process: run in a fresh one
-        subprocess.run([sys.executable, __file__], check=False)  # noqa: S603 - ourselves
+    if ran_in_a_fresh_interpreter(__file__):
         return 0
     print("Citing render benchmark (a note citing a large .bib file)")
     print(f"machine: {os.cpu_count()} CPUs, Python {platform.python_version()}")

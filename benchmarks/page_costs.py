@@ -35,10 +35,11 @@ import sys
 import tempfile
 import time
 import traceback
-import urllib.parse
 from pathlib import Path
 
-from _table import status, table  # benchmarks/ is on sys.path: the script's folder
+# benchmarks/ is on sys.path: the script's folder.
+from _serving_processes import admin_sql, postgres_admin_url, with_database
+from _table import status, table, verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -66,25 +67,6 @@ HEADER = [
 
 
 # --- The parent: a database, a child, a table --------------------------------------------------
-
-
-def _admin_url() -> str:
-    url = os.environ.get("DATABASE_URL", "")
-    if url.startswith(("postgres://", "postgresql://")):
-        return url
-    return "postgres://postgres@127.0.0.1:5432/postgres"
-
-
-def _with_database(url: str, name: str) -> str:
-    parts = urllib.parse.urlsplit(url)
-    return urllib.parse.urlunsplit(parts._replace(path=f"/{name}"))
-
-
-def _admin(url: str, sql: str) -> None:
-    import psycopg
-
-    with psycopg.connect(_with_database(url, "postgres"), autocommit=True, connect_timeout=5) as c:
-        c.execute(sql)
 
 
 def _environment(database_url: str) -> dict[str, str]:
@@ -140,10 +122,10 @@ def main(argv: list[str] | None = None) -> int:
     keep = "--keep" in argv  # leave the seeded database, to EXPLAIN its queries
     where = "kept" if keep else "dropped after"
     print(f"Page costs at {NOTES:,} notes (PostgreSQL, database {name}, {where})")
-    admin = _admin_url()
+    admin = postgres_admin_url()
     try:
-        _admin(admin, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        _admin(admin, f'CREATE DATABASE "{name}"')
+        admin_sql(admin, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin_sql(admin, f'CREATE DATABASE "{name}"')
     except Exception as error:  # noqa: BLE001 - report and skip, never crash the bench run
         print(f"SKIP: PostgreSQL unavailable ({type(error).__name__}: {error}).")
         return 0
@@ -154,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         subprocess.run(  # noqa: S603 - our interpreter and this file
             [PYTHON, str(Path(__file__).resolve()), "--child", str(result)],
             cwd=ROOT,
-            env=_environment(_with_database(admin, name)),
+            env=_environment(with_database(admin, name)),
             check=True,
             timeout=1_800,
         )
@@ -175,11 +157,11 @@ def main(argv: list[str] | None = None) -> int:
         failures.append(f"the benchmark crashed ({type(error).__name__}: {error})")
     finally:
         if not keep:
-            _admin(admin, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            admin_sql(admin, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         result.unlink(missing_ok=True)
         work.rmdir()
     print()
-    print(f"FAIL: {'; '.join(failures)}." if failures else "PASS: every goal is met.")
+    print(verdict(failures, "every goal is met."))
     return 0
 
 

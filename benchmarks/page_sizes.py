@@ -25,7 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from _table import status, table  # benchmarks/ is on sys.path: the script's folder
+from _copies import bulk_copies  # benchmarks/ is on sys.path: the script's folder
+from _table import status, table
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -66,58 +67,36 @@ def _seed(count: int) -> float:
     """bulk_create `count` published copies of SOURCE (render, tags, authors)."""
     import datetime as dt
 
-    from django.db import transaction
     from django.utils import timezone
 
-    from notes.models import Author, Note, NoteAuthor
+    from notes.models import Author, Note
 
     began = time.perf_counter()
     source = Note.objects.get(slug=SOURCE)
-    skip = {"id", "slug", "title", "date", "created_at", "updated_at", "version", "params"}
-    template = {
-        field.attname: getattr(source, field.attname)
-        for field in Note._meta.concrete_fields
-        if field.attname not in skip
-    }
     authors = list(source.authorships.values_list("author_id", "position"))
     if not authors:  # the copies need an author for the author page to grow with the site
         authors = [(Author.objects.order_by("pk").values_list("pk", flat=True).first(), 0)]
-    tags = list(source.tags.values_list("pk", flat=True))
     oldest = Note.objects.order_by("date").values_list("date", flat=True).first() or timezone.now()
-    Tagging = Note.tags.through
-    with transaction.atomic():
-        notes = Note.objects.bulk_create(
-            (
-                Note(
-                    **template,
-                    slug=f"synthetic-{number:05d}",
-                    title=f"Synthetic note {number}",
-                    date=oldest - dt.timedelta(hours=SPACING_HOURS * (number + 1)),
-                    params=(
-                        {
-                            "resultTitle": f"Synthetic result {number:05d}",
-                            "resultSummary": "A result stated by a synthetic note.",
-                        }
-                        if number % 5 == 0
-                        else {}
-                    ),
-                )  # fmt: skip
-                for number in range(count)
-            ),
-            batch_size=500,
-        )
-        NoteAuthor.objects.bulk_create(
-            (
-                NoteAuthor(note_id=note.pk, author_id=author, position=position)
-                for note in notes
-                for author, position in authors
-            ),
-            batch_size=2_000,
-        )
-        Tagging.objects.bulk_create(
-            (Tagging(note_id=note.pk, tag_id=tag) for note in notes for tag in tags),
-            batch_size=2_000,
-        )
+    bulk_copies(
+        source,
+        (
+            {
+                "slug": f"synthetic-{number:05d}",
+                "title": f"Synthetic note {number}",
+                "date": oldest - dt.timedelta(hours=SPACING_HOURS * (number + 1)),
+                "params": (
+                    {
+                        "resultTitle": f"Synthetic result {number:05d}",
+                        "resultSummary": "A result stated by a synthetic note.",
+                    }
+                    if number % 5 == 0
+                    else {}
+                ),
+            }
+            for number in range(count)
+        ),
+        authors,
+    )
     return time.perf_counter() - began
 
 

@@ -24,13 +24,13 @@ import os
 import platform
 import random
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _table import status, table  # benchmarks/ is on sys.path: the script's folder
+from _fresh import ran_in_a_fresh_interpreter  # benchmarks/ is on sys.path: the script's folder
+from _table import status, table, verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -152,10 +152,7 @@ def measure(client, url: str, source: str, runs: int) -> dict[str, list[float]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from django.apps import apps
-
-    if apps.ready:  # another benchmark started Django in this process: run in a fresh one
-        subprocess.run([sys.executable, __file__], check=False)  # noqa: S603 - ourselves
+    if ran_in_a_fresh_interpreter(__file__):
         return 0
     print("Editor preview benchmark (POST /write/<id>/preview/ → rendered HTML, warm formulas)")
     print(
@@ -213,10 +210,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         )
         print()
-        if failures:
-            print(f"FAIL: {'; '.join(failures)}.")
-        else:
-            print("PASS: every target met.")
+        print(verdict(failures, "every target met."))
     return 0
 
 

@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import secrets
 import shutil
 import statistics
@@ -53,19 +52,19 @@ from pathlib import Path
 # benchmarks/ is on sys.path: the script's folder.
 from _gunicorn import Gunicorn, MemorySampler
 from _seed import citing_body, seed
-from _server import production_environment
 from _serving_processes import (
     GUNICORN,
     PYTHON,
     ROOT,
     VENV_BIN,
     admin_sql,
+    clean_up,
     flush_redis,
-    manage,
+    machine,
     postgres_admin_url,
-    with_database,
+    site_set_up,
 )
-from _table import status, table
+from _table import status, table, verdict
 from _writers import Publishing, Writer
 
 # The reliability suite's readers (_writers put its folder on sys.path): keep-alive connections,
@@ -429,12 +428,7 @@ def main(argv: list[str] | None = None) -> int:
     if 0 not in rates:
         rates.insert(0, 0)  # the baseline the goals compare with
     print("Scale benchmark (gunicorn as gunicorn.conf.py, production settings, PostgreSQL + Redis)")
-    load = os.getloadavg()
-    print(
-        f"machine: {os.cpu_count()} CPUs (nproc {len(os.sched_getaffinity(0))}), "
-        f"Python {platform.python_version()} ({platform.machine()}), "
-        f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}"
-    )
+    print(machine(load=True))
     admin_url = postgres_admin_url()
     parts = urllib.parse.urlsplit(options.redis_url)
     redis_url = urllib.parse.urlunsplit(parts._replace(path=f"/{options.redis_db}"))
@@ -460,14 +454,7 @@ def main(argv: list[str] | None = None) -> int:
     failures: list[str] = []
     lines: list[str] = []
     try:
-        env = production_environment(
-            with_database(admin_url, name), redis_url, work / "static", "scale"
-        )
-        began = time.perf_counter()
-        manage(env, "migrate", "--noinput")
-        manage(env, "seed_demo")
-        manage(env, "collectstatic", "--noinput")
-        setup_s = time.perf_counter() - began
+        env, setup_s = site_set_up(admin_url, name, redis_url, work, "scale")
         began = time.perf_counter()
         result = work / "site.json"
         subprocess.run(  # noqa: S603 - our interpreter and this file
@@ -513,12 +500,7 @@ def main(argv: list[str] | None = None) -> int:
         traceback.print_exc()
         failures.append(f"the benchmark crashed ({type(error).__name__}: {error})")
     finally:
-        try:
-            flush_redis(redis_url)
-        except Exception:  # noqa: BLE001 - best effort on the way out
-            print(f"warning: could not flush {redis_url}", file=sys.stderr)
-        admin_sql(admin_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        shutil.rmtree(work, ignore_errors=True)
+        clean_up(admin_url, name, redis_url, work)
 
     for line in lines:
         print(line)
@@ -536,10 +518,7 @@ def main(argv: list[str] | None = None) -> int:
         if peak > RSS_MB:
             failures.append(f"worker RSS {peak:.0f} MB > {RSS_MB:g} MB")
     print()
-    if failures:
-        print(f"FAIL: {'; '.join(failures)}.")
-    else:
-        print("PASS: every scale goal is met.")
+    print(verdict(failures, "every scale goal is met."))
     return 0
 
 

@@ -26,19 +26,15 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import secrets
-import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import traceback
 from pathlib import Path
 
-from _server import production_environment  # benchmarks/ is on sys.path: the script's folder
-from _serving_children import FEED_RENDERS, child_probe, child_queries
+from _serving_children import FEED_RENDERS, child_probe, child_queries  # benchmarks/ on sys.path
 from _serving_processes import (
     CONNECTIONS,
     GUNICORN,
@@ -47,15 +43,16 @@ from _serving_processes import (
     Gunicorn,
     admin_sql,
     bench_redis_url,
+    clean_up,
     ensure_wrk,
     flush_redis,
     http_get,
-    manage,
+    machine,
     postgres_admin_url,
-    with_database,
+    site_set_up,
     wrk,
 )
-from _table import status, table
+from _table import status, table, verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -221,10 +218,7 @@ def query_rows(report: dict) -> tuple[list[list[str]], list[str]]:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     print("Serving benchmark (one gunicorn, production settings, PostgreSQL + Redis)")
-    print(
-        f"machine: {os.cpu_count()} CPUs (nproc {len(os.sched_getaffinity(0))}), "
-        f"Python {platform.python_version()} ({platform.machine()})"
-    )
+    print(machine())
     admin_url = postgres_admin_url()
     redis_url = bench_redis_url()
     name = f"scidraft_bench_{os.getpid()}_{secrets.token_hex(3)}"
@@ -244,15 +238,9 @@ def main(argv: list[str] | None = None) -> int:
     failures: list[str] = []
     lines: list[str] = []
     try:
-        env = production_environment(
-            with_database(admin_url, name), redis_url, work / "static", "bench"
-        )
-        began = time.perf_counter()
-        manage(env, "migrate", "--noinput")
-        manage(env, "seed_demo")
-        manage(env, "collectstatic", "--noinput")
+        env, setup_s = site_set_up(admin_url, name, redis_url, work, "bench")
         lines.append(
-            f"setup: migrate, seed_demo, collectstatic in {time.perf_counter() - began:.0f} s; "
+            f"setup: migrate, seed_demo, collectstatic in {setup_s:.0f} s; "
             f"database {name}, Redis {redis_url}"
         )
         static_name = "bench/heaviest-note.html"
@@ -304,22 +292,14 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if server is not None:
             server.stop()
-        try:
-            flush_redis(redis_url)
-        except Exception:  # noqa: BLE001 - best effort on the way out
-            print(f"warning: could not flush {redis_url}", file=sys.stderr)
-        admin_sql(admin_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        shutil.rmtree(work, ignore_errors=True)
+        clean_up(admin_url, name, redis_url, work)
 
     for line in lines:
         print(line)
     print()
     print(_table(rows))
     print()
-    if failures:
-        print(f"FAIL: {'; '.join(failures)}.")
-    else:
-        print("PASS: every serving target is met.")
+    print(verdict(failures, "every serving target is met."))
     return 0
 
 

@@ -11,8 +11,8 @@ from .front_matter import FrontMatter, _as_bool, _as_int, _as_list, jsonable, pa
 
 
 @dataclass
-class NoteSource:
-    """A note as SciDraft fields; `params` keeps every key without a column of its own."""
+class _Source:
+    """What notes and standalone pages both have: the fields first in each."""
 
     path: str
     slug: str
@@ -22,6 +22,12 @@ class NoteSource:
     date_offset_minutes: int | None = None
     draft: bool = False
     authors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class NoteSource(_Source):
+    """A note as SciDraft fields; `params` keeps every key without a column of its own."""
+
     institute: str = ""
     tags: list[str] = field(default_factory=list)
     show_title: bool | None = None
@@ -42,15 +48,7 @@ class NoteSource:
 
 
 @dataclass
-class PageSource:
-    path: str
-    slug: str
-    body: str
-    title: str = ""
-    date: dt.datetime | None = None
-    date_offset_minutes: int | None = None
-    draft: bool = False
-    authors: list[str] = field(default_factory=list)
+class PageSource(_Source):
     description: str = ""
     summary: str = ""
     layout: str = ""
@@ -137,6 +135,25 @@ def math_macros(value: Any) -> str:
     return str(value)
 
 
+def _read_shared(source: NoteSource | PageSource, key: str, lowered: str, value: Any) -> bool:
+    """The keys notes and pages read alike, set on `source`: False for any other key."""
+    if lowered == "slug":
+        source.slug = str(value)
+    elif lowered == "date":
+        source.date, source.date_offset_minutes = parse_date(value)
+    elif lowered == "draft":
+        source.draft = _as_bool(value, key)
+    elif lowered == "author":
+        source.authors = _as_list(value)
+    elif lowered == "keywords":
+        source.keywords = _as_list(value)
+    elif lowered == "weight":
+        source.weight = _as_int(value, key)
+    else:
+        return False
+    return True
+
+
 def note_from_front_matter(path: str, slug: str, matter: FrontMatter) -> NoteSource:
     note = NoteSource(path=path, slug=slug, body=matter.body)
     for key, value in matter.data.items():
@@ -145,23 +162,13 @@ def note_from_front_matter(path: str, slug: str, matter: FrontMatter) -> NoteSou
             setattr(note, _NOTE_BOOLEANS[lowered], _as_bool(value, key))
         elif lowered in _NOTE_STRINGS:
             setattr(note, _NOTE_STRINGS[lowered], "" if value is None else str(value))
-        elif lowered == "slug":
-            note.slug = str(value)
-        elif lowered == "date":
-            note.date, note.date_offset_minutes = parse_date(value)
-        elif lowered == "author":
-            note.authors = _as_list(value)
         elif lowered == "tags":
             note.tags = _as_list(value)
-        elif lowered == "keywords":
-            note.keywords = _as_list(value)
         elif lowered == "sharebuttons":
             note.share_buttons = [item.lower() for item in _as_list(value)]
-        elif lowered == "weight":
-            note.weight = _as_int(value, key)
         elif lowered in {"mathmacros", "math_macros"}:
             note.math_macros = math_macros(value)
-        else:
+        elif not _read_shared(note, key, lowered, value):
             note.params[key] = jsonable(value)
     return note
 
@@ -174,20 +181,8 @@ def page_from_front_matter(path: str, slug: str, matter: FrontMatter) -> PageSou
             page.flags[_PAGE_TOGGLES[lowered]] = _as_bool(value, key)
         elif lowered in _PAGE_STRINGS:
             setattr(page, _PAGE_STRINGS[lowered], "" if value is None else str(value))
-        elif lowered == "slug":
-            page.slug = str(value)
-        elif lowered == "date":
-            page.date, page.date_offset_minutes = parse_date(value)
-        elif lowered == "draft":
-            page.draft = _as_bool(value, key)
         elif lowered == "headless":
             page.headless = _as_bool(value, key)
-        elif lowered == "author":
-            page.authors = _as_list(value)
-        elif lowered == "keywords":
-            page.keywords = _as_list(value)
-        elif lowered == "weight":
-            page.weight = _as_int(value, key)
-        else:
+        elif not _read_shared(page, key, lowered, value):
             page.params[key] = jsonable(value)
     return page

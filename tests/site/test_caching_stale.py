@@ -27,12 +27,9 @@ NOTE, OTHER = "/notes/first/", "/notes/second/"
 
 
 @pytest.fixture(autouse=True)
-def _by_dependencies(settings):
-    settings.SCIDRAFT_GENERATION_TTL = 300
-    settings.SCIDRAFT_GENERATION_LEASE_MS = 0
-    settings.SCIDRAFT_PAGE_INVALIDATION = "dependencies"
-    settings.SCIDRAFT_PAGE_STALE_MAX_SECONDS = 10
-    settings.SCIDRAFT_PAGE_REFRESH_MS = 0
+def _by_dependencies(by_dependencies):
+    by_dependencies.SCIDRAFT_PAGE_STALE_MAX_SECONDS = 10
+    by_dependencies.SCIDRAFT_PAGE_REFRESH_MS = 0
 
 
 @pytest.fixture

@@ -22,11 +22,8 @@ from tests.factories import imported_note
 
 
 @pytest.fixture(autouse=True)
-def _by_dependencies(settings):
-    settings.SCIDRAFT_GENERATION_TTL = 300
-    settings.SCIDRAFT_GENERATION_LEASE_MS = 0
-    settings.SCIDRAFT_PAGE_INVALIDATION = "dependencies"
-    settings.SCIDRAFT_PAGE_STALE_MAX_SECONDS = 0
+def _by_dependencies(by_dependencies):
+    by_dependencies.SCIDRAFT_PAGE_STALE_MAX_SECONDS = 0
 
 
 def _days_ago(days: int) -> dt.datetime:
@@ -70,6 +67,19 @@ def _cached(client, urls) -> None:
     assert set(_served(client, urls).values()) == {"hit"}
 
 
+def _after(client, write, urls) -> dict[str, str]:
+    """Each page cached, then `write` run (committed): X-Cache of each page after it."""
+    _cached(client, urls)
+    write()
+    return _served(client, urls)
+
+
+def _retitle(slug: str, title: str) -> None:
+    note = Note.objects.get(slug=slug)
+    note.title = title
+    note.save()
+
+
 PAGES = [
     "/", "/notes/", "/tags/heat/", "/tags/waves/", "/tags/optics/",
     "/notes/alpha/", "/notes/beta/", "/notes/gamma/", "/notes/delta/", "/notes/epsilon/",
@@ -84,15 +94,13 @@ def test_publishing_a_note_makes_stale_only_the_pages_that_show_it(client, notes
     tags' pages and the exports of another note stay fresh."""
     author = Author.objects.get(name="Ada Lovelace")
     pages = [*PAGES, f"/authors/{author.handle}/"]
-    _cached(client, pages)
     newcomer = notes["newcomer"]
 
     def publish():
         newcomer.status = Status.PUBLISHED
         newcomer.save()
 
-    publish()
-    stale = {url for url, state in _served(client, pages).items() if state != "hit"}
+    stale = {url for url, state in _after(client, publish, pages).items() if state != "hit"}
     assert stale == {
         "/", "/notes/", "/tags/heat/", f"/authors/{author.handle}/", "/notes/gamma/",
         "/notes/delta/",
@@ -105,15 +113,7 @@ def test_publishing_a_note_makes_stale_only_the_pages_that_show_it(client, notes
 def test_editing_a_published_note_makes_stale_its_page_and_the_pages_showing_it(client, notes):
     """A new title, no move in any list: the note's page and exports, the feeds and tag page
     that show its card, and its neighbours' pages (they show its title) go stale; no other."""
-    _cached(client, PAGES)
-    beta = Note.objects.get(slug="beta")
-
-    def retitle():
-        beta.title = "Beta, retitled"
-        beta.save()
-
-    retitle()
-    states = _served(client, PAGES)
+    states = _after(client, lambda: _retitle("beta", "Beta, retitled"), PAGES)
     assert {url for url, state in states.items() if state != "hit"} >= {
         "/", "/notes/", "/tags/waves/", "/notes/beta/", "/notes/alpha/", "/notes/gamma/",
     }  # fmt: skip
@@ -124,11 +124,10 @@ def test_editing_a_published_note_makes_stale_its_page_and_the_pages_showing_it(
 
 @pytest.mark.django_db(transaction=True)
 def test_a_new_tag_on_a_note_makes_that_tag_page_stale_not_the_others(client, notes):
-    _cached(client, PAGES)
-    heat = Tag.objects.get(slug="heat")
-    epsilon = Note.objects.get(slug="epsilon")
-    epsilon.tags.add(heat)
-    states = _served(client, PAGES)
+    def tag():
+        Note.objects.get(slug="epsilon").tags.add(Tag.objects.get(slug="heat"))
+
+    states = _after(client, tag, PAGES)
     assert states["/tags/heat/"] == "miss" and states["/notes/epsilon/"] == "miss"
     # Note pages recommend a random few others: only the tag pages are sure not to show it.
     assert states["/tags/waves/"] == "hit"
@@ -137,38 +136,30 @@ def test_a_new_tag_on_a_note_makes_that_tag_page_stale_not_the_others(client, no
 @pytest.mark.django_db(transaction=True)
 def test_a_site_wide_write_makes_every_page_stale(client, notes):
     """A setting (or a menu, a standalone page...) names no tag: every page shows it."""
-    _cached(client, PAGES)
 
     def rename():
         site = SiteSettings.objects.current()
         site.title = "Renamed site"
         site.save()
 
-    rename()
-    assert set(_served(client, PAGES).values()) == {"miss"}
+    assert set(_after(client, rename, PAGES).values()) == {"miss"}
 
 
 @pytest.mark.django_db(transaction=True)
 def test_a_draft_saved_makes_no_page_stale(client, notes):
-    _cached(client, PAGES)
-    newcomer = Note.objects.get(slug="newcomer")
-
-    def edit():
-        newcomer.title = "Still a draft"
-        newcomer.save()
-
-    edit()
-    assert set(_served(client, PAGES).values()) == {"hit"}
+    states = _after(client, lambda: _retitle("newcomer", "Still a draft"), PAGES)
+    assert set(states.values()) == {"hit"}
 
 
 @pytest.mark.django_db(transaction=True)
 def test_a_lost_tag_version_makes_its_pages_stale(client, notes):
     """An evicted version is unknown, never the one a page recorded: its pages render again."""
-    _cached(client, PAGES)
     from django.core.cache import cache
 
-    cache.delete(dependencies.PREFIX + dependencies.listing_tag("optics"))
-    states = _served(client, PAGES)
+    def evict():
+        cache.delete(dependencies.PREFIX + dependencies.listing_tag("optics"))
+
+    states = _after(client, evict, PAGES)
     assert states["/tags/optics/"] == "miss" and states["/tags/heat/"] == "hit"
 
 
@@ -188,30 +179,16 @@ def test_in_generation_mode_every_write_makes_every_page_stale(settings, client,
     """SCIDRAFT_PAGE_INVALIDATION = "generation": the design before dependencies."""
     settings.SCIDRAFT_PAGE_INVALIDATION = "generation"
     settings.SCIDRAFT_PAGE_STALE_MAX_SECONDS = 10
-    _cached(client, PAGES)
-    epsilon = Note.objects.get(slug="epsilon")
-
-    def retitle():
-        epsilon.title = "Epsilon, retitled"
-        epsilon.save()
-
-    retitle()
-    assert set(_served(client, PAGES).values()) == {"miss"}
+    states = _after(client, lambda: _retitle("epsilon", "Epsilon, retitled"), PAGES)
+    assert set(states.values()) == {"miss"}
 
 
 @pytest.mark.django_db(transaction=True)
 def test_without_a_shared_cache_pages_follow_the_generation(settings, client, notes):
     settings.SCIDRAFT_GENERATION_TTL = 0
     assert not dependencies.by_dependencies()
-    _cached(client, PAGES)
-    epsilon = Note.objects.get(slug="epsilon")
-
-    def retitle():
-        epsilon.title = "Epsilon, retitled"
-        epsilon.save()
-
-    retitle()
-    assert set(_served(client, PAGES).values()) == {"miss"}
+    states = _after(client, lambda: _retitle("epsilon", "Epsilon, retitled"), PAGES)
+    assert set(states.values()) == {"miss"}
 
 
 @pytest.mark.django_db(transaction=True)

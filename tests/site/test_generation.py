@@ -44,13 +44,19 @@ class CountingGets:
         monkeypatch.setattr(cache, "get", get)
 
 
+def _leased_gets(settings, monkeypatch, lease_ms: int) -> CountingGets:
+    """Leases of `lease_ms`, none held yet: the shared-cache reads of the generation from then
+    on, counted."""
+    settings.SCIDRAFT_GENERATION_LEASE_MS = lease_ms
+    generation.lease.drop()
+    return CountingGets(monkeypatch)
+
+
 @pytest.mark.django_db
 def test_within_a_lease_the_generation_is_not_read_from_the_shared_cache_again(
     settings, monkeypatch, demo_loaded
 ):
-    settings.SCIDRAFT_GENERATION_LEASE_MS = 60_000
-    generation.lease.drop()
-    gets = CountingGets(monkeypatch)
+    gets = _leased_gets(settings, monkeypatch, 60_000)
     first = generation.current_generation()
     assert [generation.current_generation() for _ in range(50)] == [first] * 50
     assert gets.count == 1
@@ -58,9 +64,7 @@ def test_within_a_lease_the_generation_is_not_read_from_the_shared_cache_again(
 
 @pytest.mark.django_db
 def test_without_a_lease_every_request_reads_the_shared_cache(settings, monkeypatch, demo_loaded):
-    settings.SCIDRAFT_GENERATION_LEASE_MS = 0
-    generation.lease.drop()
-    gets = CountingGets(monkeypatch)
+    gets = _leased_gets(settings, monkeypatch, 0)
     for _ in range(5):
         generation.current_generation()
     assert gets.count == 5
@@ -68,9 +72,7 @@ def test_without_a_lease_every_request_reads_the_shared_cache(settings, monkeypa
 
 @pytest.mark.django_db
 def test_a_lease_expires_after_its_length(settings, monkeypatch, demo_loaded):
-    settings.SCIDRAFT_GENERATION_LEASE_MS = 20
-    generation.lease.drop()
-    gets = CountingGets(monkeypatch)
+    gets = _leased_gets(settings, monkeypatch, 20)
     generation.current_generation()
     time.sleep(0.03)
     generation.current_generation()
