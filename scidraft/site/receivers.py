@@ -9,9 +9,9 @@ use them bump explicitly.
 The tags a write names:
 - a note's row saved: `note:<slug>` (its old slug too, if it changed); when what decides the
   lists it sits on changed (Note.LISTING_FIELDS: published or not, its date, pin, promotion, slug,
-  trash, whether RSS leaves it out), also `listing:all`, `listing:tag:<slug>` of each of its tags, `listing:author:<handle>`
-  of each of its authors, and the notes dated next to its old and new dates (`near:`, their
-  « Prev / Next » links: expanded after the commit by notes.apps);
+  trash, whether RSS leaves it out), also `listing:all`, `listing:tag:<slug>` of each of its
+  tags, `listing:author:<handle>` of each of its authors, and the notes dated next to its old
+  and new dates (`near:`, their « Prev / Next » links: expanded after the commit by notes.apps);
 - its tags added or removed: `note:<slug>` and the `listing:tag:` of each tag that changed;
 - an authorship added or removed: `note:<slug>` and that author's `listing:author:`;
 - any other row of a note (its default bibliographies, kept entries...): `note:<slug>`;
