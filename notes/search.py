@@ -27,10 +27,13 @@ inside. Every piece of text is HTML-escaped before `<mark>` is added.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from django.conf import settings
+from django.db import OperationalError, connection, transaction
 from django.db.models import F, Q, Subquery
 from django.shortcuts import render
 from django.utils.safestring import SafeString, mark_safe
@@ -45,6 +48,8 @@ from .feed import pagination_window
 from .models import Note, Page
 from .presentation import date_short
 from .search_index import indexed_text, search_config, use_full_text
+
+logger = logging.getLogger(__name__)
 
 MIN_QUERY_LENGTH = 2
 # A query's size bounds the database's work for it (each word is a lookup in the index and a
@@ -310,6 +315,9 @@ def load_results(
     notes_qs = Note.objects.filter(pk__in=note_ids).only(*RESULT_FIELDS, "tag_order")
     notes_qs = notes_qs.prefetch_related("tags").order_by()
     pages_qs = Page.objects.filter(pk__in=page_ids).only(*RESULT_FIELDS).order_by()
+    plain_notes = notes_qs if note_ids else None
+    plain_pages = pages_qs if page_ids else None
+    objects = None
     if use_full_text():
         config = search_config(language_code)
         ts_query = _pg_query(query, config)
@@ -320,10 +328,12 @@ def load_results(
                 "rendered_text", ts_query, config, max_fragments=3, max_words=35, min_words=15
             ),
         }
-        notes_qs = notes_qs.annotate(**annotations)
-        pages_qs = pages_qs.annotate(**annotations)
-    objects = {("note", item.pk): item for item in (notes_qs if note_ids else [])}
-    objects.update({("page", item.pk): item for item in (pages_qs if page_ids else [])})
+        objects = _loaded(
+            plain_notes.annotate(**annotations) if note_ids else None,
+            plain_pages.annotate(**annotations) if page_ids else None,
+        )
+    if objects is None:  # no full-text search, or its matched words took too long to find
+        objects = _rows(plain_notes, plain_pages)
     terms = _positive_words(query)
     results = []
     for hit in hits:
@@ -337,6 +347,35 @@ def load_results(
         )
         results.append(_result(hit.kind, item, _pattern(terms, words)))
     return results
+
+
+def _loaded(notes_qs, pages_qs) -> dict | None:
+    """The rows of a page of results by (kind, pk); None when PostgreSQL could not find the
+    matched words within SEARCH_HEADLINE_TIMEOUT_MS (the query is cancelled, nothing else)."""
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            # Local: it ends with the transaction, or with the savepoint when it rolls back.
+            timeout = str(int(settings.SEARCH_HEADLINE_TIMEOUT_MS))
+            cursor.execute(
+                "SELECT current_setting('statement_timeout'),"
+                " set_config('statement_timeout', %s, true)",
+                [timeout],
+            )
+            before = cursor.fetchone()[0]
+            rows = _rows(notes_qs, pages_qs)
+            cursor.execute("SELECT set_config('statement_timeout', %s, true)", [before])
+            return rows
+    except OperationalError as error:
+        if getattr(error.__cause__, "sqlstate", None) != "57014":  # query_canceled
+            raise
+        logger.warning("search highlights took over %s ms", settings.SEARCH_HEADLINE_TIMEOUT_MS)
+        return None
+
+
+def _rows(notes_qs, pages_qs) -> dict:
+    objects = {("note", item.pk): item for item in (notes_qs if notes_qs is not None else [])}
+    objects.update({("page", item.pk): item for item in (pages_qs if pages_qs is not None else [])})
+    return objects
 
 
 def _result(kind: str, item, pattern: re.Pattern | None) -> SearchResult:

@@ -281,6 +281,8 @@ INPUT_PATHS = _paths(
                   "notes.search.query_problem"),
             Bound("characters of a note's text indexed", "SEARCH_INDEX_MAX_CHARS", 100_000,
                   "notes.search_index.indexed_text"),
+            Bound("milliseconds to find the matched words of a page of results",
+                  "SEARCH_HEADLINE_TIMEOUT_MS", 300, "notes.search.load_results"),
         ),
         reaches=("notes.search.tokenise",),
     ),

@@ -328,6 +328,11 @@ EDITOR_PREVIEW_WINDOW = env_int("EDITOR_PREVIEW_WINDOW", 60)
 # Characters of a note's or page's rendered text (and of its summary and description) that
 # full-text search indexes and highlights (notes.search_index): past them a word is not found.
 SEARCH_INDEX_MAX_CHARS = env_int("SEARCH_INDEX_MAX_CHARS", 100_000)
+# Milliseconds PostgreSQL may spend finding the matched words of one page of results
+# (ts_headline, whose time grows with the text times the query's terms: 40 s for a 60,000-
+# character note and a 16-term query); past it the results are highlighted by the query's own
+# words (notes.search.load_results).
+SEARCH_HEADLINE_TIMEOUT_MS = env_int("SEARCH_HEADLINE_TIMEOUT_MS", 300)
 # Autosaves by one person within this many seconds of the first of a run are one revision
 # (explicit saves, publishes and restores always make their own).
 NOTE_AUTOSAVE_COALESCE_SECONDS = env_int("NOTE_AUTOSAVE_COALESCE_SECONDS", 5 * 60)

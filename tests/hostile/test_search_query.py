@@ -8,7 +8,7 @@ from hypothesis import given, settings
 
 from notes.search import MAX_QUERY_LENGTH, search_notes, tokenise
 from scidraft.bounds import INPUT_PATHS
-from tests.factories import published_note
+from tests.factories import imported_page, published_note
 
 from .harness import HOSTILE, assert_within, cases, measure, repeated, sizes, traced
 
@@ -73,3 +73,30 @@ def test_postgresql_ranks_stored_vectors_not_vectors_built_per_row(notes):
     with CaptureQueriesContext(connection) as queries:
         search_notes("note text")
     assert not any("to_tsvector" in query["sql"] for query in queries)
+
+
+def test_highlighting_a_long_note_for_many_terms_is_bounded_in_time(author, client, settings):
+    """ts_headline's time grows with the text times the query's terms (40 s for 60,000
+    characters and sixteen terms, the database's own CPU): the page of results asks for the
+    matched words within SEARCH_HEADLINE_TIMEOUT_MS, and past it is highlighted by the
+    query's own words, answering at once."""
+    import time
+
+    from notes.search import use_full_text
+
+    if not use_full_text():
+        pytest.skip("PostgreSQL's full-text search only")
+    settings.SEARCH_HEADLINE_TIMEOUT_MS = 200
+    imported_page("search", title="Search", layout="search")
+    words = (
+        "alert onclick begin algorithm label state end textbf img src onerror other text "
+        "here some payload"
+    )  # sixteen terms, every one in the note
+    published_note(author, "Hostile", repeated(words + ". ", 60_000))
+    query = words
+    started = time.monotonic()
+    response = client.get("/search/", {"q": query})
+    assert response.status_code == 200
+    assert time.monotonic() - started < 5
+    page = response.content.decode()
+    assert "Hostile" in page and '<mark class="search-highlight">alert</mark>' in page
