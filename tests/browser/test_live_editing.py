@@ -277,6 +277,17 @@ def test_typing_before_the_editor_loads_reaches_the_shared_text(browser, live_si
         _close(ada, bob)
 
 
+def _type_offline_and_close(page, at: int, text: str) -> None:
+    """The page's browser goes offline; `text` is typed at `at` and the tab closed once the
+    browser's storage has it. The context stays offline."""
+    page.context.set_offline(True)
+    expect(page.locator(".editor-live-status")).to_have_attribute("data-state", "offline")
+    place_cursor(page, at)
+    page.keyboard.type(text)
+    page.wait_for_timeout(500)  # IndexedDB writes each update in a transaction of its own
+    page.close()
+
+
 def test_edits_made_offline_survive_closing_the_tab(browser, live_site):
     """Bob types offline and closes the tab; opening the note again online (same browser
     profile), his edits come back from the browser's storage and merge into the note."""
@@ -286,12 +297,7 @@ def test_edits_made_offline_survive_closing_the_tab(browser, live_site):
     bob = _open(browser, live_site, "bob", note)
     try:
         context = bob.context
-        context.set_offline(True)
-        expect(bob.locator(".editor-live-status")).to_have_attribute("data-state", "offline")
-        place_cursor(bob, len("Shared.\n"))
-        bob.keyboard.type("Kept in IndexedDB.")
-        bob.wait_for_timeout(500)  # IndexedDB writes each update in a transaction of its own
-        bob.close()
+        _type_offline_and_close(bob, len("Shared.\n"), "Kept in IndexedDB.")
         context.set_offline(False)
 
         again = context.new_page()
@@ -573,12 +579,7 @@ def test_edits_kept_offline_before_a_reset_do_not_come_back_as_a_second_copy(bro
     bob = _open(browser, live_site, "bob", note)
     context = bob.context
     try:
-        context.set_offline(True)
-        expect(bob.locator(".editor-live-status")).to_have_attribute("data-state", "offline")
-        place_cursor(bob, len("Shared.\n"))
-        bob.keyboard.type("Typed before the reset.")
-        bob.wait_for_timeout(500)  # IndexedDB writes each update in a transaction of its own
-        bob.close()
+        _type_offline_and_close(bob, len("Shared.\n"), "Typed before the reset.")
 
         def reset():
             from django.contrib.auth.models import User
