@@ -81,6 +81,7 @@ def test_the_list_pages_and_reads_a_constant_number_of_queries(client, editor_us
     services.note_save(
         note_id=more[0].pk, user=author, base_version=more[0].version, fields={"body": "x"}
     )
+    queries()  # a write may have moved the generation: what is read once per generation
     assert queries() == few
     text = _listed(client)
     assert "page 1 of 3 (120 notes)" in text

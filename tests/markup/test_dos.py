@@ -149,7 +149,9 @@ def test_star_runs_render_in_time(source):
     html-nesting warning (CommonMark nests `*a *a … b**…` as deep as it goes)."""
     rendered = _timed(source)
     assert rendered.html
-    assert _codes(rendered) <= {"render-limit", "html-nesting"}
+    # render-incomplete: on a slow or loaded machine the render's time ran out first (shown as
+    # text, rendered again with more time): bounded all the same.
+    assert _codes(rendered) <= {"render-limit", "render-incomplete", "html-nesting"}
 
 
 def _with_little_stack(function):
@@ -228,7 +230,9 @@ def test_many_distinct_def_bombs_stay_within_the_time_limit():
     """200 different bombs in one note: each is refused by maxExpand, the note stays bounded."""
     source = "\n\n".join(f"${DEF_BOMB}\\def\\z{{{n}}}$" for n in range(200))
     rendered = _timed(source)
-    assert _codes(rendered) <= {"math-error", "render-limit"} and rendered.warnings
+    # render-incomplete: the render's time ran out first on a slow or loaded machine.
+    assert _codes(rendered) <= {"math-error", "render-limit", "render-incomplete"}
+    assert rendered.warnings
 
 
 def test_two_megabytes_of_dollars_and_formulas_fall_back_in_time():

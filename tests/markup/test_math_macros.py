@@ -151,7 +151,8 @@ def test_a_recursive_newcommand_stops_with_a_warning_in_bounded_time():
     start = time.process_time()
     rendered = render(source)
     assert time.process_time() - start < 5
-    assert _codes(rendered) <= {"math-error", "render-limit"}
+    # render-incomplete: the render's time ran out first on a slow or loaded machine.
+    assert _codes(rendered) <= {"math-error", "render-limit", "render-incomplete"}
     messages = _messages(rendered, "math-error")
     assert messages and "too many macro expansions" in messages[0] and "recursive" in messages[0]
 

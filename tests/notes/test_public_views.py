@@ -1250,7 +1250,9 @@ QUERY_BUDGET = {
     "tag page": 9,
     "author page": 9,
     "tag index": 6,
-    "search": 11,  # which pages are search pages: once per generation (notes.views.page_query)
+    # Which pages are search pages: once per generation (notes.views.page_query); on PostgreSQL
+    # four more bound the highlights' time (a savepoint, the timeout set and restored).
+    "search": 15,
     "rss": 5,
     "sitemap": 7,  # the sitemap index: a chunk aggregate each for notes, tags and pages
     "index.json": 7,  # notes and pages counted and their text summed in SQL first
