@@ -5,7 +5,9 @@
 #   make test-fast  the same without the tests marked slow (over a few seconds each: citation-js
 #               over every style, the fuzzers, the largest hostile inputs, whole-site imports)
 #               or browser (headless Chromium), for the edit-and-run loop
-#   Both pass PYTEST_ARGS on to pytest, e.g. make test-fast PYTEST_ARGS="tests/notes -x".
+#   Both pass PYTEST_ARGS on to pytest, e.g. make test-fast PYTEST_ARGS="tests/notes -x", and
+#   spread the tests over the machine's cores (pytest-xdist, at most 4 workers, a test file's
+#   tests in one worker); PYTEST_WORKERS=0 runs them in one process.
 #   make bench  set up everything and run the benchmarks in benchmarks/ (they report, never fail)
 #   make reliability  Redis and PostgreSQL outages, a load test against gunicorn, and co-authors
 #                     typing together on two daphne servers (reliability/)
@@ -16,6 +18,8 @@ PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
+PYTEST_WORKERS ?= auto
+XDIST  := $(if $(filter 0,$(PYTEST_WORKERS)),-p no:xdist,-n $(PYTEST_WORKERS) --maxprocesses=4 --dist loadfile)
 
 VENDOR := static/vendor
 
@@ -27,10 +31,10 @@ run: setup migrate demo
 	DEBUG=$${DEBUG:-1} $(PY) manage.py runserver --nostatic $(HOST):$(PORT)
 
 test: setup
-	DEBUG=$${DEBUG:-1} $(PY) -m pytest $(PYTEST_ARGS)
+	DEBUG=$${DEBUG:-1} $(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
 
 test-fast: setup
-	DEBUG=$${DEBUG:-1} $(PY) -m pytest -m "not slow and not browser" $(PYTEST_ARGS)
+	DEBUG=$${DEBUG:-1} $(PY) -m pytest $(XDIST) -m "not slow and not browser" $(PYTEST_ARGS)
 
 bench: setup
 	DEBUG=$${DEBUG:-1} $(PY) benchmarks/run.py

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from django.db.models.signals import post_migrate
+from django.dispatch import receiver
 
 ROOT = Path(__file__).resolve().parent.parent
 # ../shared beside the checkout, or beside the folder that holds it (a git worktree kept in a
@@ -29,6 +32,28 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if BROWSER_TESTS in item.path.parents:
             item.add_marker(pytest.mark.browser)
+
+
+@receiver(post_migrate)
+def _rows_of_data_migrations(sender, **kwargs):
+    """A transactional test ends with Django's flush, which deletes every row, the environments
+    and the Editor and Author groups that data migrations made included, and then sends
+    post_migrate, app by app: after the last app's (its permissions made), they are put back
+    as `migrate` left them. pytest-django runs transactional tests after the others, but
+    pytest-xdist gives each worker whole files in an order of its own, so a test may follow a
+    flush. After `migrate` itself there is nothing to do."""
+    from django.apps import apps
+
+    from notes.models import Environment
+    from tests.people import role_group
+
+    if sender is not [config for config in apps.get_app_configs() if config.models_module][-1]:
+        return
+    if not Environment.objects.exists():
+        roles = importlib.import_module("notes.migrations.0002_environments_and_roles")
+        roles.create_environments(apps, None)
+    role_group("Editor")
+    role_group("Author")
 
 
 @pytest.fixture(autouse=True)

@@ -18,14 +18,17 @@ PASSWORD = "correct horse battery staple"
 
 
 def role_group(name: str) -> Group:
-    """The role's group, as migration notes 0002 made it. A transactional test's flush deletes
-    rows made by migrations, and pytest-django runs those tests last: the group is made again,
-    with the permissions that migration grants."""
+    """The role's group, as migrations notes 0002 and bibliography 0002 made it. A
+    transactional test's flush deletes rows made by migrations (tests/conftest.py makes them
+    again): the group is made again, with the permissions those migrations grant."""
     group = Group.objects.filter(name=name).first()
     if group is not None:
         return group
     roles = importlib.import_module("notes.migrations.0002_environments_and_roles")
-    granted = {"Editor": roles.EDITOR_PERMISSIONS, "Author": roles.AUTHOR_PERMISSIONS}[name]
+    granted = {
+        "Editor": [*roles.EDITOR_PERMISSIONS, "bibliography.edit_any_bibfile"],
+        "Author": roles.AUTHOR_PERMISSIONS,
+    }[name]
     for app_config in django_apps.get_app_configs():
         create_permissions(app_config, verbosity=0)
     group = Group.objects.create(name=name)

@@ -34,6 +34,7 @@ from __future__ import annotations
 import datetime as dt
 import html
 import json
+import os
 import re
 import socket
 import threading
@@ -67,7 +68,10 @@ except ImportError:  # the browser fixture skips these tests then
 
 pytestmark = pytest.mark.browser
 
-PORTS = range(8340, 8350)  # this test's beacon and live server
+# This test's beacon and live server; each pytest-xdist worker its own ten, should the module's
+# tests be spread over workers (`--dist load`).
+_WORKER = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0")[2:])
+PORTS = range(8340 + 10 * _WORKER, 8350 + 10 * _WORKER)
 BIB_NAME = "bib/xss.bib"
 SAMPLE_STRIDE = 16  # every 16th tag and author also gets its own page loaded
 
