@@ -20,6 +20,9 @@ for each publish rate runs, for T seconds (default 30):
 - writers: at 0, 1 and 5 publishes a second, authors signed in through the login form publish
   a change to the body of a note of theirs (on the home page, with tags the readers ask for)
   through the editor's form, as the browser posts it.
+A mode may carry settings of its own, compared side by side in one run:
+`--modes dependencies,dependencies+SCIDRAFT_PAGE_REFRESH_THREADS=1` runs gunicorn twice, the
+second time with that variable set.
 It prints one table: mode × rate → req/s, p50, p99, max, the share of X-Cache hit/stale/miss,
 misses per publish (the renders the writes cost the readers), and the goals; then the peak RSS
 of the gunicorn workers (VmRSS and VmHWM from /proc, sampled through the run).
@@ -34,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import secrets
 import shutil
 import statistics
@@ -276,7 +280,12 @@ def run_mode(env: dict, work: Path, mode: str, site: dict, rates: list[int], sec
              redis_url: str, lines: list[str], problems: list[str],
              log_dir: Path | None) -> list[Row]:  # fmt: skip
     flush_redis(redis_url)
-    server = Gunicorn({**env, "SCIDRAFT_PAGE_INVALIDATION": mode}, work / f"gunicorn-{mode}.log")
+    invalidation, *overrides = mode.split("+")
+    server = Gunicorn(
+        {**env, "SCIDRAFT_PAGE_INVALIDATION": invalidation,
+         **dict(override.split("=", 1) for override in overrides)},
+        work / f"gunicorn-{re.sub(r'[^A-Za-z0-9_.-]+', '-', mode)}.log",
+    )  # fmt: skip
     sampler = None
     try:
         server.wait("/")
@@ -407,7 +416,11 @@ def parse(argv: list[str]) -> argparse.Namespace:
         default=os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0",
         help="the Redis server (its database number is replaced by --redis-db)",
     )
-    parser.add_argument("--modes", default=",".join(MODES))
+    parser.add_argument(
+        "--modes",
+        default=",".join(MODES),
+        help="invalidation modes, each optionally with +NAME=VALUE settings of its own",
+    )
     parser.add_argument("--rates", default=",".join(map(str, RATES)))
     parser.add_argument(
         "--rss-limit",

@@ -343,7 +343,7 @@ SCIDRAFT_PAGE_MAX_AGE = env_int("SCIDRAFT_PAGE_MAX_AGE", 60)
 SCIDRAFT_PAGE_STALE_WHILE_REVALIDATE = env_int("SCIDRAFT_PAGE_STALE_WHILE_REVALIDATE", 600)
 SCIDRAFT_PAGE_CACHE_TTL = env_int("SCIDRAFT_PAGE_CACHE_TTL", 60 * 60 * 24)
 # Bytes of recently served pages each process keeps in memory (keys never change content).
-SCIDRAFT_PAGE_LOCAL_BYTES = env_int("SCIDRAFT_PAGE_LOCAL_BYTES", 64 * 1024 * 1024)
+SCIDRAFT_PAGE_LOCAL_BYTES = env_int("SCIDRAFT_PAGE_LOCAL_BYTES", 16 * 1024 * 1024)
 # Bytes of pages keyed by query parameters (search results) each process keeps, apart from the
 # others; they never go to the shared cache, so random searches cannot fill Redis.
 SCIDRAFT_PAGE_QUERY_LOCAL_BYTES = env_int("SCIDRAFT_PAGE_QUERY_LOCAL_BYTES", 8 * 1024 * 1024)
@@ -365,6 +365,10 @@ SCIDRAFT_PAGE_STALE_MAX_SECONDS = env_int("SCIDRAFT_PAGE_STALE_MAX_SECONDS", 10)
 SCIDRAFT_PAGE_REFRESH_MS = min(
     env_int("SCIDRAFT_PAGE_REFRESH_MS", 2000), SCIDRAFT_PAGE_STALE_MAX_SECONDS * 1000
 )
+# Background renders of stale pages one process runs at once, and how much lower than its
+# readers' their threads are scheduled (a nice value, Linux only; 0 keeps the worker's).
+SCIDRAFT_PAGE_REFRESH_THREADS = max(1, env_int("SCIDRAFT_PAGE_REFRESH_THREADS", 1))
+SCIDRAFT_PAGE_REFRESH_NICE = env_int("SCIDRAFT_PAGE_REFRESH_NICE", 19)
 # How long the generation number may be read from the cache before the database is asked again;
 # 0 (the default without Redis) keeps it out of the cache: a local-memory cache is not shared by
 # processes, so a write from another one (manage.py, another worker) would not be seen.

@@ -21,8 +21,13 @@ whose view named no tags falls back to the content generation: any write makes i
 Without a shared cache (no REDIS_URL) there is nowhere to keep versions every process sees:
 every page falls back to the generation, and readers wait for renders as they always did.
 
-Each process reuses a version it read for SCIDRAFT_GENERATION_LEASE_MS, as it does the
-generation: the writer waits one lease after setting new versions (publish_generation).
+A process reuses the versions it read until a write gives any tag a new version: every
+renewal then moves a counter in the shared cache (WRITES, after the new versions are set), and
+the process reads that one counter at most once per SCIDRAFT_GENERATION_LEASE_MS, as it does the
+generation; the writer waits one lease after renewing (publish_generation). A page hit thus
+costs one small read per lease, not one read of its tags: versions read while the counter had
+the value the process now holds are current. The counter starts from a random number, so an
+evicted counter never comes back to a value a process holds.
 """
 
 from __future__ import annotations
@@ -117,39 +122,60 @@ def page_tags(request: HttpRequest) -> set[str] | None:
     return None if held is None else held | {SITE}
 
 
+WRITES = "pagetag-writes"
+
+
 class _Lease:
-    """The versions this process read last, each reusable until its lease ends (timed from
-    before the read was sent, as the generation's)."""
+    """The versions this process read, each with the value of WRITES read before it was; and
+    that counter, reusable until its lease ends (timed from before the read was sent)."""
 
     def __init__(self):
-        self.held: dict[str, tuple[Token | None, float]] = {}
+        self.held: dict[str, tuple[Token | None, int]] = {}
         self.lock = threading.Lock()
+        # (the counter, when its lease ends); one tuple, replaced whole.
+        self.writes: tuple[int, float] | None = None
 
-    def split(self, tags: Iterable[str]) -> tuple[dict[str, Token | None], list[str]]:
-        now, found, wanted = time.monotonic(), {}, []
+    def counter(self) -> int | None:
+        """WRITES as this process may use it now: leased, or read again (None: unreadable)."""
+        held = self.writes
+        if held is not None and time.monotonic() < held[1]:
+            return held[0]
+        since = time.monotonic()
+        value = safe(cache.get, WRITES, default=None)
+        if value is None:
+            safe(cache.add, WRITES, _fresh_counter(), None)
+            value = safe(cache.get, WRITES, default=None)
+            if value is None:
+                return None
+        seconds = settings.SCIDRAFT_GENERATION_LEASE_MS / 1000
+        self.writes = (value, since + seconds) if seconds > 0 else None
+        return value
+
+    def split(self, tags: Iterable[str], writes: int | None):
+        found, wanted = {}, []
         with self.lock:
             for tag in tags:
                 held = self.held.get(tag)
-                if held is not None and now < held[1]:
+                if writes is not None and held is not None and held[1] == writes:
                     found[tag] = held[0]
                 else:
                     wanted.append(tag)
         return found, wanted
 
-    def hold(self, values: dict[str, Token | None], since: float) -> None:
-        seconds = settings.SCIDRAFT_GENERATION_LEASE_MS / 1000
-        if seconds <= 0:
+    def hold(self, values: dict[str, Token | None], writes: int | None) -> None:
+        if writes is None or settings.SCIDRAFT_GENERATION_LEASE_MS <= 0:
             return
         with self.lock:
-            if len(self.held) > 100_000:  # bounded: a lease is only worth its few milliseconds
+            if len(self.held) > 100_000:  # bounded: pages' tags, refetched after any write
                 self.held.clear()
             for tag, token in values.items():
-                self.held[tag] = (token, since + seconds)
+                self.held[tag] = (token, writes)
 
     def drop(self, tags: Iterable[str] | None = None) -> None:
         with self.lock:
             if tags is None:
                 self.held.clear()
+                self.writes = None
             for tag in tags or ():
                 self.held.pop(tag, None)
 
@@ -157,17 +183,21 @@ class _Lease:
 lease = _Lease()
 
 
+def _fresh_counter() -> int:
+    return secrets.randbits(62)
+
+
 def versions(tags: Iterable[str]) -> dict[str, Token | None] | None:
     """The current version of each tag (None: unknown), in one round trip for those not
-    leased; None altogether when the shared cache cannot be read."""
-    found, wanted = lease.split(tags)
+    held since the last write; None altogether when the shared cache cannot be read."""
+    writes = lease.counter()  # before the versions: a renewal after it moves the counter
+    found, wanted = lease.split(tags, writes)
     if wanted:
-        since = time.monotonic()
         read = safe(cache.get_many, [PREFIX + tag for tag in wanted], default=None)
         if read is None:
             return None
         fresh = {tag: read.get(PREFIX + tag) for tag in wanted}
-        lease.hold(fresh, since)
+        lease.hold(fresh, writes)
         found.update(fresh)
     return found
 
@@ -220,6 +250,13 @@ def renew(tags: Iterable[str], generation: int) -> None:
         {PREFIX + tag: (generation, moment, secrets.token_hex(8)) for tag in tags},
         _ttl(),
     )
+    # After the versions: a process that reads the new count reads the new versions too.
+    try:
+        cache.incr(WRITES)
+    except ValueError:  # evicted, or no page read yet: a new random start
+        safe(cache.set, WRITES, _fresh_counter(), None)
+    except Exception:  # an outage: nothing could be renewed either
+        logger.warning("cache incr failed", exc_info=True)
     lease.drop(tags)
 
 

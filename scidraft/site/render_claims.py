@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import io
 import logging
+import os
+import sys
 import threading
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
 
+from django.conf import settings
 from django.core.cache import cache
 from django.core.handlers.wsgi import WSGIRequest
 from django.db import connections
@@ -164,25 +167,35 @@ class _Refreshes:
     while readers are served the stale page."""
 
     PREFIX = "refresh:"
-    # Background renders one process runs at once: a site-wide change makes every page stale,
-    # and a thread per page read would take the process's CPU from its readers. A page read
-    # while all are busy is served stale and claimed by a later reader (past the bound, its
-    # reader renders it).
-    THREADS = 4
 
     def __init__(self):
         self.lock = threading.Lock()
         self.threads: set[threading.Thread] = set()
-        self.slots = threading.BoundedSemaphore(self.THREADS)
+        self.busy = 0
+
+    def _take_slot(self) -> bool:
+        # Background renders one process runs at once (SCIDRAFT_PAGE_REFRESH_THREADS): a
+        # site-wide change makes every page stale, and a thread per page read would take the
+        # process's CPU from its readers. A page read while all are busy is served stale and
+        # claimed by a later reader (past the bound, its reader renders it).
+        with self.lock:
+            if self.busy >= settings.SCIDRAFT_PAGE_REFRESH_THREADS:
+                return False
+            self.busy += 1
+            return True
+
+    def _free_slot(self) -> None:
+        with self.lock:
+            self.busy -= 1
 
     def start(self, key: str, request: HttpRequest, render: Callable[[HttpRequest], object]):
         """Render the page of `request` again in the background unless some process already
         is; `render` renders and stores it (the middleware's chain)."""
         claim = self.PREFIX + key
-        if not self.slots.acquire(blocking=False):
+        if not self._take_slot():
             return
         if not safe(cache.add, claim, 1, CLAIM_SECONDS, default=False):
-            self.slots.release()
+            self._free_slot()
             return
         fresh = synthetic_request(request)
         thread = threading.Thread(
@@ -194,6 +207,7 @@ class _Refreshes:
         thread.start()
 
     def _run(self, claim: str, request: HttpRequest, render) -> None:
+        _yield_to_readers()
         try:
             with kept_claims.kept(claim):
                 render(request)
@@ -203,7 +217,7 @@ class _Refreshes:
             connections.close_all()  # this thread's own connections
             with self.lock:
                 self.threads.discard(threading.current_thread())
-            self.slots.release()
+            self._free_slot()
 
     def join(self, timeout: float = 10.0) -> None:
         """Wait for the background renders running now (tests; a worker shutting down)."""
@@ -217,3 +231,19 @@ class _Refreshes:
 
 
 refreshes = _Refreshes()
+
+
+def _yield_to_readers() -> None:
+    """Lower this thread's scheduling priority by SCIDRAFT_PAGE_REFRESH_NICE: a background
+    render then takes the cores only when readers leave them. Linux keeps a nice value per
+    thread (setpriority on the thread's id); elsewhere the render runs at the worker's own."""
+    nice = settings.SCIDRAFT_PAGE_REFRESH_NICE
+    if nice <= 0 or sys.platform != "linux":
+        return
+    thread = threading.get_native_id()
+    try:
+        os.setpriority(
+            os.PRIO_PROCESS, thread, min(19, os.getpriority(os.PRIO_PROCESS, thread) + nice)
+        )
+    except OSError:  # a container may forbid it: the render still runs
+        logger.debug("could not lower the background render's priority", exc_info=True)

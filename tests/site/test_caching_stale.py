@@ -186,15 +186,17 @@ def test_an_unpublished_note_is_gone_once_its_page_is_rendered_again(client, not
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_process_runs_a_bounded_number_of_background_renders(client, notes, monkeypatch):
-    """With every slot busy, a stale page is still served at once, and not claimed: a later
-    reader claims it once a slot is free."""
+def test_a_process_runs_a_bounded_number_of_background_renders(client, notes, settings):
+    """With every slot (SCIDRAFT_PAGE_REFRESH_THREADS) busy, a stale page is still served at
+    once, and not claimed: a later reader claims it once a slot is free."""
+    settings.SCIDRAFT_PAGE_REFRESH_THREADS = 2
     client.get(NOTE)
     _retitle("Second title")
-    slots = caching.refreshes.slots
+    refreshes = caching.refreshes
     taken = 0
-    while slots.acquire(blocking=False):
+    while refreshes._take_slot():
         taken += 1
+    assert taken == 2
     try:
         assert client.get(NOTE)["X-Cache"] == "stale"
         assert (
@@ -205,7 +207,7 @@ def test_a_process_runs_a_bounded_number_of_background_renders(client, notes, mo
         )
     finally:
         for _ in range(taken):
-            slots.release()
+            refreshes._free_slot()
     assert client.get(NOTE)["X-Cache"] == "stale"
     caching.refreshes.join()
     assert b"Second title" in client.get(NOTE).content

@@ -252,3 +252,51 @@ def test_a_note_published_or_let_into_rss_makes_its_feeds_stale(client, notes):
     assert states["/index.xml"] == states["/tags/heat/index.xml"] == "miss"
     assert states["/tags/waves/index.xml"] == "hit"
     assert b"/notes/newcomer/" in client.get("/tags/heat/index.xml").content
+
+
+@pytest.mark.django_db(transaction=True)
+def test_versions_read_are_reused_until_a_write_moves_the_counter(settings, notes):
+    """A process reads a page's tags once, then only the write counter (once per lease): a
+    version changed without a renewal is not seen, one renewed is seen once the lease on the
+    counter ends."""
+    import time
+
+    from django.core.cache import cache
+
+    settings.SCIDRAFT_GENERATION_LEASE_MS = 20
+    dependencies.lease.drop()
+    alpha, beta = dependencies.note("unread-a"), dependencies.note("unread-b")
+    first = dependencies.versions([alpha, beta])
+    assert first == {alpha: None, beta: None}  # never renewed yet
+
+    cache.set(dependencies.PREFIX + alpha, (0, 0.0, "behind its back"))  # no counter moved
+    time.sleep(0.03)
+    assert dependencies.versions([alpha, beta]) == first
+
+    dependencies.renew([beta], 1)
+    assert dependencies.versions([beta])[beta][0] == 1  # the writer's own process at once
+    time.sleep(0.03)  # another process's lease on the counter ends
+    dependencies.lease.held.pop(beta, None)
+    now = dependencies.versions([alpha, beta])
+    assert now[alpha] == (0, 0.0, "behind its back") and now[beta][0] == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_evicted_write_counter_makes_every_version_read_again(settings, notes):
+    """The counter starts again from a random number: versions held under the old one are
+    never taken for current."""
+    import time
+
+    from django.core.cache import cache
+
+    settings.SCIDRAFT_GENERATION_LEASE_MS = 20
+    dependencies.lease.drop()
+    alpha = dependencies.note("alpha")
+    dependencies.renew([alpha], 1)
+    held = dependencies.versions([alpha])[alpha]
+    before = cache.get(dependencies.WRITES)
+    cache.delete(dependencies.WRITES)
+    cache.set(dependencies.PREFIX + alpha, (2, 0.0, "changed"))
+    time.sleep(0.03)
+    assert dependencies.versions([alpha])[alpha] == (2, 0.0, "changed") != held
+    assert cache.get(dependencies.WRITES) not in (None, before)

@@ -4,6 +4,8 @@ processes (`shared_renders`, a claim in the shared cache)."""
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 import time
 
@@ -240,3 +242,23 @@ def test_a_claim_outlives_a_render_longer_than_its_own_life_and_ends_with_it(mon
         time.sleep(1.6)  # past the claim's own second: renewed every third of it
         assert cache.get(caching.shared_renders.PREFIX + key) is not None
     assert cache.get(caching.shared_renders.PREFIX + key) is None
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a nice value per thread is Linux's")
+def test_a_background_render_runs_below_the_readers_priority(settings):
+    """SCIDRAFT_PAGE_REFRESH_NICE lowers the background render's thread alone: the reader's
+    thread, which started it, keeps its own priority."""
+    from scidraft.site import render_claims
+
+    settings.SCIDRAFT_PAGE_REFRESH_NICE = 7
+    seen = {}
+
+    def render(request):
+        seen["render"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    before = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    request = RequestFactory().get("/notes/nice/")
+    render_claims.refreshes.start(caching.page_key(request), request, render)
+    render_claims.refreshes.join()
+    assert seen["render"] == min(19, before + 7)
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == before
