@@ -7,7 +7,8 @@
 #               or browser (headless Chromium), for the edit-and-run loop
 #   Both pass PYTEST_ARGS on to pytest, e.g. make test-fast PYTEST_ARGS="tests/notes -x", and
 #   spread the tests over the machine's cores (pytest-xdist, at most 4 workers, a test file's
-#   tests in one worker); PYTEST_WORKERS=0 runs them in one process.
+#   tests in one worker); PYTEST_WORKERS=0 runs them in one process. A worker that dies (the
+#   OOM killer) ends the run with its test failed rather than leave the others waiting on it.
 #   make bench  set up everything and run the benchmarks in benchmarks/ (they report, never fail)
 #   make reliability  Redis and PostgreSQL outages, a load test against gunicorn, and co-authors
 #                     typing together on two daphne servers (reliability/)
@@ -19,7 +20,7 @@ PIP    := $(VENV)/bin/pip
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 PYTEST_WORKERS ?= auto
-XDIST  := $(if $(filter 0,$(PYTEST_WORKERS)),-p no:xdist,-n $(PYTEST_WORKERS) --maxprocesses=4 --dist loadfile)
+XDIST  := $(if $(filter 0,$(PYTEST_WORKERS)),-p no:xdist,-n $(PYTEST_WORKERS) --maxprocesses=4 --dist loadfile --max-worker-restart=0)
 
 VENDOR := static/vendor
 

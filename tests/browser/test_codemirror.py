@@ -185,6 +185,9 @@ def test_environment_shortcode_and_math_completion(open_editor):
     expect(
         page.locator(".cm-tooltip-autocomplete li[aria-selected] .cm-completionLabel")
     ).to_have_text("{{< references")
+    # CodeMirror ignores Enter for its interactionDelay (75 ms) after the list last changed,
+    # and the key then inserts a line break.
+    page.wait_for_timeout(200)
     page.keyboard.press("Enter")
     assert body_text(page).startswith('{{< references bib="')
     page.keyboard.press("Control+a")
