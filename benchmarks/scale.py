@@ -22,7 +22,9 @@ for each publish rate runs, for T seconds (default 30):
   through the editor's form, as the browser posts it.
 A mode may carry settings of its own, compared side by side in one run:
 `--modes dependencies,dependencies+SCIDRAFT_PAGE_REFRESH_THREADS=1` runs gunicorn twice, the
-second time with that variable set.
+second time with that variable set. `+AUTHORING_CONCURRENCY=N` (docker-compose.yml's variable)
+starts a second gunicorn of N workers for the writers, as nginx routes the editor's requests to
+the authoring pool; the readers stay on the first.
 It prints one table: mode × rate → req/s, p50, p99, max, the share of X-Cache hit/stale/miss,
 misses per publish (the renders the writes cost the readers), and the goals; then the peak RSS
 of the gunicorn workers (VmRSS and VmHWM from /proc, sampled through the run).
@@ -256,7 +258,7 @@ class Row:
 
 
 def measure(server: Gunicorn, pages: list[str], writers: list[Writer], mode: str, rate: int,
-            seconds: float, sampler: MemorySampler) -> Row:  # fmt: skip
+            seconds: float, samplers: list[MemorySampler]) -> Row:  # fmt: skip
     readers_log, writers_log = Recorder(), Recorder()
     for writer in writers:
         writer.recorder = writers_log
@@ -272,7 +274,7 @@ def measure(server: Gunicorn, pages: list[str], writers: list[Writer], mode: str
     readers.stop()
     reads = [answer for answer in readers_log.answers if began <= answer.at < ended]
     row = Row(mode, rate, ended - began, reads, list(writers_log.answers))
-    row.rss_mb = sampler.peak_mb
+    row.rss_mb = max(sampler.peak_mb for sampler in samplers)
     return row
 
 
@@ -281,16 +283,28 @@ def run_mode(env: dict, work: Path, mode: str, site: dict, rates: list[int], sec
              log_dir: Path | None) -> list[Row]:  # fmt: skip
     flush_redis(redis_url)
     invalidation, *overrides = mode.split("+")
-    server = Gunicorn(
-        {**env, "SCIDRAFT_PAGE_INVALIDATION": invalidation,
-         **dict(override.split("=", 1) for override in overrides)},
-        work / f"gunicorn-{re.sub(r'[^A-Za-z0-9_.-]+', '-', mode)}.log",
-    )  # fmt: skip
-    sampler = None
+    settings = dict(override.split("=", 1) for override in overrides)
+    # As docker-compose.yml's variable: the editor's requests go to a pool of their own, as
+    # nginx sends them (deploy/nginx.conf); the readers stay on the public pool.
+    authoring_workers = int(settings.pop("AUTHORING_CONCURRENCY", "0"))
+    mode_env = {**env, "SCIDRAFT_PAGE_INVALIDATION": invalidation, **settings}
+    log_name = re.sub(r"[^A-Za-z0-9_.-]+", "-", mode)
+    server = Gunicorn(mode_env, work / f"gunicorn-{log_name}.log")
+    authoring = None
+    if authoring_workers:
+        authoring = Gunicorn(
+            {**mode_env, "WEB_CONCURRENCY": str(authoring_workers)},
+            work / f"gunicorn-authoring-{log_name}.log",
+        )
+    samplers: list[MemorySampler] = []
     try:
         server.wait("/")
-        sampler = MemorySampler(server)
-        sampler.start()
+        if authoring is not None:
+            authoring.wait("/")
+        samplers = [MemorySampler(pool) for pool in (server, authoring) if pool is not None]
+        sampler = samplers[0]
+        for each in samplers:
+            each.start()
         recorder = Recorder()
         writers = []
         body = citing_body(99, BIB_ENTRIES)
@@ -298,7 +312,7 @@ def run_mode(env: dict, work: Path, mode: str, site: dict, rates: list[int], sec
         for number, (username, password) in enumerate(
             site["accounts"][: WRITERS_PER_RATE * max(rates)]
         ):
-            writer = Writer(server.port, recorder, username, password, body)
+            writer = Writer((authoring or server).port, recorder, username, password, body)
             writer.prepare(
                 f"Scale writer note {number + 1} ({mode})",
                 [mix_tags[number % len(mix_tags)], mix_tags[(number + 1) % len(mix_tags)]],
@@ -329,19 +343,22 @@ def run_mode(env: dict, work: Path, mode: str, site: dict, rates: list[int], sec
         )
         rows = []
         for rate in rates:
-            rows.append(measure(server, pages, writers, mode, rate, seconds, sampler))
+            rows.append(measure(server, pages, writers, mode, rate, seconds, samplers))
         return rows
     finally:
-        if sampler is not None:
-            sampler.stop()
+        for pool, each in zip(("", "authoring "), samplers, strict=False):
+            each.stop()
             lines.append(
-                f"{mode}: worker peak RSS over the run "
-                + ", ".join(f"{kb / 1024:.0f} MB" for _, kb in sorted(sampler.peak_kb.items()))
+                f"{mode}: {pool}worker peak RSS over the run "
+                + ", ".join(f"{kb / 1024:.0f} MB" for _, kb in sorted(each.peak_kb.items()))
             )
-        server.stop()
-        if log_dir is not None:
-            log_dir.mkdir(parents=True, exist_ok=True)
-            shutil.copy(server.log, log_dir / server.log.name)
+        for pool in (server, authoring):
+            if pool is None:
+                continue
+            pool.stop()
+            if log_dir is not None:
+                log_dir.mkdir(parents=True, exist_ok=True)
+                shutil.copy(pool.log, log_dir / pool.log.name)
 
 
 # --- Reporting -----------------------------------------------------------------------------

@@ -115,21 +115,35 @@ _STRING_NAME = re.compile(r"@string[ \t]*\{[ \t]*([\w-]+)", re.I)
 _WORD = re.compile(r"[\w-]+")
 
 
-def string_macros(entries: list[str], files: list[str]) -> list[str]:
-    """The @string definitions of `files` (raw texts) that `entries` (BibTeX sources) use."""
+def string_blocks(raw: str) -> list[tuple[str, str]]:
+    """The @string definitions of a file's raw text, as (name, definition) pairs."""
+    blocks = []
+    for block in _STRING_BLOCK.finditer(raw):
+        text = block.group(0).strip()
+        name = _STRING_NAME.match(text)
+        if name is not None:
+            blocks.append((name.group(1), text))
+    return blocks
+
+
+def macros_used(entries: list[str], blocks: list[tuple[str, str]]) -> list[str]:
+    """The definitions among `blocks` (string_blocks) that `entries` (BibTeX sources) use."""
     body = "\n\n".join(entries)
     # Only a name written somewhere in the entries can be used: the search for its use, a
     # pass over them all, is made for those names alone.
     words = {word.lower() for word in _WORD.findall(body)}
     macros = []
-    for raw in files:
-        for block in _STRING_BLOCK.finditer(raw):
-            name = _STRING_NAME.match(block.group(0).strip())
-            if name is None or name.group(1).lower() not in words:
-                continue
-            if re.search(rf"=\s*(?:[^,}}]*#\s*)?{re.escape(name.group(1))}\b", body, re.I):
-                macros.append(block.group(0).strip())
+    for name, text in blocks:
+        if name.lower() not in words:
+            continue
+        if re.search(rf"=\s*(?:[^,}}]*#\s*)?{re.escape(name)}\b", body, re.I):
+            macros.append(text)
     return list(dict.fromkeys(macros))
+
+
+def string_macros(entries: list[str], files: list[str]) -> list[str]:
+    """The @string definitions of `files` (raw texts) that `entries` (BibTeX sources) use."""
+    return macros_used(entries, [block for raw in files for block in string_blocks(raw)])
 
 
 def bibtex_with_macros(entries: list[str], files: list[str], macros: list[str] = ()) -> str:

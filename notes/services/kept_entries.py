@@ -3,11 +3,21 @@ goes live (notes.live_references reads them)."""
 
 from __future__ import annotations
 
-from bibliography.exports import string_macros
+from functools import lru_cache
+
+from bibliography.exports import macros_used, string_blocks
 from bibliography.models import BibEntry, BibFile
 
 from ..live_references import bib_name, cited_pairs
 from ..models import LiveBibEntry, LiveBibliography, Note, NoteCitation
+
+
+@lru_cache(maxsize=32)
+def _file_string_blocks(file: int, digest: str, updated) -> list[tuple[str, str]]:
+    """A file's @string definitions, read from its raw text once per version of the file: a
+    publish would otherwise read and scan the whole file (megabytes for a large .bib)."""
+    raw = BibFile.objects.filter(pk=file).values_list("raw", flat=True).first() or ""
+    return string_blocks(raw)
 
 
 def live_bibliography_keep(note: Note) -> LiveBibliography:
@@ -33,8 +43,9 @@ def live_bibliography_keep(note: Note) -> LiveBibliography:
         sources.setdefault(entry.bibfile_id, []).append(entry.source)
     names = dict(BibFile.objects.filter(pk__in=sources).values_list("pk", "name"))
     macros = {}
-    for file, raw in BibFile.objects.filter(pk__in=sources).values_list("pk", "raw").iterator():
-        used = string_macros(sources[file], [raw])
+    versions = BibFile.objects.filter(pk__in=sources).values_list("pk", "sha256", "updated_at")
+    for file, digest, updated in versions:
+        used = macros_used(sources[file], _file_string_blocks(file, digest, updated))
         if used:
             macros[names[file]] = used
     live = LiveBibliography.objects.create(note=note, keys=list(dict.fromkeys(keys)), macros=macros)

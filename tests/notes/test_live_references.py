@@ -4,12 +4,14 @@ a change to a cited file is published through review; without review, the files 
 
 from __future__ import annotations
 
+import re
+
 from django.urls import reverse
 
 from bibliography import services as bib_services
 from notes import services
 from notes.live_references import reference_changes
-from notes.models import LiveBibliography, Note
+from notes.models import LiveBibliography, Note, Status
 from notes.services.references import references_waiting
 from tests.cited_files import (
     BIB,
@@ -21,6 +23,7 @@ from tests.cited_files import (
     replace_title,
     require_review,
 )
+from tests.factories import write
 
 __all__ = ["bibfile", "published"]  # fixtures
 
@@ -169,3 +172,39 @@ def test_an_entry_from_a_file_the_note_may_not_name_is_not_shown(
     ]
     assert LiveBibliography.objects.get(note=note).changed
     assert "Hidden Title" not in public_text(client, f"/notes/{note.slug}/")
+
+
+def test_publishing_again_reads_a_cited_files_text_once_per_version(
+    author, editor_user, published, bibfile
+):
+    """Keeping the live entries reads a cited file's whole text for its @string definitions
+    once per version of the file, not at every publish; a new version's definitions are the
+    ones kept."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    require_review()
+
+    publishes = iter(range(1, 10))
+
+    def publish_again() -> list[str]:
+        note = Note.objects.get(pk=published.pk)
+        write(note, author, body=f"{BODY}\n\nPublished again ({next(publishes)}).")
+        note = Note.objects.get(pk=published.pk)
+        with CaptureQueriesContext(connection) as queries:
+            result = services.note_publish(
+                note_id=note.pk, user=editor_user, base_version=note.version
+            )
+        assert result.note.status == Status.PUBLISHED and not services.awaiting_review(result.note)
+        return [
+            q["sql"] for q in queries if re.match(r'SELECT "bibliography_bibfile"\."raw"', q["sql"])
+        ]
+
+    publish_again()
+    assert publish_again() == []
+    raw = (BIB % "Literate Programming").replace("Journal of Old Names", "Journal of New Names")
+    bib_services.bibfile_replace(user=author, bibfile_id=bibfile.pk, raw=raw)
+    publish_again()
+    assert LiveBibliography.objects.get(note=published).macros == {
+        "bib/refs.bib": ['@string{jml = "Journal of New Names"}']
+    }
