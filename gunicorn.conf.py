@@ -23,6 +23,16 @@ errorlog = "-"
 preload_app = False
 
 
+def post_fork(server, worker):
+    """Cap the C allocator's arenas before the worker starts its threads (ops.allocator);
+    GUNICORN_MALLOC_ARENAS=0 keeps glibc's default, as does MALLOC_ARENA_MAX when set."""
+    if "MALLOC_ARENA_MAX" in os.environ:
+        return
+    from ops.allocator import limit_arenas
+
+    limit_arenas(int(os.environ.get("GUNICORN_MALLOC_ARENAS", "2")))
+
+
 def post_worker_init(worker):
     """Build the worker's V8 contexts (KaTeX, citation-js with the site's style) in the
     background as it starts (scidraft.site.warming); SCIDRAFT_WARM=0 leaves them to the
