@@ -17,9 +17,12 @@ class Gunicorn(LoopbackServer):
     POLL_S = 0.3
     STOP_S = 30.0
 
-    def __init__(self, env: dict, log: Path):
+    def __init__(self, env: dict, log: Path, nice: int = 0):
         super().__init__(log)
-        self.command = [str(GUNICORN), "scidraft.wsgi"]
+        # `nice` runs the pool below the other processes' priority (as a lower CPU weight does
+        # under docker compose); nice(1) execs gunicorn, so the pid is gunicorn's.
+        prefix = ["nice", "-n", str(nice)] if nice else []
+        self.command = [*prefix, str(GUNICORN), "scidraft.wsgi"]
         env = {
             **env,
             "GUNICORN_BIND": f"127.0.0.1:{self.port}",

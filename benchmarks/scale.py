@@ -24,7 +24,8 @@ A mode may carry settings of its own, compared side by side in one run:
 `--modes dependencies,dependencies+SCIDRAFT_PAGE_REFRESH_THREADS=1` runs gunicorn twice, the
 second time with that variable set. `+AUTHORING_CONCURRENCY=N` (docker-compose.yml's variable)
 starts a second gunicorn of N workers for the writers, as nginx routes the editor's requests to
-the authoring pool; the readers stay on the first.
+the authoring pool; the readers stay on the first. `+WEB_NICE=N` runs the readers' pool N nice
+levels below the rest (docker-compose.yml's lower CPU weight for web is about 6).
 It prints one table: mode × rate → req/s, p50, p99, max, the share of X-Cache hit/stale/miss,
 misses per publish (the renders the writes cost the readers), and the goals; then the peak RSS
 of the gunicorn workers (VmRSS and VmHWM from /proc, sampled through the run).
@@ -287,9 +288,12 @@ def run_mode(env: dict, work: Path, mode: str, site: dict, rates: list[int], sec
     # As docker-compose.yml's variable: the editor's requests go to a pool of their own, as
     # nginx sends them (deploy/nginx.conf); the readers stay on the public pool.
     authoring_workers = int(settings.pop("AUTHORING_CONCURRENCY", "0"))
+    # The public pool's priority below the others', as docker-compose.yml's cpu_shares for
+    # web (256 against the default 1024) is, near enough, a nice value of 6.
+    web_nice = int(settings.pop("WEB_NICE", "0"))
     mode_env = {**env, "SCIDRAFT_PAGE_INVALIDATION": invalidation, **settings}
     log_name = re.sub(r"[^A-Za-z0-9_.-]+", "-", mode)
-    server = Gunicorn(mode_env, work / f"gunicorn-{log_name}.log")
+    server = Gunicorn(mode_env, work / f"gunicorn-{log_name}.log", nice=web_nice)
     authoring = None
     if authoring_workers:
         authoring = Gunicorn(
