@@ -1,7 +1,7 @@
 // Shortcuts on citeproc-js's output of strings. Each is a function of its arguments that
 // returns what citeproc-js's own would for the strings it skips, behind a flag the tests turn
-// off to compare whole lists both ways (tests/bibliography/test_csl.py names the test beside
-// each); the benchmark figures are docs/benchmarks.md's.
+// off to compare whole lists both ways (tests/bibliography/test_csl_shortcuts.py names the test
+// beside each); the benchmark figures are docs/benchmarks.md's.
 
 // Characters that can start markup the flip-flopper parses: "<", quotes (straight, the
 // locale's quote terms, any Unicode initial/final quotation mark) and brackets beyond ASCII's.
