@@ -1,7 +1,7 @@
 """Hostile content in a real browser: the rendering engine's XSS corpus, published
 through the services wherever a user's string reaches a page, never runs in Chromium.
 
-Every payload of tests/markup/test_sanitise.py is used as written (calling alert()) and
+Every payload of tests/markup/xss.py is used as written (calling alert()) and
 "armed" (its alert() replaced by a request to a loopback beacon), in:
 - notes: body, title, summary, description, institute, keywords, tag names and author display
   names (with the author's institute and bio; handles stay valid slugs). Payloads are packed a

@@ -1,5 +1,5 @@
 """The hostile strings of tests/browser/test_xss.py: every payload of the rendering engine's
-XSS corpus (tests/markup/test_sanitise.py) as written and armed (its alert() turned into a
+XSS corpus (tests/markup/xss.py) as written and armed (its alert() turned into a
 request to the beacon), the URLs the corpus tries to slip into links and images, as written,
 decoded and armed, and the ways of fitting them into the fields that take them: cut to a
 column's length, packed a few to a field, quoted as a shortcode argument, braced as a BibTeX
@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 import re
 
-from tests.markup import test_sanitise as engine_corpus
+from tests.markup import xss as engine_corpus
 
 
 def corpus() -> list[tuple[str, str]]:

@@ -11,7 +11,7 @@ from scidraft.markup import RenderContext, render
 from scidraft.markup import excerpt as ex
 
 from .test_citations import FakeBibliography
-from .test_sanitise import BODY_PAYLOADS, MATH_CONTEXTS, MATH_PAYLOADS, violations
+from .xss import BODY_PAYLOADS, MATH_CONTEXTS, MATH_PAYLOADS, violations
 
 NOTE = """By \\Cref{lem-shift} and \\cite{vaswani}, the sum $\\sum_i x_i$ is unchanged.
 

@@ -9,8 +9,8 @@ from scidraft.markup import ReferenceTarget, RenderContext, render
 from scidraft.markup import excerpt as ex
 
 from .dom import parse
-from .test_dos import _timed
-from .test_sanitise import BODY_PAYLOADS, violations
+from .hostile_inputs import _timed
+from .xss import BODY_PAYLOADS, violations
 
 TABLE = "| Method | Error |\n|---|---|\n| Euler | 0.1 |\n"
 

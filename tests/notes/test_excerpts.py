@@ -17,7 +17,7 @@ from notes.models import Note
 from scidraft.site.models import SiteSettings
 from tests.factories import imported_note, imported_page, site_bib_file
 from tests.markup.test_excerpt import NOTE as ENGINE_NOTE
-from tests.markup.test_sanitise import BODY_PAYLOADS, violations
+from tests.markup.xss import BODY_PAYLOADS, violations
 
 pytestmark = pytest.mark.django_db
 
