@@ -24,11 +24,11 @@ preload_app = False
 
 
 def post_fork(server, worker):
-    """Cap the C allocator's arenas before the worker starts its threads (ops.allocator);
+    """Cap the C allocator's arenas before the worker starts its threads (scidraft.allocator);
     GUNICORN_MALLOC_ARENAS=0 keeps glibc's default, as does MALLOC_ARENA_MAX when set."""
     if "MALLOC_ARENA_MAX" in os.environ:
         return
-    from ops.allocator import limit_arenas
+    from scidraft.allocator import limit_arenas
 
     limit_arenas(int(os.environ.get("GUNICORN_MALLOC_ARENAS", "2")))
 

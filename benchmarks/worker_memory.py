@@ -146,7 +146,7 @@ def worker() -> dict:
     """The worker's side: start, load, idle; its figures as a dict."""
     import django
 
-    from ops.allocator import limit_arenas
+    from scidraft.allocator import limit_arenas
 
     # As gunicorn.conf.py's post_fork does in a worker, before any thread starts.
     limit_arenas(int(os.environ.get("GUNICORN_MALLOC_ARENAS", "2")))

@@ -41,13 +41,14 @@ def live_bibliography_keep(note: Note) -> LiveBibliography:
     sources: dict[int, list[str]] = {}
     for _, entry in kept:
         sources.setdefault(entry.bibfile_id, []).append(entry.source)
-    names = dict(BibFile.objects.filter(pk__in=sources).values_list("pk", "name"))
     macros = {}
-    versions = BibFile.objects.filter(pk__in=sources).values_list("pk", "sha256", "updated_at")
-    for file, digest, updated in versions:
+    versions = BibFile.objects.filter(pk__in=sources).values_list(
+        "pk", "name", "sha256", "updated_at"
+    )
+    for file, name, digest, updated in versions:
         used = macros_used(sources[file], _file_string_blocks(file, digest, updated))
         if used:
-            macros[names[file]] = used
+            macros[name] = used
     live = LiveBibliography.objects.create(note=note, keys=list(dict.fromkeys(keys)), macros=macros)
     LiveBibEntry.objects.bulk_create(
         [

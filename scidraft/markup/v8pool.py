@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import ctypes
 import functools
 import json
 import logging
@@ -34,6 +33,8 @@ from py_mini_racer import (
     MiniRacer,
     init_mini_racer,
 )
+
+from scidraft import allocator
 
 from . import limits
 
@@ -323,10 +324,6 @@ _sweeper: threading.Thread | None = None
 _sweeper_lock = threading.Lock()
 
 
-# glibc's malloc_trim, where the C library is glibc (else None).
-_malloc_trim = getattr(ctypes.CDLL(None), "malloc_trim", None)
-
-
 def _sweep_forever() -> None:
     while True:
         time.sleep(max(0.5, IDLE_SECONDS / 2))
@@ -336,12 +333,11 @@ def _sweep_forever() -> None:
                 swept = pool.sweep() or swept
             except Exception:  # noqa: BLE001 - the next sweep tries again; calls are unaffected
                 logger.warning("sweeping idle V8 contexts failed", exc_info=True)
-        if swept and _malloc_trim is not None:
+        if swept:
             # What the closed contexts' threads, and the requests that used them, allocated
-            # with malloc stays in glibc's arenas, in pieces it keeps for later: 70 MB of a
-            # worker's 295 after a burst of reference lists (benchmarks/worker_memory.py).
-            # Trimming hands the free pages back.
-            _malloc_trim(0)
+            # with malloc stays in the allocator's arenas: 70 MB of a worker's 295 after a
+            # burst of reference lists (benchmarks/worker_memory.py).
+            allocator.trim()
 
 
 def _start_sweeping() -> None:

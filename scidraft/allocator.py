@@ -1,4 +1,5 @@
-"""The C allocator's arenas in a threaded server process.
+"""The C allocator (glibc's) in a threaded server process: its arenas, and the free memory it
+keeps.
 
 glibc gives each thread that allocates while another holds the main arena an arena of its own,
 up to eight per core, and keeps the freed pieces of each for later: a gunicorn worker whose
@@ -23,12 +24,25 @@ def _libc():
         return None
 
 
+_LIBC = _libc()
+
+
 def limit_arenas(count: int) -> bool:
     """Let this process's threads allocate from at most `count` arenas: effective for arenas
     not yet created, so call it before the threads start. False where the C library is not
     glibc (or `count` is 0, glibc's default) and nothing was changed."""
-    libc = _libc()
-    mallopt = getattr(libc, "mallopt", None)
+    mallopt = getattr(_LIBC, "mallopt", None)
     if count <= 0 or mallopt is None:
         return False
     return bool(mallopt(M_ARENA_MAX, count))
+
+
+def trim() -> bool:
+    """Hand the allocator's free pages back to the system (glibc's malloc_trim): what threads
+    freed stays in its arenas, in pieces kept for later, until then. False where the C library
+    is not glibc."""
+    malloc_trim = getattr(_LIBC, "malloc_trim", None)
+    if malloc_trim is None:
+        return False
+    malloc_trim(0)
+    return True
