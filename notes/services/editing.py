@@ -20,7 +20,7 @@ from ..models import Author, Note, NoteAuthor, NoteRevision, Status, tag_names
 from . import text_sync
 from .authorship import authors_check, authors_naming_check, consents_request, promotion_check
 from .records import body_check, is_editor, note_state, revision_record
-from .renders import note_render_store
+from .renders import FreshRender, note_render_store
 from .working import (
     bibliographies_set,
     fields_apply,
@@ -48,6 +48,9 @@ class SaveResult:
     note: Note
     conflict: bool
     revision: NoteRevision | None
+    # The working copy's render this save made, when complete (working_copy_write): the
+    # publish of the same click stores it instead of rendering the text again.
+    fresh: FreshRender | None = None
 
 
 def editable_note(*, note_id: int, user) -> Note:
@@ -148,13 +151,13 @@ def _save_locked(note: Note, user, base_version: int, fields: dict, kind: str) -
         return _conflict_record(note, user, base_version, wanted)
     _rights_check(note, state, fields, user)
     published = note.status == Status.PUBLISHED
-    _row_or_copy_write(note, fields, wanted, user, published=published)
+    fresh = _row_or_copy_write(note, fields, wanted, user, published=published)
     revision = _revision_record(note, user, base_version, kind)
     if not published:
         # A working copy was rendered as it was written (working_copy_write), for the
         # editor's preview and the publish check; a draft's row renders now.
         note_render_store(note=note, force=True)
-    return SaveResult(note=note, conflict=False, revision=revision)
+    return SaveResult(note=note, conflict=False, revision=revision, fresh=fresh)
 
 
 def _save_input_check(fields: dict, kind: str) -> None:
@@ -222,16 +225,20 @@ def _rights_check(note: Note, state: dict, fields: dict, user) -> None:
         authors_naming_check(current=state["authors"], wanted=fields["authors"], user=user)
 
 
-def _row_or_copy_write(note: Note, fields: dict, wanted: dict, user, *, published: bool) -> None:
+def _row_or_copy_write(
+    note: Note, fields: dict, wanted: dict, user, *, published: bool
+) -> FreshRender | None:
     """Authors new to the note are asked to confirm; a published note's working copy becomes
-    `wanted` (a new version, the live row untouched), a draft's row takes `fields`."""
+    `wanted` (a new version, the live row untouched; its render is returned), a draft's row
+    takes `fields`."""
     if "authors" in fields:
         consents_request(note=note, handles=wanted["authors"], user=user)
-    if published:
-        working_copy_write(note, wanted, user)
-        version_bump(note)
-    else:
+    if not published:
         fields_write(note, fields)
+        return None
+    fresh = working_copy_write(note, wanted, user)
+    version_bump(note)
+    return fresh
 
 
 def _revision_record(note: Note, user, base_version: int, kind: str) -> NoteRevision:

@@ -26,6 +26,7 @@ from .editing import (
 from .kept_entries import live_bibliography_keep
 from .records import revision_record
 from .references import live_references_publish, reference_update_copy, references_waiting
+from .renders import FreshRender
 from .working import (
     fields_apply,
     fields_from_state,
@@ -100,7 +101,11 @@ def note_save_and_publish(
                 return write
         try:
             write.result = note_publish(
-                note_id=note_id, user=user, base_version=saved.version, saved=result.revision
+                note_id=note_id,
+                user=user,
+                base_version=saved.version,
+                saved=result.revision,
+                fresh=result.fresh,
             )
         except (PermissionDenied, AuthorshipError) as error:
             refused = error
@@ -114,7 +119,12 @@ def note_save_and_publish(
 
 @transaction.atomic
 def note_publish(
-    *, note_id: int, user, base_version: int, saved: NoteRevision | None = None
+    *,
+    note_id: int,
+    user,
+    base_version: int,
+    saved: NoteRevision | None = None,
+    fresh: FreshRender | None = None,
 ) -> SaveResult:
     """Publish what the note's authors edit (a future date schedules it).
 
@@ -126,7 +136,8 @@ def note_publish(
     No version goes public naming an author with an account who has not confirmed (an
     Editor's publish confirms for them). Text typed together is saved first, so what is
     published, and the optimistic lock, include it. `saved` is the revision of the save the
-    same click made just before: the publish (or the review request) takes its place."""
+    same click made just before: the publish (or the review request) takes its place, and
+    `fresh` the working copy's render it made, stored rather than made again."""
     if not user.has_perm("notes.publish_note"):
         raise PermissionDenied("You may not publish notes.")
     note = editable_note(note_id=note_id, user=user)
@@ -148,7 +159,7 @@ def note_publish(
         return _submit(note, user, base_version, saved)
     consents_settle(note=note, handles=state["authors"], user=user)
     if copy is not None:
-        working_copy_publish(note)
+        working_copy_publish(note, fresh=fresh)
         message = "Published the changes"
     elif references_only:
         live_references_publish(note)

@@ -26,17 +26,36 @@ from ..rendering import (
 )
 
 
-def note_render_store(*, note: Note, force: bool = False, base=None) -> bool:
+@dataclasses.dataclass(frozen=True)
+class FreshRender:
+    """A complete render of a text whose source hash is `digest`, made earlier in the same
+    transaction: a working copy's, rendered by the save of the click that now publishes it
+    (note_save_and_publish). A note whose own context hashes the same stores it rather than
+    render the same text again. Only a render of the same transaction qualifies, because the
+    hash leaves out what may change meanwhile: the cited files' entries, other notes' labels."""
+
+    rendered: Rendered
+    digest: str
+
+
+def note_render_store(
+    *, note: Note, force: bool = False, base=None, fresh: FreshRender | None = None
+) -> bool:
     """Render the note and store the result, unless the stored render is already current.
 
-    Returns whether it rendered. The source hash covers the body, the engine version and the
-    site's kinds and style, so a stale row is found without comparing HTML. `base` is a
-    batch_context() shared by many notes. A published note renders as readers see it: from
-    the entries kept with its live version where the site requires review. A render cut short
-    by time keeps the previous complete render and its citation rows (render_note) until
-    notes.completion stores one.
+    Returns whether it rendered (or stored `fresh`, when its hash is the note's). The source
+    hash covers the body, the engine version and the site's kinds and style, so a stale row is
+    found without comparing HTML. `base` is a batch_context() shared by many notes. A
+    published note renders as readers see it: from the entries kept with its live version
+    where the site requires review. A render cut short by time keeps the previous complete
+    render and its citation rows (render_note) until notes.completion stores one.
     """
     context = live_context(note, context_for(note, base=base))
+    if fresh is not None and fresh.digest == source_hash(note.body, context):
+        apply_rendered(note, fresh.rendered, fresh.digest)
+        note.save(update_fields=RENDERED_FIELDS)
+        citations_store(note=note, rendered=fresh.rendered)
+        return True
     rendered = note_render_fields(note=note, context=context, force=force)
     if rendered is None:
         return False

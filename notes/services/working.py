@@ -32,7 +32,7 @@ from ..rendering import (
 )
 from .kept_entries import live_bibliography_keep
 from .records import assign_fields, note_state, tag_get_or_create
-from .renders import note_render_store
+from .renders import FreshRender, note_render_store
 
 # The parts of a state that the editor changes and publishing copies onto the live note.
 # note_metadata's other keys (status, date offset, math, share buttons) belong to the row.
@@ -66,10 +66,11 @@ def states_equal(a: dict, b: dict) -> bool:
     return all(a.get(name) == b.get(name) for name in STATE_FIELDS)
 
 
-def working_copy_write(note: Note, state: dict, user) -> WorkingCopy | None:
+def working_copy_write(note: Note, state: dict, user) -> FreshRender | None:
     """Keep `state` as the published note's working copy, rendered for the editor's preview and
-    the publish check. None, and no row, when it equals the live version. Readers see no
-    change: the row is not one the page cache listens to (scidraft.site.receivers)."""
+    the publish check; its render when complete (a publish in the same transaction may store
+    it). None, and no row, when it equals the live version. Readers see no change: the row is
+    not one the page cache listens to (scidraft.site.receivers)."""
     copy = note.working
     if states_equal(state, note_state(note)) and not _carries_references(note, copy):
         if copy is not None:
@@ -80,11 +81,11 @@ def working_copy_write(note: Note, state: dict, user) -> WorkingCopy | None:
     copy.title, copy.body = state["title"], state["body"]
     copy.fields = {k: v for k, v in state.items() if k not in {"title", "body"}}
     copy.updated_by = user if user is not None and user.is_authenticated else None
-    working_copy_render(copy)
+    fresh = working_copy_render(copy)
     copy.save()
     working_copy_authors_set(copy)
     note.working_copy = copy
-    return copy
+    return fresh
 
 
 def _carries_references(note: Note, copy: WorkingCopy | None) -> bool:
@@ -119,12 +120,14 @@ def _with_copy_fields(context, copy: WorkingCopy):
     return with_macros(context, copy.fields.get("math_macros", copy.note.math_macros))
 
 
-def working_copy_render(copy: WorkingCopy) -> None:
+def working_copy_render(copy: WorkingCopy) -> FreshRender | None:
     """Render the working copy in its note's context with its own default bibliographies and
-    math macros."""
+    math macros; the render, when complete."""
     context = _with_copy_fields(context_for(copy.note), copy)
     rendered = render(copy.body, context)
-    apply_rendered(copy, rendered, source_hash(copy.body, context))
+    digest = source_hash(copy.body, context)
+    apply_rendered(copy, rendered, digest)
+    return FreshRender(rendered, digest) if rendered.complete else None
 
 
 def working_copy_refresh(*, note: Note) -> None:
@@ -152,10 +155,11 @@ def fields_from_state(state: dict) -> dict:
     return fields
 
 
-def fields_apply(note: Note, fields: dict) -> None:
-    """Write the editor's values onto the note row, a new version, and re-render it."""
+def fields_apply(note: Note, fields: dict, *, fresh: FreshRender | None = None) -> None:
+    """Write the editor's values onto the note row, a new version, and re-render it (or store
+    `fresh`, a render of the same text in the same context: note_render_store)."""
     fields_write(note, fields)
-    note_render_store(note=note, force=True)
+    note_render_store(note=note, force=True, fresh=fresh)
 
 
 def fields_write(note: Note, fields: dict) -> None:
@@ -223,12 +227,15 @@ def bibliographies_set(note: Note, items) -> None:
             note.bibliography_links.create(bibfile_id=pk, position=position)
 
 
-def working_copy_publish(note: Note) -> bool:
+def working_copy_publish(note: Note, *, fresh: FreshRender | None = None) -> bool:
     """Make the working copy the live version (a new version of the row) and drop it.
-    False when there was nothing to publish."""
+    False when there was nothing to publish. `fresh` is the copy's render made by a save in
+    this transaction (working_copy_write), stored as the note's when it still is the copy's."""
     copy = note.working
     if copy is None:
         return False
+    if fresh is not None and fresh.digest != copy.source_hash:
+        fresh = None
     state = working_state(note)
     slug = state.get("slug") or note.slug
     if Note.objects.filter(slug=slug).exclude(pk=note.pk).exists():
@@ -236,7 +243,7 @@ def working_copy_publish(note: Note) -> bool:
             {"slug": f"Another note took the slug “{slug}” since: choose another and publish."}
         )
     LiveBibliography.objects.filter(note=note).delete()  # the new version reads the files
-    fields_apply(note, fields_from_state(state))
+    fields_apply(note, fields_from_state(state), fresh=fresh)
     copy.delete()
     note._state.fields_cache.pop("working_copy", None)
     live_bibliography_keep(note)

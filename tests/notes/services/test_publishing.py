@@ -8,6 +8,10 @@ from django.core.exceptions import PermissionDenied
 
 from notes import services
 from notes.models import Note, Status
+from notes.rendering import context_for
+from notes.services import renders
+from scidraft.markup import render
+from tests.factories import published_note, site_bib_file
 from tests.people import user_in_group
 
 BLOCKED = "See \\ref{nowhere}.\n"
@@ -84,3 +88,70 @@ def test_a_conflict_writes_nothing_and_does_not_publish(author, note):
     )  # fmt: skip
     saved = Note.objects.get(pk=note.pk)
     assert write.result.conflict and saved.body == "Theirs." and saved.status == Status.DRAFT
+
+
+REFS = """@article{knuth84, author = {Knuth, Donald E.}, title = {Literate Programming},
+  journal = {The Computer Journal}, year = {1984}}
+@book{lamport94, author = {Lamport, Leslie}, title = {{\\LaTeX}: A Document Preparation System},
+  publisher = {Addison-Wesley}, year = {1994}}
+"""
+CITING = 'As \\cite{knuth84} and \\cite{lamport94} show.\n\n{{< references bib="refs.bib" >}}\n'
+
+
+def _stored(note: Note) -> tuple:
+    note = Note.objects.get(pk=note.pk)
+    rows = list(note.citations.order_by("list_index", "number").values_list("bib_name", "key"))
+    return note.rendered_html, note.render_citations, note.source_hash, rows
+
+
+def _counting_renders(monkeypatch) -> list[str]:
+    """The bodies the note renders of this process render from here on."""
+    bodies = []
+    render_note = renders.render_note
+
+    def counting(note, context=None):
+        bodies.append(note.body)
+        return render_note(note, context)
+
+    monkeypatch.setattr(renders, "render_note", counting)
+    return bodies
+
+
+def test_publishing_a_clicks_changes_stores_the_render_its_save_made(author, monkeypatch):
+    """A published note's changes were rendered by the click's save (its working copy); the
+    publish stores that render, reference list and citation rows as a render of the note
+    gives them, instead of rendering the same text again."""
+    site_bib_file("refs.bib", REFS)
+    note = published_note(author, body="Text.")
+    bodies = _counting_renders(monkeypatch)
+    _click(note, author, fields={"body": CITING}, publish=True)
+    assert bodies == []
+    published = _stored(note)
+    assert "Literate Programming" in published[0] and published[3] == [
+        ("refs.bib", "knuth84"),
+        ("refs.bib", "lamport94"),
+    ]
+    renders.note_render_store(note=Note.objects.get(pk=note.pk), force=True)
+    assert bodies == [CITING] and _stored(note) == published
+
+
+def test_a_publish_renders_again_what_changed_since_the_save(author, monkeypatch):
+    """The save's render is the note's only for the same text in the same context: a click
+    that also changes the note's default bibliographies (set after the save) renders the
+    published text anew, and its list reads the newly chosen file."""
+    site_bib_file("refs.bib", REFS)
+    other = site_bib_file("other.bib", REFS.replace("Literate Programming", "Literate Proofs"))
+    note = published_note(author, body="Text.")
+    bodies = _counting_renders(monkeypatch)
+    body = "As \\cite{knuth84} shows.\n\n{{< references >}}\n"
+    _click(note, author, fields={"body": body}, bibliographies=[other.pk], publish=True)
+    html = _stored(note)[0]
+    assert bodies == [body] and "Literate Proofs" in html and "Literate Programming" not in html
+
+
+def test_a_render_from_another_text_is_never_stored_as_the_notes(author):
+    """note_render_store stores a FreshRender only when its hash is the note's own."""
+    published = published_note(author, body="The live text.")
+    stale = renders.FreshRender(render("Another text.", context_for(published)), "0" * 64)
+    renders.note_render_store(note=published, force=True, fresh=stale)
+    assert "The live text." in _stored(published)[0]
