@@ -109,7 +109,7 @@ def _empty_cache():
     lease.last = None
     snapshot.forget_all()
     yield
-    refreshes.join()  # a stale page's background render must not outlive its test's database
+    refreshes.stop()  # a stale page's background render must not outlive its test's database
 
 
 @pytest.fixture

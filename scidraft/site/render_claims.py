@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import logging
 import os
+import queue
 import sys
 import threading
 import time
@@ -21,7 +22,7 @@ from contextlib import contextmanager
 from django.conf import settings
 from django.core.cache import cache
 from django.core.handlers.wsgi import WSGIRequest
-from django.db import connections
+from django.db import close_old_connections, connections
 from django.http import HttpRequest
 
 from .sharedcache import safe
@@ -163,14 +164,23 @@ def synthetic_request(request: HttpRequest) -> WSGIRequest:
 
 class _Refreshes:
     """Stale pages being rendered again in the background: at most one render per page across
-    processes (a claim in the shared cache), in a thread of the process that won the claim,
-    while readers are served the stale page."""
+    processes (a claim in the shared cache), by one of this process's refresh threads, while
+    readers are served the stale page.
+
+    The threads (SCIDRAFT_PAGE_REFRESH_THREADS at most) are started when first needed and
+    kept: each keeps its database and cache connections from one render to the next, as a
+    server's request threads do. A thread a render started anew would open a database
+    connection for it, which costs PostgreSQL a process of its own and more CPU than many
+    cached reads."""
 
     PREFIX = "refresh:"
 
     def __init__(self):
         self.lock = threading.Lock()
-        self.threads: set[threading.Thread] = set()
+        self.idle = threading.Condition(self.lock)
+        self.jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self.threads: list[threading.Thread] = []
+        self.pid = os.getpid()
         self.busy = 0
 
     def _take_slot(self) -> bool:
@@ -179,6 +189,9 @@ class _Refreshes:
         # process's CPU from its readers. A page read while all are busy is served stale and
         # claimed by a later reader (past the bound, its reader renders it).
         with self.lock:
+            if self.pid != os.getpid():  # a forked child has none of its parent's threads
+                self.pid, self.threads, self.busy = os.getpid(), [], 0
+                self.jobs = queue.SimpleQueue()
             if self.busy >= settings.SCIDRAFT_PAGE_REFRESH_THREADS:
                 return False
             self.busy += 1
@@ -187,6 +200,7 @@ class _Refreshes:
     def _free_slot(self) -> None:
         with self.lock:
             self.busy -= 1
+            self.idle.notify_all()
 
     def start(self, key: str, request: HttpRequest, render: Callable[[HttpRequest], object]):
         """Render the page of `request` again in the background unless some process already
@@ -197,37 +211,58 @@ class _Refreshes:
         if not safe(cache.add, claim, 1, CLAIM_SECONDS, default=False):
             self._free_slot()
             return
-        fresh = synthetic_request(request)
-        thread = threading.Thread(
-            target=self._run, args=(claim, fresh, render), name="scidraft-page-refresh",
-            daemon=True,
-        )  # fmt: skip
+        self.jobs.put((claim, synthetic_request(request), render))
+        self._ensure_thread()
+
+    def _ensure_thread(self) -> None:
+        """A thread for each render running at once, up to the slots: started on demand."""
         with self.lock:
-            self.threads.add(thread)
+            self.threads = [thread for thread in self.threads if thread.is_alive()]
+            if len(self.threads) >= min(self.busy, settings.SCIDRAFT_PAGE_REFRESH_THREADS):
+                return
+            thread = threading.Thread(
+                target=self._serve, args=(self.jobs,), name="scidraft-page-refresh", daemon=True
+            )
+            self.threads.append(thread)
         thread.start()
 
-    def _run(self, claim: str, request: HttpRequest, render) -> None:
+    def _serve(self, jobs: queue.SimpleQueue) -> None:
         _yield_to_readers()
+        try:
+            while (job := jobs.get()) is not None:
+                self._run(*job)
+        finally:
+            connections.close_all()  # this thread's own
+
+    def _run(self, claim: str, request: HttpRequest, render) -> None:
+        close_old_connections()  # as a request starts: one past its age or broken is replaced
         try:
             with kept_claims.kept(claim):
                 render(request)
         except Exception:  # the stale page stays; past the bound readers render it themselves
             logger.exception("background render of %s failed", request.path)
         finally:
-            connections.close_all()  # this thread's own connections
-            with self.lock:
-                self.threads.discard(threading.current_thread())
+            close_old_connections()  # and as it ends
             self._free_slot()
 
     def join(self, timeout: float = 10.0) -> None:
-        """Wait for the background renders running now (tests; a worker shutting down)."""
+        """Wait for the background renders asked for until now (tests; a worker shutting
+        down)."""
         deadline = time.monotonic() + timeout
-        while True:
-            with self.lock:
-                running = list(self.threads)
-            if not running or time.monotonic() >= deadline:
-                return
-            running[0].join(max(0.0, deadline - time.monotonic()))
+        with self.lock:
+            while self.busy and time.monotonic() < deadline:
+                self.idle.wait(max(0.0, deadline - time.monotonic()))
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Wait for them, then end the threads, which close their connections (tests: none may
+        stay connected to a test database that is about to be dropped)."""
+        self.join(timeout)
+        with self.lock:
+            threads, self.threads = self.threads, []
+            for _ in threads:
+                self.jobs.put(None)
+        for thread in threads:
+            thread.join(timeout)
 
 
 refreshes = _Refreshes()

@@ -262,3 +262,54 @@ def test_a_background_render_runs_below_the_readers_priority(settings):
     render_claims.refreshes.join()
     assert seen["render"] == min(19, before + 7)
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == before
+
+
+@pytest.mark.django_db(transaction=True)
+def test_background_renders_keep_their_thread_and_database_connection(settings):
+    """Renders one after another run in the same refresh thread, on the same database
+    connection (a new one costs PostgreSQL a process); stop() ends the thread, which closes
+    it."""
+    from django.db import connection
+
+    from scidraft.site import render_claims
+
+    if connection.vendor != "postgresql" or not settings.DATABASES["default"]["CONN_MAX_AGE"]:
+        pytest.skip("PostgreSQL with persistent connections, as deployed")
+    seen = []
+
+    def render(request):
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            seen.append((threading.current_thread(), cursor.fetchone()[0]))
+
+    refreshes = render_claims.refreshes
+    for path in ("/notes/one/", "/notes/two/", "/notes/three/"):
+        request = RequestFactory().get(path)
+        refreshes.start(caching.page_key(request), request, render)
+        refreshes.join()
+    assert len(seen) == 3 and len(set(seen)) == 1
+    threads = list(refreshes.threads)
+    refreshes.stop()
+    assert threads and not any(thread.is_alive() for thread in threads)
+
+
+def test_a_failed_background_render_frees_its_slot_for_the_next(settings):
+    """A render that raises leaves the stale page as it was and its slot free: the next stale
+    page is rendered by the same thread."""
+    from scidraft.site import render_claims
+
+    settings.SCIDRAFT_PAGE_REFRESH_THREADS = 1
+    done = []
+
+    def failing(request):
+        raise RuntimeError("the render broke")
+
+    def render(request):
+        done.append(request.path)
+
+    refreshes = render_claims.refreshes
+    for path, view in (("/notes/broken/", failing), ("/notes/fine/", render)):
+        request = RequestFactory().get(path)
+        refreshes.start(caching.page_key(request), request, view)
+        refreshes.join()
+    assert done == ["/notes/fine/"] and refreshes.busy == 0
