@@ -8,9 +8,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import os
 import threading
 
-from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 
 logger = logging.getLogger(__name__)
@@ -56,19 +56,40 @@ def send_from_sync(group: str, message: dict) -> None:
     error page: the message is lost and logged; editors meet the stored update when they next
     load the document, and access is checked again every LIVE_RECHECK_SECONDS anyway."""
     try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        _send_logged(group, message)
-        return
-    # Sync code on a thread whose loop is running (a test driving Playwright's sync API):
-    # that loop must not be blocked, nor would it run a task now.
-    thread = threading.Thread(target=_send_logged, args=(group, message))
-    thread.start()
-    thread.join()
-
-
-def _send_logged(group: str, message: dict) -> None:
-    try:
-        async_to_sync(send)(group, message)
-    except Exception as error:  # noqa: BLE001 - any layer failure: see send_from_sync
+        sender.send(group, message)
+    except Exception as error:  # noqa: BLE001 - any layer failure, or no answer in time
         logger.warning("Writing together: %s not told (%s: %s)", group, type(error).__name__, error)
+
+
+class _Sender:
+    """One event loop in a thread of its own, kept for the process's life, that sends what
+    sync code gives it. The channel layer keeps its Redis connections per event loop: an
+    event loop made for each message (async_to_sync's, in a thread without one) connected
+    anew every time, a few milliseconds of each publish's CPU."""
+
+    TIMEOUT_S = 10.0  # the most a request waits for a message to be sent
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.pid = 0
+
+    def _running_loop(self) -> asyncio.AbstractEventLoop:
+        with self.lock:
+            if self.loop is None or self.pid != os.getpid():  # a forked child has no thread
+                self.loop, self.pid = asyncio.new_event_loop(), os.getpid()
+                threading.Thread(
+                    target=self.loop.run_forever, name="live-group-sender", daemon=True
+                ).start()
+            return self.loop
+
+    def send(self, group: str, message: dict) -> None:
+        future = asyncio.run_coroutine_threadsafe(send(group, message), self._running_loop())
+        try:
+            future.result(self.TIMEOUT_S)
+        except TimeoutError:
+            future.cancel()
+            raise
+
+
+sender = _Sender()
