@@ -415,7 +415,9 @@ class Note(RenderedContent):
     def __str__(self) -> str:
         return self.title or self.slug
 
-    def save(self, *args, **kwargs):
+    def save(self, *args, index: bool = True, **kwargs):
+        """`index` false leaves the search vector to a save that follows in the same write
+        (a render's, which changes the text the vector is made of)."""
         self.has_body = bool(self.body.strip())
         if "slug" not in self.get_deferred_fields():
             self.draw_key = draw_key(self.slug)
@@ -425,7 +427,7 @@ class Note(RenderedContent):
         if update_fields is not None and "slug" in update_fields:
             kwargs["update_fields"] = update_fields = {*update_fields, "draw_key"}
         super().save(*args, **kwargs)
-        if search_index.touches_index(update_fields):
+        if index and search_index.touches_index(update_fields):
             search_index.vectors_store(Note.objects.filter(pk=self.pk))
 
     def clean(self):

@@ -163,8 +163,8 @@ def fields_apply(note: Note, fields: dict, *, fresh: FreshRender | None = None) 
 
 
 def fields_write(note: Note, fields: dict) -> None:
-    """Write the editor's values onto the note row, a new version; its render is the
-    caller's (fields_apply, note_save)."""
+    """Write the editor's values onto the note row, a new version; its render, and with it
+    the search vector, is the caller's (fields_apply, note_save)."""
     tags = fields.get("tags")
     authors = fields.get("authors")
     bibliographies = fields.get("bibliographies")
@@ -176,7 +176,9 @@ def fields_write(note: Note, fields: dict) -> None:
         tags = note.tag_order = tag_names(tags)
     note.version += 1
     note.full_clean()
-    note.save()
+    # The caller's render saves the rendered fields next, which stores the search vector of
+    # the new text (one to_tsvector of the whole note instead of two).
+    note.save(index=False)
     if tags is not None:
         note.tags.set([tag_get_or_create(name) for name in tags])
     if authors is not None:

@@ -59,6 +59,29 @@ def test_vector_follows_publish_changes_and_unpublish(author):
     assert found("zeppelins") == set()
 
 
+def test_the_editors_publish_click_indexes_what_it_publishes(author):
+    """The click saves and publishes in one write, storing the search vector once, after the
+    render: the new title and text are found, the old ones are not."""
+    note = published_note(author, "Heat equation", "Fourier wrote on xylophones.")
+    services.note_save_and_publish(
+        note_id=note.pk,
+        user=author,
+        base_version=Note.objects.get(pk=note.pk).version,
+        fields={"title": "Heat kernels", "body": "Fourier wrote on zeppelins."},
+        publish=True,
+    )
+    assert found("zeppelins") == found("kernels") == {note.slug}
+    assert found("xylophones") == set()
+    draft = services.note_create(user=author, title="Wave equation")
+    services.note_save_and_publish(
+        note_id=draft.pk,
+        user=author,
+        base_version=draft.version,
+        fields={"body": "D'Alembert wrote on violins."},
+    )
+    assert "'violin':" in stored_vector(draft)
+
+
 def test_imported_notes_and_pages_are_indexed(tmp_path):
     """import_hugo stores the vectors of the notes and pages it writes."""
     (tmp_path / "content/notes").mkdir(parents=True)
