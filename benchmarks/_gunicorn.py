@@ -3,10 +3,35 @@
 
 from __future__ import annotations
 
+import re
+import subprocess
 import threading
 from pathlib import Path
 
-from _serving_processes import GUNICORN, LoopbackServer
+from _serving_processes import GUNICORN, ROOT, LoopbackServer
+
+
+def code_tree(ref: str, work: Path) -> Path:
+    """The project's files at git commit `ref`, in `work`, with this checkout's installed
+    assets (static/vendor, node_modules): a second server runs the code of before a change
+    beside the code of now, on the same site, in the same run."""
+    tree = work / f"code-{re.sub(r'[^A-Za-z0-9_.-]+', '-', ref)}"
+    if not tree.is_dir():
+        tree.mkdir(parents=True)
+        archive = subprocess.run(  # noqa: S603 - git, on this repository
+            ["git", "-C", str(ROOT), "archive", ref],  # noqa: S607 - git from the PATH
+            check=True,
+            capture_output=True,
+        ).stdout
+        subprocess.run(  # noqa: S603 - tar into the benchmark's own folder
+            ["tar", "-x", "-C", str(tree)],  # noqa: S607 - tar from the PATH
+            input=archive,
+            check=True,
+        )
+        for installed in ("static/vendor", "node_modules"):
+            if (ROOT / installed).exists() and not (tree / installed).exists():
+                (tree / installed).symlink_to(ROOT / installed)
+    return tree
 
 
 class Gunicorn(LoopbackServer):
@@ -17,7 +42,7 @@ class Gunicorn(LoopbackServer):
     POLL_S = 0.3
     STOP_S = 30.0
 
-    def __init__(self, env: dict, log: Path, nice: int = 0):
+    def __init__(self, env: dict, log: Path, nice: int = 0, code: Path | None = None):
         super().__init__(log)
         # `nice` runs the pool below the other processes' priority (as a lower CPU weight does
         # under docker compose); nice(1) execs gunicorn, so the pid is gunicorn's.
@@ -29,7 +54,9 @@ class Gunicorn(LoopbackServer):
             # A worker recycled mid-run would measure its start-up, and hide its memory growth.
             "GUNICORN_MAX_REQUESTS": "0",
         }
-        self.start(self.command, env)
+        # `code`: a source tree to serve instead of this checkout's (gunicorn puts its working
+        # folder first on the import path).
+        self.start(self.command, env, **({"cwd": code} if code else {}))
 
     def workers(self) -> list[int]:
         """The worker processes: the master's children, from /proc."""

@@ -153,10 +153,10 @@ class LoopbackServer:
         self.base = f"http://127.0.0.1:{self.port}"
         self.log = log
 
-    def start(self, command: list[str], env: dict) -> None:
+    def start(self, command: list[str], env: dict, cwd: Path = ROOT) -> None:
         with self.log.open("wb") as out:
             self.process = subprocess.Popen(  # noqa: S603 - the venv's gunicorn
-                command, cwd=ROOT, env=env, stdout=out, stderr=out
+                command, cwd=cwd, env=env, stdout=out, stderr=out
             )
 
     def wait(self, path: str = "/", timeout: float | None = None) -> None:

@@ -54,7 +54,7 @@ import urllib.request
 from pathlib import Path
 
 # benchmarks/ is on sys.path: the script's folder.
-from _gunicorn import Gunicorn, MemorySampler
+from _gunicorn import Gunicorn, MemorySampler, code_tree
 from _scale_rows import MAX_MS, Row, report
 from _seed import citing_body, seed
 from _serving_processes import (
@@ -238,14 +238,18 @@ def run_mode(env: dict, work: Path, mode: str, site: dict, rates: list[int], sec
     # The public pool's priority below the others', as docker-compose.yml's cpu_shares for
     # web (256 against the default 1024) is, near enough, a nice value of 6.
     web_nice = int(settings.pop("WEB_NICE", "0"))
+    # The code of another commit (`+CODE=<ref>`), served on the same site: before and after a
+    # change side by side. Its migrations must be this checkout's.
+    code = code_tree(settings.pop("CODE"), work) if "CODE" in settings else None
     mode_env = {**env, "SCIDRAFT_PAGE_INVALIDATION": invalidation, **settings}
     log_name = re.sub(r"[^A-Za-z0-9_.-]+", "-", mode)
-    server = Gunicorn(mode_env, work / f"gunicorn-{log_name}.log", nice=web_nice)
+    server = Gunicorn(mode_env, work / f"gunicorn-{log_name}.log", nice=web_nice, code=code)
     authoring = None
     if authoring_workers:
         authoring = Gunicorn(
             {**mode_env, "WEB_CONCURRENCY": str(authoring_workers)},
             work / f"gunicorn-authoring-{log_name}.log",
+            code=code,
         )
     samplers: list[MemorySampler] = []
     try:
