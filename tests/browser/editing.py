@@ -29,11 +29,20 @@ def body_text(page) -> str:
 
 
 def place_cursor(page, offset: int) -> None:
-    """Put the cursor at `offset` in the body and focus it."""
+    """Put the cursor at `offset` in the body and focus it, and wait until the browser's own
+    caret is there too: a key sent before then is inserted where the browser's caret was, and
+    CodeMirror keeps its cursor in front of the inserted text."""
     page.evaluate(
         f"(at) => {{ const b = {_API};"
         " b.view.dispatch({selection: {anchor: at}}); b.focus(); }",
         offset,
+    )
+    page.wait_for_function(
+        f"(at) => {{ const v = {_API}.view, s = document.getSelection();"
+        " return v.hasFocus && s.rangeCount > 0 && v.contentDOM.contains(s.focusNode)"
+        " && v.posAtDOM(s.focusNode, s.focusOffset) === at"
+        " && v.state.selection.main.head === at; }",
+        arg=offset,
     )
 
 
