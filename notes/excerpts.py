@@ -13,9 +13,11 @@ author pages, search results: KaTeX's output).
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 from scidraft.markup import excerpt as engine
+from scidraft.markup.bounded_cache import BoundedCache
 
 from .models import EXCERPT_SOURCE_CHARS
 
@@ -71,4 +73,18 @@ def excerpt_of(
             return engine.excerpt(segments, chars=SEARCH_CHARS, around=around)
     if around is not None:
         return engine.excerpt(body, chars=SEARCH_CHARS)
-    return engine.excerpt(engine.segments_from_html(_card(item), words + 1), words=words)
+    return _card_excerpt(_card(item), words)
+
+
+# Card excerpts by (a digest of the card's HTML, words): a list shows the same cards each time
+# it is rendered again, after a write to one of its notes, and reading them is much of its cost.
+_card_excerpts = BoundedCache(4_096, 4 * 2**20, lambda key, value: value.weight)
+
+
+def _card_excerpt(card: str, words: int) -> engine.Excerpt:
+    key = (hashlib.blake2b(card.encode("utf-8"), digest_size=16).digest(), words)
+    found = _card_excerpts.get(key)
+    if found is None:
+        found = engine.excerpt(engine.segments_from_html(card, words + 1), words=words)
+        _card_excerpts.put(key, found)
+    return found

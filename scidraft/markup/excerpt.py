@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from . import jsengine, sanitise
+from .bounded_cache import BoundedCache
 
 SUMMARY_WORDS = 70  # Hugo's summaryLength
 
@@ -305,6 +306,11 @@ class Excerpt:
     def has_math(self) -> bool:
         return any(segment.math for segment in self.segments)
 
+    @property
+    def weight(self) -> int:
+        """About what it holds in memory, in characters (for the caches)."""
+        return sum(len(segment.text) + len(segment.html) for segment in self.segments) + 100
+
     def text(self, ellipsis: str = "…") -> str:
         """Plain text: formulas as TeX between `\\(…\\)` (inline) or `\\[…\\]` (display)."""
         parts = []
@@ -318,7 +324,17 @@ class Excerpt:
 
     def html(self, highlight: re.Pattern | None = None, ellipsis: str = "…") -> str:
         """Escaped text and typeset formulas in one paragraph's flow, matches of `highlight`
-        marked (never inside a formula), cleaned by the excerpt allowlist."""
+        marked (never inside a formula), cleaned by the excerpt allowlist. Without `highlight`
+        it is kept (_html_made): a list quotes the same cards each time it is rendered."""
+        if highlight is not None:
+            return self._html(highlight, ellipsis)
+        found = _html_made.get((self, ellipsis))
+        if found is None:
+            found = self._html(None, ellipsis)
+            _html_made.put((self, ellipsis), found)
+        return found
+
+    def _html(self, highlight: re.Pattern | None, ellipsis: str) -> str:
         parts = []
         for segment in self.segments:
             parts.append(typeset(segment) if segment.math else mark(segment.text, highlight))
@@ -335,6 +351,11 @@ class Excerpt:
         if self.cut_after:
             body = f"{body} {ellipsis}"
         return body
+
+
+# Excerpts' HTML by excerpt: typesetting and cleaning cost a list page a third of its render,
+# and a list rendered again (a write to one of its notes) quotes mostly the same cards.
+_html_made = BoundedCache(4_096, 4 * 2**20, lambda key, value: len(value) + key[0].weight)
 
 
 def excerpt(

@@ -71,6 +71,31 @@ def test_excerpt_reads_a_bounded_prefix_of_the_card():
     assert excerpt_of(listed).text() == excerpt_of(note).text()
 
 
+def test_a_card_quoted_again_is_read_once_and_a_changed_card_anew(monkeypatch):
+    """A list rendered again quotes the same cards: each card's excerpt is read from its HTML
+    once (and its HTML made once), until the card changes."""
+    from notes import excerpts
+    from scidraft.markup import excerpt as engine
+
+    reads = []
+    segments_from_html = engine.segments_from_html
+
+    def counting(html, *args):
+        reads.append(html)
+        return segments_from_html(html, *args)
+
+    monkeypatch.setattr(engine, "segments_from_html", counting)
+    excerpts._card_excerpts.clear()  # an earlier test may have quoted the same card
+    note = excerpt_note()
+    first = [excerpt_of(note).html() for _ in range(3)]
+    assert len(reads) == 1 and first[0] == first[1] == first[2]
+    words = excerpts.SUMMARY_WORDS
+    made = engine.excerpt(segments_from_html(note.rendered_card_html, words + 1), words=words)
+    assert first[0] == made._html(None, "…")  # what it is made of without the caches
+    note.rendered_card_html = "<p>Since then.</p>" + note.rendered_card_html
+    assert excerpt_of(note).text().startswith("Since then. By Lemma 1") and len(reads) == 2
+
+
 PAYLOADS = "\n\n".join(payload for _, payload in BODY_PAYLOADS)
 
 
