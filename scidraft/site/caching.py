@@ -51,7 +51,16 @@ from django.utils.cache import get_conditional_response, patch_cache_control, pa
 from django.utils.http import http_date, quote_etag
 
 from . import dependencies, generation
-from .page_entries import encode, forget, keep, local_pages, local_queries, restore, store
+from .page_entries import (
+    encode,
+    forget,
+    keep,
+    latest_key,
+    local_pages,
+    local_queries,
+    restore,
+    store,
+)
 from .render_claims import refreshes, renders, shared_renders
 from .sharedcache import safe
 
@@ -128,6 +137,8 @@ def _find(key: str, shared: bool, current: int) -> tuple[dict | None, float | bo
     verdict = staleness(local, current) if local is not None else 0.0
     if verdict is False or not shared:
         return local, verdict
+    if local is not None and safe(cache.get, latest_key(key)) == local.get("id"):
+        return local, verdict  # the shared copy is the same render: not fetched
     found = safe(cache.get, key)
     if found is None or (local is not None and found.get("id") == local.get("id")):
         return local, verdict

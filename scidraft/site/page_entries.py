@@ -128,9 +128,21 @@ local_pages = _LocalPages(max_bytes=settings.SCIDRAFT_PAGE_LOCAL_BYTES)
 local_queries = _LocalPages(max_bytes=settings.SCIDRAFT_PAGE_QUERY_LOCAL_BYTES)
 
 
+def latest_key(key: str) -> str:
+    """Where the shared cache keeps the id of the page's latest render beside the page: a
+    process holding a stale copy asks for the id, a few bytes, before the page, which is the
+    same render until someone stores a newer one."""
+    return key + ":latest"
+
+
 def keep(key: str, entry: dict, shared: bool = True) -> None:
     if shared:
-        safe(cache.set, key, entry, settings.SCIDRAFT_PAGE_CACHE_TTL)
+        safe(
+            cache.set_many,
+            {key: entry, latest_key(key): entry["id"]},
+            settings.SCIDRAFT_PAGE_CACHE_TTL,
+            default=[],
+        )
         local_pages.put(key, entry)
     else:
         local_queries.put(key, entry)
@@ -138,7 +150,7 @@ def keep(key: str, entry: dict, shared: bool = True) -> None:
 
 def forget(key: str, shared: bool = True) -> None:
     if shared:
-        safe(cache.delete, key)
+        safe(cache.delete_many, [key, latest_key(key)])
         local_pages.drop(key)
     else:
         local_queries.drop(key)

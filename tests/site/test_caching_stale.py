@@ -242,3 +242,32 @@ def test_a_page_rendered_moments_ago_is_served_stale_until_the_interval_ends(
     assert renders.count == 1
     fresh = client.get(NOTE)
     assert fresh["X-Cache"] == "hit" and b"Fourth title" in fresh.content
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_process_holding_the_latest_render_of_a_stale_page_does_not_fetch_it_again(
+    client, notes, settings, monkeypatch
+):
+    """While a stale page waits for its next render, each read asks the shared cache for the
+    id of the latest render only; the page itself is fetched once another process stored a
+    newer one."""
+    settings.SCIDRAFT_PAGE_REFRESH_MS = 60_000  # no render starts during the test
+    client.get(NOTE)
+    _retitle("Second title")
+    key = caching.page_key(client.get(NOTE).wsgi_request)
+    asked = []
+    get = cache.get
+
+    def counting(name, *args, **kwargs):
+        asked.append(name)
+        return get(name, *args, **kwargs)
+
+    monkeypatch.setattr(cache, "get", counting)
+    for _ in range(3):
+        assert client.get(NOTE)["X-Cache"] == "stale"
+    assert asked.count(key) == 0 and asked.count(key + ":latest") == 3
+    newer = {**cache.get(key), "id": "another-process", "content": b"<p>newer</p>"}
+    caching.keep(key, newer)
+    caching.local_pages.drop(key)
+    caching.local_pages.put(key, {**newer, "id": "older"})  # this process's older copy
+    assert b"newer" in client.get(NOTE).content and asked.count(key) == 2

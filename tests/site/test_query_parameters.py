@@ -25,14 +25,23 @@ class StoredPages:
 
     def __init__(self, monkeypatch):
         self.keys: list[str] = []
-        real_set = cache.set
+        real_set, real_set_many = cache.set, cache.set_many
 
         def set_(key, *args, **kwargs):
-            if key.startswith("page:"):
-                self.keys.append(key)
+            self._count([key])
             return real_set(key, *args, **kwargs)
 
+        def set_many(mapping, *args, **kwargs):
+            self._count(mapping)
+            return real_set_many(mapping, *args, **kwargs)
+
         monkeypatch.setattr(cache, "set", set_)
+        monkeypatch.setattr(cache, "set_many", set_many)
+
+    def _count(self, keys) -> None:
+        # A page, not the id of its latest render kept beside it (page_entries.latest_key).
+        pages = [key for key in keys if key.startswith("page:")]
+        self.keys += [key for key in pages if not key.endswith(":latest")]
 
 
 @pytest.fixture
