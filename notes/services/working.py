@@ -232,12 +232,11 @@ def bibliographies_set(note: Note, items) -> None:
 def working_copy_publish(note: Note, *, fresh: FreshRender | None = None) -> bool:
     """Make the working copy the live version (a new version of the row) and drop it.
     False when there was nothing to publish. `fresh` is the copy's render made by a save in
-    this transaction (working_copy_write), stored as the note's when it still is the copy's."""
+    this transaction (working_copy_write), stored as the note's when its hash, which covers the
+    text, is the note's (note_render_store)."""
     copy = note.working
     if copy is None:
         return False
-    if fresh is not None and fresh.digest != copy.source_hash:
-        fresh = None
     state = working_state(note)
     slug = state.get("slug") or note.slug
     if Note.objects.filter(slug=slug).exclude(pk=note.pk).exists():
