@@ -8,6 +8,12 @@ stands in (Python's allocations only). `traced` gives tracemalloc's peak on its 
 allocating code several times over, so it is never the run whose CPU time is held to a bound.
 Memory the process freed earlier may be reused without raising its peak, so the heaviest cases
 are measured again by `fresh`, the same way in a new process.
+
+The peak is the whole process's, so a background thread left by an earlier test (a render
+completed after its write, a V8 context built ahead) can raise it during a call that allocates
+nothing (and its CPU time counts theirs). A call over a bound while another thread ran is
+therefore measured again, up to `_AGAIN` times; it fails when every measurement is over, and
+the failure names the threads that ran beside it.
 """
 
 from __future__ import annotations
@@ -18,10 +24,11 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 import tracemalloc
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from hypothesis import HealthCheck, settings
@@ -49,6 +56,40 @@ def _status_kb(field: str) -> int:
     return int(re.search(rf"^{field}:\s+(\d+)", _STATUS.read_text(), re.M).group(1))
 
 
+_TASKS = Path("/proc/self/task")
+_AGAIN = 3
+
+
+def _threads_ticks() -> dict[int, int]:
+    """Each thread of the process: CPU clock ticks so far."""
+    ticks = {}
+    for task in _TASKS.iterdir():
+        try:
+            stat = (task / "stat").read_text()
+        except OSError:  # the thread ended meanwhile
+            continue
+        utime, stime = stat.rsplit(")", 1)[1].split()[11:13]
+        ticks[int(task.name)] = int(utime) + int(stime)
+    return ticks
+
+
+def _names() -> dict[int, str]:
+    return {thread.native_id: thread.name for thread in threading.enumerate()}
+
+
+def _beside(before: dict[int, int], named: dict[int, str], others_cpu: float) -> tuple[str, ...]:
+    """The threads other than this one that used CPU since `before` (when `named` was taken),
+    by name where Python knows them; `others_cpu` is their CPU time, ended threads' included."""
+    if others_cpu <= 0:
+        return ()
+    names, own = {**named, **_names()}, threading.get_native_id()
+    after = _threads_ticks()
+    ran = [tid for tid, ticks in after.items() if tid != own and ticks > before.get(tid, 0)]
+    ended = before.keys() - after.keys()
+    ran = {names.get(tid, f"thread {tid}") for tid in [*ran, *ended]}
+    return tuple(sorted(ran)) or ("a thread that ended",)
+
+
 def _peak_resettable() -> bool:
     try:
         _CLEAR_REFS.write_text("5")  # resets VmHWM to the current resident set
@@ -63,6 +104,9 @@ class Measured:
     memory_mb: float  # growth of the peak resident set (or tracemalloc's peak) during it
     result: object
     refused: BaseException | None  # the clear error the path answered with, if any
+    # Threads other than the caller's that used CPU during the call, and the call again.
+    beside: tuple[str, ...] = ()
+    again: Callable[[], Measured] | None = field(default=None, repr=False, compare=False)
 
 
 def measure(function: Callable, *args, refusals: tuple = (), **kwargs) -> Measured:
@@ -75,6 +119,8 @@ def measure(function: Callable, *args, refusals: tuple = (), **kwargs) -> Measur
     else:
         tracemalloc.start()
     result, refused = None, None
+    threads, named = _threads_ticks(), _names()
+    own_start = time.thread_time()
     start = time.process_time()
     try:
         result = function(*args, **kwargs)
@@ -82,12 +128,18 @@ def measure(function: Callable, *args, refusals: tuple = (), **kwargs) -> Measur
         refused = error
     finally:
         cpu = time.process_time() - start
+        others_cpu = cpu - (time.thread_time() - own_start)
         if native:
             memory = (_status_kb("VmHWM") - start_kb) / 1024
         else:
             memory = tracemalloc.get_traced_memory()[1] / MB
             tracemalloc.stop()
-    return Measured(cpu, memory, result, refused)
+    beside = _beside(threads, named, others_cpu)
+
+    def again() -> Measured:
+        return measure(function, *args, refusals=refusals, **kwargs)
+
+    return Measured(cpu, memory, result, refused, beside, again)
 
 
 def traced(function: Callable, *args, refusals: tuple = (), **kwargs) -> float:
@@ -141,12 +193,24 @@ def assert_within(path: InputPath, measured: Measured, what: str, *, cpu: float 
     """The call stayed within the path's registered bounds (or `cpu`, a tighter one for its
     size)."""
     limit = path.cpu_seconds if cpu is None else min(cpu, path.cpu_seconds)
-    assert measured.cpu <= limit, (
-        f"{path.name}: {what} took {measured.cpu:.2f} s of CPU, over the bound of {limit:.2f} s"
+
+    def over(each: Measured) -> bool:
+        return each.cpu > limit or each.memory_mb > path.memory_mb
+
+    tries = [measured]
+    while over(tries[-1]) and tries[-1].beside and tries[-1].again and len(tries) < _AGAIN:
+        tries.append(tries[-1].again())
+    cpu_used = min(each.cpu for each in tries)
+    memory = min(each.memory_mb for each in tries)
+    beside = ", ".join(sorted({name for each in tries for name in each.beside}))
+    beside = f" (in {len(tries)} tries; threads running beside it: {beside})" if beside else ""
+    assert cpu_used <= limit, (
+        f"{path.name}: {what} took {cpu_used:.2f} s of CPU, over the bound of {limit:.2f} s"
+        + beside
     )
-    assert measured.memory_mb <= path.memory_mb, (
-        f"{path.name}: {what} grew the process by {measured.memory_mb:.0f} MB, over the bound "
-        f"of {path.memory_mb:.0f} MB"
+    assert memory <= path.memory_mb, (
+        f"{path.name}: {what} grew the process by {memory:.0f} MB, over the bound "
+        f"of {path.memory_mb:.0f} MB" + beside
     )
 
 
