@@ -97,6 +97,7 @@ def _empty_cache():
     # test under that number must not be served to this one.
     from django.core.cache import cache
 
+    from notes import completion
     from scidraft.site import dependencies, snapshot
     from scidraft.site.caching import local_pages, local_queries, refreshes
     from scidraft.site.generation import lease
@@ -109,7 +110,10 @@ def _empty_cache():
     lease.last = None
     snapshot.forget_all()
     yield
-    refreshes.stop()  # a stale page's background render must not outlive its test's database
+    # Background renders must not outlive their test's database, nor run beside the next test.
+    refreshes.stop()
+    if not completion.wait(timeout=60):
+        raise AssertionError("a render completion still ran a minute after its test")
 
 
 @pytest.fixture
