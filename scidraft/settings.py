@@ -113,6 +113,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Cached public pages are answered here, before sessions and views (scidraft.site.caching).
     "scidraft.site.caching.PageCacheMiddleware",
+    "scidraft.site.settings_scope.SettingsReadOnceMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

@@ -151,7 +151,9 @@ def _save_locked(note: Note, user, base_version: int, fields: dict, kind: str) -
         return _conflict_record(note, user, base_version, wanted)
     _rights_check(note, state, fields, user)
     published = note.status == Status.PUBLISHED
-    fresh = _row_or_copy_write(note, fields, wanted, user, published=published)
+    # Without a working copy, what the authors edit is the row itself.
+    live = state if note.working is None else None
+    fresh = _row_or_copy_write(note, fields, wanted, user, published=published, live=live)
     revision = _revision_record(note, user, base_version, kind)
     if not published:
         # A working copy was rendered as it was written (working_copy_write), for the
@@ -226,17 +228,17 @@ def _rights_check(note: Note, state: dict, fields: dict, user) -> None:
 
 
 def _row_or_copy_write(
-    note: Note, fields: dict, wanted: dict, user, *, published: bool
+    note: Note, fields: dict, wanted: dict, user, *, published: bool, live: dict | None
 ) -> FreshRender | None:
     """Authors new to the note are asked to confirm; a published note's working copy becomes
     `wanted` (a new version, the live row untouched; its render is returned), a draft's row
-    takes `fields`."""
+    takes `fields`. `live` is the row's note_state when already read."""
     if "authors" in fields:
         consents_request(note=note, handles=wanted["authors"], user=user)
     if not published:
         fields_write(note, fields)
         return None
-    fresh = working_copy_write(note, wanted, user)
+    fresh = working_copy_write(note, wanted, user, live=live)
     version_bump(note)
     return fresh
 

@@ -66,13 +66,17 @@ def states_equal(a: dict, b: dict) -> bool:
     return all(a.get(name) == b.get(name) for name in STATE_FIELDS)
 
 
-def working_copy_write(note: Note, state: dict, user) -> FreshRender | None:
+def working_copy_write(
+    note: Note, state: dict, user, *, live: dict | None = None
+) -> FreshRender | None:
     """Keep `state` as the published note's working copy, rendered for the editor's preview and
     the publish check; its render when complete (a publish in the same transaction may store
-    it). None, and no row, when it equals the live version. Readers see no change: the row is
-    not one the page cache listens to (scidraft.site.receivers)."""
+    it). None, and no row, when it equals the live version (`live`, the note_state of the row
+    as it is, when the caller has read it). Readers see no change: the row is not one the page
+    cache listens to (scidraft.site.receivers)."""
     copy = note.working
-    if states_equal(state, note_state(note)) and not _carries_references(note, copy):
+    live = note_state(note) if live is None else live
+    if states_equal(state, live) and not _carries_references(note, copy):
         if copy is not None:
             copy.delete()
         note._state.fields_cache.pop("working_copy", None)
@@ -177,14 +181,24 @@ def fields_write(note: Note, fields: dict) -> None:
     note.version += 1
     note.full_clean()
     # The caller's render saves the rendered fields next, which stores the search vector of
-    # the new text (one to_tsvector of the whole note instead of two).
-    note.save(index=False)
+    # the new text (one to_tsvector of the whole note instead of two); this UPDATE leaves both
+    # out, rather than send the old rendered HTML only to replace it.
+    note.save(index=False, update_fields=_row_fields())
     if tags is not None:
         note.tags.set([tag_get_or_create(name) for name in tags])
     if authors is not None:
         authors_set(note, authors)
     if bibliographies is not None:
         bibliographies_set(note, bibliographies)
+
+
+def _row_fields() -> list[str]:
+    """The note's columns but its render's and its search vector's."""
+    return [
+        field.name
+        for field in Note._meta.concrete_fields
+        if not field.primary_key and field.name not in {*RENDERED_FIELDS, "search_vector"}
+    ]
 
 
 def authors_set(note: Note, handles: list[str]) -> None:

@@ -7,6 +7,10 @@ keeps its configuration.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
@@ -50,9 +54,32 @@ position_range_validator = RegexValidator(
 MATH_MACROS_MAX_CHARS = MAX_PREAMBLE_CHARS
 
 
+# The row as read once in the current settings_read_once() scope; None outside any.
+_read_once: ContextVar[dict | None] = ContextVar("site_settings_read_once", default=None)
+
+
+@contextmanager
+def settings_read_once() -> Iterator[None]:
+    """Within, SiteSettings.objects.current() reads the row once: a publish asks for it from
+    five places (review rule, render context, kept references, search language), every one a
+    query. A scope that saves the row reads it from the database from then on: the saved values
+    could still roll back."""
+    token = _read_once.set({})
+    try:
+        yield
+    finally:
+        _read_once.reset(token)
+
+
 class SiteSettingsQuerySet(models.QuerySet):
     def current(self) -> SiteSettings:
-        settings, _ = self.get_or_create(pk=1)
+        kept = _read_once.get()
+        if kept is not None and "row" in kept:
+            return kept["row"]
+        settings, created = self.get_or_create(pk=1)
+        # A row created here holds the defaults, which a rollback would not change.
+        if kept is not None and (created or not kept.get("written")):
+            kept.update(row=settings, written=False)
         return settings
 
 
@@ -159,6 +186,10 @@ class SiteSettings(models.Model):
 
     def save(self, *args, **kwargs):
         self.pk = 1
+        kept = _read_once.get()
+        if kept is not None:
+            kept.pop("row", None)
+            kept["written"] = True
         super().save(*args, **kwargs)
 
     def promotion_position_bounds(self) -> tuple[int, int]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import Permission
 from django.core.exceptions import PermissionDenied
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from notes import services
 from notes.models import Note, Status
@@ -155,3 +157,20 @@ def test_a_render_from_another_text_is_never_stored_as_the_notes(author):
     stale = renders.FreshRender(render("Another text.", context_for(published)), "0" * 64)
     renders.note_render_store(note=published, force=True, fresh=stale)
     assert "The live text." in _stored(published)[0]
+
+
+def test_a_publish_click_sends_the_rendered_html_once_and_reads_the_row_state_once(author):
+    """The fields' UPDATE leaves the render's columns to the render's own, and the save reads
+    the live note's state once to compare its working copy with (no copy: the row is it)."""
+    note = published_note(author, body="Text $x$.")
+    with CaptureQueriesContext(connection) as queries:
+        _click(note, author, fields={"body": "Changed $y$."}, publish=True)
+    sql = [query["sql"] for query in queries.captured_queries]
+    updates = [query for query in sql if query.startswith('UPDATE "notes_note"')]
+    assert sum('"rendered_html" =' in query for query in updates) == 1
+    tag_reads = [query for query in sql if query.startswith("SELECT") and '"notes_tag"' in query]
+    # The save's state, the publish's state and the revision's: three.
+    assert len(tag_reads) == 3, tag_reads
+    published = Note.objects.get(pk=note.pk)
+    assert published.body == "Changed $y$." and "Changed" in published.rendered_html
+    assert published.has_body and published.version > note.version
