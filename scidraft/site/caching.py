@@ -137,6 +137,12 @@ def _find(key: str, shared: bool, current: int) -> tuple[dict | None, float | bo
     verdict = staleness(local, current) if local is not None else 0.0
     if verdict is False or not shared:
         return local, verdict
+    if local is not None and _servable_stale(verdict) and not _due_for_refresh(local):
+        # Served as it is until due, as a copy it fetched would be: another process may have
+        # stored a newer render meanwhile, but this one asks once its copy is due, so a change
+        # still shows within the interval and a render, and the stale reads before then cost
+        # no round trip to the shared cache.
+        return local, verdict
     if local is not None and safe(cache.get, latest_key(key)) == local.get("id"):
         return local, verdict  # the shared copy is the same render: not fetched
     found = safe(cache.get, key)

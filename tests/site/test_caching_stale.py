@@ -244,17 +244,7 @@ def test_a_page_rendered_moments_ago_is_served_stale_until_the_interval_ends(
     assert fresh["X-Cache"] == "hit" and b"Fourth title" in fresh.content
 
 
-@pytest.mark.django_db(transaction=True)
-def test_a_process_holding_the_latest_render_of_a_stale_page_does_not_fetch_it_again(
-    client, notes, settings, monkeypatch
-):
-    """While a stale page waits for its next render, each read asks the shared cache for the
-    id of the latest render only; the page itself is fetched once another process stored a
-    newer one."""
-    settings.SCIDRAFT_PAGE_REFRESH_MS = 60_000  # no render starts during the test
-    client.get(NOTE)
-    _retitle("Second title")
-    key = caching.page_key(client.get(NOTE).wsgi_request)
+def _counting_gets(monkeypatch) -> list[str]:
     asked = []
     get = cache.get
 
@@ -263,11 +253,44 @@ def test_a_process_holding_the_latest_render_of_a_stale_page_does_not_fetch_it_a
         return get(name, *args, **kwargs)
 
     monkeypatch.setattr(cache, "get", counting)
+    return asked
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_stale_page_younger_than_the_refresh_interval_is_served_without_asking(
+    client, notes, settings, monkeypatch
+):
+    """Until a stale page is due for its next render, its readers are served this process's
+    copy without a round trip to the shared cache."""
+    settings.SCIDRAFT_PAGE_REFRESH_MS = 60_000  # no render starts during the test
+    client.get(NOTE)
+    _retitle("Second title")
+    key = caching.page_key(client.get(NOTE).wsgi_request)
+    asked = _counting_gets(monkeypatch)
     for _ in range(3):
         assert client.get(NOTE)["X-Cache"] == "stale"
-    assert asked.count(key) == 0 and asked.count(key + ":latest") == 3
-    newer = {**cache.get(key), "id": "another-process", "content": b"<p>newer</p>"}
+    assert asked.count(key) == 0 and asked.count(key + ":latest") == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_process_holding_the_latest_render_of_a_stale_page_does_not_fetch_it_again(
+    client, notes, settings, monkeypatch
+):
+    """Once a stale page is due, its read asks the shared cache for the id of the latest
+    render only, and fetches the page when another process stored a newer one."""
+    settings.SCIDRAFT_PAGE_REFRESH_MS = 60_000
+    client.get(NOTE)
+    _retitle("Second title")
+    key = caching.page_key(client.get(NOTE).wsgi_request)
+    started = []
+    monkeypatch.setattr(render_claims.refreshes, "start", lambda key, *_: started.append(key))
+    held = caching.local_pages.get(key)
+    due = held.get("rendered_at", 0) - 120
+    caching.local_pages.put(key, {**held, "rendered_at": due})
+    asked = _counting_gets(monkeypatch)
+    assert client.get(NOTE)["X-Cache"] == "stale" and started == [key]
+    assert asked.count(key) == 0 and asked.count(key + ":latest") == 1
+    newer = {**held, "id": "another-process", "content": b"<p>newer</p>"}
     caching.keep(key, newer)
-    caching.local_pages.drop(key)
-    caching.local_pages.put(key, {**newer, "id": "older"})  # this process's older copy
-    assert b"newer" in client.get(NOTE).content and asked.count(key) == 2
+    caching.local_pages.put(key, {**newer, "id": "older", "rendered_at": due})
+    assert b"newer" in client.get(NOTE).content and asked.count(key) == 1
