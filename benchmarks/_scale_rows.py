@@ -23,6 +23,7 @@ class Row:
     reads: list = field(default_factory=list)
     publishes: list = field(default_factory=list)
     rss_mb: float = 0.0
+    cpu: dict[str, float] = field(default_factory=dict)  # CPU seconds by process group
 
     def _ms(self, share: float) -> float:
         times = sorted(answer.seconds for answer in self.reads)
@@ -62,9 +63,38 @@ class Row:
         return sum(answer.status == 302 for answer in self.publishes)
 
 
+def publish_cpu_ms(row: Row, quiet: Row | None) -> dict[str, float] | None:
+    """The server's CPU per publish by process group, in ms: what the row's processes spent
+    beyond its reads at the cost a read had in the same mode without writes (`quiet`)."""
+    if quiet is None or not row.written or not quiet.reads:
+        return None
+    return {
+        group: 1000
+        * (seconds - len(row.reads) * quiet.cpu.get(group, 0.0) / len(quiet.reads))
+        / row.written
+        for group, seconds in row.cpu.items()
+    }
+
+
+def cpu_lines(rows: list[Row]) -> list[str]:
+    """A line per row with writes: the server's CPU per publish, by process group."""
+    quiet = {row.mode: row for row in rows if row.rate == 0}
+    lines = []
+    for row in rows:
+        costs = publish_cpu_ms(row, quiet.get(row.mode))
+        if costs:
+            split = ", ".join(f"{group} {ms:.0f}" for group, ms in costs.items())
+            lines.append(
+                f"{row.mode} at {row.rate}/s: {sum(costs.values()):.0f} ms of CPU a publish "
+                f"({split})"
+            )
+    return lines
+
+
 def report(rows: list[Row]) -> tuple[str, list[str]]:
     failures = []
     baseline = {row.mode: row.p99 for row in rows if row.rate == 0}
+    quiet = {row.mode: row for row in rows if row.rate == 0}
     cells = []
     for row in rows:
         goals, ok = [f"max ≤ {MAX_MS:g}"], row.max <= MAX_MS
@@ -83,6 +113,7 @@ def report(rows: list[Row]) -> tuple[str, list[str]]:
             failures.append(f"{row.mode} at {row.rate}/s: {row.errors} errors")
         written = row.written
         publish_ms = [answer.seconds * 1000 for answer in row.publishes if answer.status == 302]
+        costs = publish_cpu_ms(row, quiet.get(row.mode))
         cells.append(
             [
                 row.mode,
@@ -97,6 +128,7 @@ def report(rows: list[Row]) -> tuple[str, list[str]]:
                 str(row.errors),
                 f"{row.caches['miss'] / written:.1f}" if written else DASH,
                 f"{statistics.median(publish_ms):.0f}" if publish_ms else DASH,
+                f"{sum(costs.values()):.0f}" if costs else DASH,
                 "; ".join(goals),
                 status(ok),
             ]
@@ -114,7 +146,8 @@ def report(rows: list[Row]) -> tuple[str, list[str]]:
         "errors",
         "misses/publish",
         "publish ms",
+        "CPU ms/publish",
         "goals (ms)",
         "status",
     ]
-    return table(header, cells, set(range(1, 12))), failures
+    return table(header, cells, set(range(1, 13))), failures

@@ -55,7 +55,8 @@ from pathlib import Path
 
 # benchmarks/ is on sys.path: the script's folder.
 from _gunicorn import Gunicorn, MemorySampler, code_tree
-from _scale_rows import MAX_MS, Row, report
+from _process_cpu import CpuClock, named, spent
+from _scale_rows import MAX_MS, Row, cpu_lines, report
 from _seed import citing_body, seed
 from _serving_processes import (
     GUNICORN,
@@ -206,7 +207,7 @@ def first_reads(server: Gunicorn, pages: list[str]) -> tuple[list[str], list[str
 
 
 def measure(server: Gunicorn, pages: list[str], writers: list[Writer], mode: str, rate: int,
-            seconds: float, samplers: list[MemorySampler]) -> Row:  # fmt: skip
+            seconds: float, samplers: list[MemorySampler], clock: CpuClock) -> Row:  # fmt: skip
     readers_log, writers_log = Recorder(), Recorder()
     for writer in writers:
         writer.recorder = writers_log
@@ -214,14 +215,14 @@ def measure(server: Gunicorn, pages: list[str], writers: list[Writer], mode: str
     publishing = Publishing(writers[: WRITERS_PER_RATE * rate], rate)
     readers.start()
     time.sleep(1.0)  # the reader processes start and connect
-    began = time.monotonic()
+    began, ticks = time.monotonic(), clock.read()
     publishing.start()
     time.sleep(seconds)
     publishing.stop()
-    ended = time.monotonic()
+    ended, cpu = time.monotonic(), spent(ticks, clock.read())
     readers.stop()
     reads = [answer for answer in readers_log.answers if began <= answer.at < ended]
-    row = Row(mode, rate, ended - began, reads, list(writers_log.answers))
+    row = Row(mode, rate, ended - began, reads, list(writers_log.answers), cpu=cpu)
     row.rss_mb = max(sampler.peak_mb for sampler in samplers)
     return row
 
@@ -296,9 +297,16 @@ def run_mode(env: dict, work: Path, mode: str, site: dict, rates: list[int], sec
             f"{mode}: worker RSS after the warm-up "
             + ", ".join(f"{kb / 1024:.0f} MB" for _, kb in sorted(sampler.peak_kb.items()))
         )
+        clock = CpuClock(
+            {
+                "gunicorn": lambda: server.workers() + (authoring.workers() if authoring else []),
+                "PostgreSQL": named("postgres"),
+                "Redis": named("redis-server"),
+            }
+        )
         rows = []
         for rate in rates:
-            rows.append(measure(server, pages, writers, mode, rate, seconds, samplers))
+            rows.append(measure(server, pages, writers, mode, rate, seconds, samplers, clock))
         return rows
     finally:
         for pool, each in zip(("", "authoring "), samplers, strict=False):
@@ -434,6 +442,10 @@ def main(argv: list[str] | None = None) -> int:
         text, more = report(rows)
         failures += more
         print(text)
+        print()
+        print("The server's CPU per publish beyond its reads (gunicorn, PostgreSQL, Redis):")
+        for line in cpu_lines(rows):
+            print(f"  {line}")
         peak = max(row.rss_mb for row in rows)
         print()
         print(
