@@ -140,6 +140,9 @@ def test_a_key_in_a_file_the_author_may_not_use_says_where_it_is(page):
         owner = User.objects.create_user("bert", "bert@example.org", PASSWORD)
         bibfile_import(name="bib/bert.bib", raw="@book{berts_key, title={T}}\n", owner=owner)
 
+    # The editor's first preview is still being answered as the page opens; on SQLite a write
+    # meanwhile locks the table it reads, and the preview answers 503.
+    page.wait_for_load_state("networkidle")
     in_worker(elsewhere)
     page.click("button.cite-picker-toggle")
     page.keyboard.type("berts_key")
