@@ -100,6 +100,9 @@ AT_THE_END = """async () => {
   });
 }"""
 
+TWO_FRAMES = """() => new Promise((done) =>
+  requestAnimationFrame(() => requestAnimationFrame(done)))"""
+
 DIAGRAMS_DRAWN = """() => [...document.querySelectorAll('pre.mermaid')]
   .every((block) => block.querySelector('svg') || block.dataset.processed)"""
 
@@ -112,6 +115,8 @@ def _problems(page, path: str) -> list[str]:
     """What is wrong with the page at 375 px, as sentences; counts in `page.counted`."""
     page.goto(path)
     page.wait_for_function(DIAGRAMS_DRAWN, timeout=15_000)
+    # The fades are scroll-driven animations, whose values are computed with the next frames.
+    page.evaluate(TWO_FRAMES)
     found = page.evaluate(MEASURE, WIDE_BLOCKS)
     problems = []
     if found["pageWidth"] > found["viewport"]:
