@@ -93,8 +93,8 @@ def cpu_lines(rows: list[Row]) -> list[str]:
 
 def report(rows: list[Row]) -> tuple[str, list[str]]:
     failures = []
-    baseline = {row.mode: row.p99 for row in rows if row.rate == 0}
     quiet = {row.mode: row for row in rows if row.rate == 0}
+    baseline = {mode: row.p99 for mode, row in quiet.items()}
     cells = []
     for row in rows:
         goals, ok = [f"max ≤ {MAX_MS:g}"], row.max <= MAX_MS

@@ -10,6 +10,7 @@ name), so saving, restoring and publishing read the same way whichever holds it.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 
 from django.core.exceptions import ValidationError
 from django.db.models import F
@@ -192,13 +193,14 @@ def fields_write(note: Note, fields: dict) -> None:
         bibliographies_set(note, bibliographies)
 
 
-def _row_fields() -> list[str]:
+@functools.cache
+def _row_fields() -> tuple[str, ...]:
     """The note's columns but its render's and its search vector's."""
-    return [
+    return tuple(
         field.name
         for field in Note._meta.concrete_fields
         if not field.primary_key and field.name not in {*RENDERED_FIELDS, "search_vector"}
-    ]
+    )
 
 
 def authors_set(note: Note, handles: list[str]) -> None:
