@@ -8,7 +8,7 @@ import pytest
 
 from scidraft.bounds import InputPath
 
-from .harness import assert_within, measure
+from .harness import Measured, assert_within, measure
 
 PATH = InputPath("harness-check", "builtins.len", "a path for the harness's own test", 1.0, 32, ())
 NOISE_MB = 96
@@ -51,7 +51,7 @@ def test_a_call_measured_beside_a_thread_that_allocated_is_measured_again():
     measurement of the call alone."""
     measured = measure(_NoisyNeighbour().call_allocating(0))
     assert measured.memory_mb >= NOISE_MB * 0.9
-    assert measured.beside == ("noisy-neighbour",)
+    assert "noisy-neighbour" in measured.beside
     assert_within(PATH, measured, "a call that allocates nothing")
 
 
@@ -64,13 +64,10 @@ def test_a_call_over_its_bound_fails_however_often_it_is_measured():
 
 
 def test_a_call_alone_is_measured_once():
-    """Without a thread beside it, a figure over the bound is the call's own: no second try."""
-    calls = []
-
-    def call():
-        calls.append(1)
-        return len(_touched(48))
-
+    """Without a thread beside it, a figure over the bound is the call's own: no second try.
+    (Built as measure() returns it: in a busy test process another thread may always run.)"""
+    again = []
+    alone = Measured(0.0, 48.0, None, None, beside=(), again=lambda: again.append(1))
     with pytest.raises(AssertionError, match="over the bound of 32 MB$"):
-        assert_within(PATH, measure(call), "a call of 48 MB")
-    assert len(calls) == 1
+        assert_within(PATH, alone, "a call of 48 MB")
+    assert again == []
